@@ -1,0 +1,376 @@
+"""Match-level rules: who leads, what a hand scores, when the match ends.
+
+This reads only the `Rules` value and finished hands; hand play lives in
+`replay.engine`. `MatchState` is immutable: `record(state, hand)` returns
+the state after a hand is scored.
+
+>>> from replay.rules import resolve
+>>> m = new_match(resolve("international", {"match_end": {"kind": "points", "target": 50}}))
+>>> m = record(m, HandScore("domino", 2, 0, (31, 0), (), (0, 0, 0, 0)))
+>>> m.score, m.over
+((31, 0), False)
+>>> m = record(m, HandScore("domino", 0, 0, (20, 0), (), (0, 0, 0, 0)))
+>>> m.score, m.over, m.result, m.winner
+((51, 0), True, 'win', 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from replay.engine import HandState, going_out_note
+from replay.rules import ChivaEnd, FixedEnd, MiloEnd, PointsEnd, Rules, RoundsEnd
+from replay.tiles import BIT, DOUBLE_SIX, DOUBLES, iter_tiles, weight_key
+
+
+@dataclass(frozen=True, slots=True)
+class HandScore:
+    """What a finished hand is worth.
+
+    `winner` is a seat (None for a tie), `side` the side that won (None
+    for a tie), `points` per side (royal_rumble: per seat, the loser's
+    count), `pips` per seat at the end.
+    """
+
+    result: Literal["domino", "block"]
+    winner: int | None
+    side: int | None
+    points: tuple[int, ...]
+    notes: tuple[str, ...]
+    pips: tuple[int, ...]
+    blocker: int | None = None
+    first_block_bonus: bool = False  # this hand took the match's first-block bonus
+
+
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """Who opens a hand, and the tile they must open with (-1 for any)."""
+
+    seat: int
+    tile: int = -1
+    fixed_by: str = ""  # the rule that fixes the opening tile, for messages
+
+
+@dataclass(frozen=True, slots=True)
+class MatchState:
+    """A match between hands. Win counts are derived, never logged."""
+
+    rules: Rules
+    shutout_note: str = "shutout"
+    played: int = 0  # hands scored, cancelled ones not counted
+    score: tuple[int, ...] = ()
+    wins: tuple[int, ...] = ()
+    first_block_paid: bool = False
+    first_leader: int | None = None
+    prev_leader: int | None = None
+    prev: HandScore | None = None
+    over: bool = False
+    result: Literal["win", "tie"] | None = None
+    winner: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+def new_match(rules: Rules, shutout_note: str = "shutout") -> MatchState:
+    """A match before its first deal."""
+    n = rules.sides
+    return MatchState(rules=rules, shutout_note=shutout_note, score=(0,) * n, wins=(0,) * n)
+
+
+# --- leads -----------------------------------------------------------------
+
+
+def _holder(hands: Sequence[int], tile: int) -> int:
+    for seat, h in enumerate(hands):
+        if h & BIT[tile]:
+            return seat
+    raise ValueError(f"no seat holds tile {tile}")
+
+
+def first_hand_lead(rules: Rules, hands: Sequence[int], drawn_leader: int | None) -> Lead:
+    """The lead of the match's first played hand under `first_lead`.
+
+    `hands` are the dealt masks; `drawn_leader` the lead draw's leader.
+    """
+    fl = rules.first_lead
+    if fl == "double_six":
+        return Lead(_holder(hands, DOUBLE_SIX), DOUBLE_SIX, "double_six")
+    if fl == "highest_double":
+        dealt = 0
+        for h in hands:
+            dealt |= h
+        doubles = dealt & DOUBLES
+        if doubles:
+            top = max(iter_tiles(doubles))  # doubles ascend with their number
+            return Lead(_holder(hands, top), top, "highest_double")
+        top = max(iter_tiles(dealt), key=weight_key)
+        return Lead(_holder(hands, top), top, "highest_double")
+    if drawn_leader is None:
+        raise ValueError("this first lead needs a lead draw")
+    return Lead(drawn_leader)
+
+
+def next_lead(
+    m: MatchState,
+    hands: Sequence[int],
+    *,
+    drawn_leader: int | None = None,
+    rematch_leader: int | None = None,
+) -> Lead:
+    """Who leads the next deal, given its dealt hands.
+
+    A cancelled hand changes nothing in the match, so the same rule gives
+    the same leader for the redeal (and first_lead decides again while no
+    hand has been played, the original lead draw standing).
+    """
+    r = m.rules
+    n = r.players
+    if m.played == 0 or m.prev is None or m.prev_leader is None:
+        if rematch_leader is not None:
+            return Lead(rematch_leader)
+        return first_hand_lead(r, hands, drawn_leader)
+    rotate = Lead((m.prev_leader + 1) % n)
+    if r.later_lead == "rotate":
+        return rotate
+    prev = m.prev
+    if prev.result == "domino" and prev.winner is not None:
+        return Lead(prev.winner)
+    if prev.side is not None and prev.winner is not None:
+        rule = r.block_lead
+        if rule == "winner_lowest":
+            return Lead(prev.winner)
+        if rule == "blocker" and prev.blocker is not None:
+            return Lead(prev.blocker)
+        return rotate
+    tie = r.tie_lead
+    if tie == "double_six_holder":
+        return Lead(_holder(hands, DOUBLE_SIX), DOUBLE_SIX, "double_six_holder")
+    if tie == "blocker" and prev.blocker is not None:
+        return Lead(prev.blocker)
+    return rotate
+
+
+def redeal_due(rules: Rules, hands: Sequence[int]) -> list[int]:
+    """Seats dealt five or more doubles (who may or must throw the deal in)."""
+    return [s for s, h in enumerate(hands) if (h & DOUBLES).bit_count() >= 5]
+
+
+# --- scoring a hand ----------------------------------------------------------
+
+
+def _first_from(leader: int, n: int) -> list[int]:
+    return [(leader + i) % n for i in range(n)]
+
+
+def _lowest_member(rules: Rules, pips: Sequence[int], side: int, leader: int) -> int:
+    seats = [s for s in _first_from(leader, len(pips)) if rules.side_of(s) == side]
+    return min(seats, key=lambda s: pips[s])  # min keeps the first on ties
+
+
+def block_winner(state: HandState) -> tuple[int | None, int | None]:
+    """(side, seat) that wins a blocked hand, or (None, None) for a tie."""
+    r = state.rules
+    pips = state.pips()
+    n = len(pips)
+    side_of = r.side_of
+    if r.scoring == "royal_rumble":
+        low = min(pips)
+        holders = [s for s in range(n) if pips[s] == low]
+        return (side_of(holders[0]), holders[0]) if len(holders) == 1 else (None, None)
+    totals = [0] * r.sides
+    for s in range(n):
+        totals[side_of(s)] += pips[s]
+    side: int | None = None
+    seat: int | None = None
+    if r.block_winner == "side_total":
+        side = _unique_min(totals, range(r.sides))
+    elif r.block_winner == "lowest_hand":
+        low = min(pips)
+        sides = {side_of(s) for s in range(n) if pips[s] == low}
+        side = sides.pop() if len(sides) == 1 else _unique_min(totals, sorted(sides))
+    else:  # blocker_vs_right
+        b = state.blocker
+        right = (b + 1) % n
+        if pips[b] != pips[right]:
+            seat = b if pips[b] < pips[right] else right
+            side = side_of(seat)
+    if side is None:
+        if r.block_tie == "first_side_wins":
+            side = side_of(state.leader)
+        elif r.block_tie == "last_side_wins":
+            return side_of(state.blocker), state.blocker
+        else:
+            return None, None
+    if seat is None:
+        seat = _lowest_member(r, pips, side, state.leader)
+    return side, seat
+
+
+def _unique_min(values: Sequence[int], among: Sequence[int] | range) -> int | None:
+    low = min(values[k] for k in among)
+    best = [k for k in among if values[k] == low]
+    return best[0] if len(best) == 1 else None
+
+
+def score_hand(m: MatchState, state: HandState) -> HandScore:
+    """Score a finished (or blocked) hand within its match."""
+    r = state.rules
+    if state.result is None:
+        raise ValueError("the hand is still being played")
+    pips = state.pips()
+    n = len(pips)
+    note = going_out_note(state)
+    notes = (note,) if note else ()
+    blocker = state.blocker if state.result == "block" else None
+    if state.result == "domino":
+        assert state.last is not None
+        seat: int | None = (state.turn - 1) % n
+        side: int | None = r.side_of(seat)  # type: ignore[arg-type]
+    else:
+        side, seat = block_winner(state)
+    points = [0] * r.sides
+    took_first_block = False
+    if r.scoring == "royal_rumble":
+        for s in range(n):
+            p = pips[s]
+            if state.result == "block" and s == state.blocker:
+                low = min(pips)
+                alone = pips[s] == low and pips.count(low) == 1
+                p = p if alone else 4 * p
+            points[s] = p
+    elif r.scoring == "milo":
+        if side is not None:
+            points[side] = 2 if state.result == "domino" and state.left == state.right else 1
+    else:
+        if side is not None:
+            if r.count == "all":
+                base = sum(pips)
+            else:
+                base = sum(pips[s] for s in range(n) if r.side_of(s) != side)
+            bonus = 0
+            if state.result == "domino":
+                if note == "capicua":
+                    bonus += r.capicua_bonus
+                elif note == "chuchazo":
+                    bonus += r.chuchazo_bonus
+                if state.left == state.right == 1:
+                    bonus += r.ones_bonus
+                if m.played < len(r.hand_bonuses):
+                    bonus += r.hand_bonuses[m.played]
+            elif not m.first_block_paid:  # the match's first won block
+                bonus += r.first_block_bonus
+                took_first_block = True
+            points[side] += base + bonus
+        if r.pass_bonus is not None:
+            first, later = r.pass_bonus
+            for i, passer in enumerate(state.passes):
+                mine = r.side_of(passer)
+                for k in range(r.sides):
+                    if k != mine:
+                        points[k] += first if i == 0 else later
+        if r.round_down:
+            points = [p - p % r.round_down for p in points]
+    return HandScore(
+        result=state.result,  # type: ignore[arg-type]
+        winner=seat,
+        side=side,
+        points=tuple(points),
+        notes=notes,
+        pips=pips,
+        blocker=blocker,
+        first_block_bonus=took_first_block,
+    )
+
+
+# --- the match -------------------------------------------------------------------
+
+
+def record(m: MatchState, hand: HandScore, *, leader: int | None = None) -> MatchState:
+    """The match after a scored hand (`leader`: who was entitled to open it)."""
+    if m.over:
+        raise ValueError("the match is over")
+    score = tuple(a + b for a, b in zip(m.score, hand.points, strict=True))
+    wins = _count_win(m, hand)
+    first_leader = m.first_leader if m.first_leader is not None else leader
+    m = replace(
+        m,
+        played=m.played + 1,
+        score=score,
+        wins=wins,
+        first_block_paid=m.first_block_paid or hand.first_block_bonus,
+        first_leader=first_leader,
+        prev_leader=leader if leader is not None else m.prev_leader,
+        prev=hand,
+    )
+    return _check_end(m, hand)
+
+
+def _count_win(m: MatchState, hand: HandScore) -> tuple[int, ...]:
+    wins = list(m.wins)
+    w = hand.side
+    if w is None:
+        return m.wins
+    if isinstance(m.rules.match_end, ChivaEnd) and wins[w] == 0:
+        others = [wins[k] for k in range(len(wins)) if k != w]
+        # the last side without a win breaks the chiva: all back to 0
+        if others and all(c > 0 for c in others):
+            return (0,) * len(wins)
+    wins[w] += 1
+    return tuple(wins)
+
+
+def _check_end(m: MatchState, hand: HandScore) -> MatchState:
+    end = m.rules.match_end
+    n = len(m.score)
+    if isinstance(end, PointsEnd | MiloEnd):
+        reached = [k for k in range(n) if m.score[k] >= end.target]
+        if not reached:
+            return m
+        top = max(m.score[k] for k in reached)
+        best = [k for k in reached if m.score[k] == top]
+        if len(best) == 1:
+            winner: int | None = best[0]
+        elif hand.side in best:
+            winner = hand.side
+        else:
+            return m  # equal totals and no hand winner: play on (estimate)
+        notes: tuple[str, ...] = ()
+        if isinstance(end, PointsEnd) and any(s == 0 for s in m.score):
+            notes = (m.shutout_note,)
+        return replace(m, over=True, result="win", winner=winner, notes=notes)
+    if isinstance(end, ChivaEnd):
+        for k in range(n):
+            if m.wins[k] >= end.wins and any(m.wins[j] == 0 for j in range(n) if j != k):
+                return replace(m, over=True, result="win", winner=k)
+        return m
+    if isinstance(end, RoundsEnd):
+        for k in range(n):
+            if m.wins[k] >= end.target:
+                others_ok = all(m.wins[j] >= end.loser_min for j in range(n) if j != k)
+                if others_ok:
+                    return replace(m, over=True, result="win", winner=k)
+                return replace(m, over=True, result="tie", winner=None)
+        return m
+    assert isinstance(end, FixedEnd)
+    if m.played >= end.hands:
+        low = min(m.score)
+        best = [k for k in range(n) if m.score[k] == low]
+        if len(best) == 1:
+            return replace(m, over=True, result="win", winner=best[0])
+        return replace(m, over=True, result="tie", winner=None)
+    return m
+
+
+__all__ = [
+    "HandScore",
+    "Lead",
+    "MatchState",
+    "block_winner",
+    "first_hand_lead",
+    "new_match",
+    "next_lead",
+    "record",
+    "redeal_due",
+    "score_hand",
+]
