@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from replay.engine import HandState, going_out_note
-from replay.rules import ChivaEnd, FixedEnd, MiloEnd, PointsEnd, Rules, RoundsEnd
+from replay.rules import ChivaEnd, FixedEnd, MiloEnd, PointsEnd, RoundsEnd, Rules
 from replay.tiles import BIT, DOUBLE_SIX, DOUBLES, iter_tiles, weight_key
 
 
