@@ -195,6 +195,8 @@ class MatchReplayer:
                 files=tuple(self.files),
             )
         for e in events:
+            if self.rules is None and e.type != "match_end":
+                continue  # RULES_UNKNOWN: nothing can be replayed
             if self.past_end and e.type not in ("reveal", "match_end", "seat_change"):
                 continue
             getattr(self, "on_" + e.type)(e)
