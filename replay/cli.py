@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _optional(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _optional(sub: argparse._SubParsersAction) -> None:
     """Commands that live in their own modules."""
     import importlib
 

@@ -43,6 +43,7 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
+from replay.fastcheck import check_run
 from replay.match import (
     HandScore,
     Lead,
@@ -122,6 +123,9 @@ class _Hand:
     report: HandReport | None = None
 
 
+_MOVES = frozenset({"play", "pass", "draw"})
+
+
 def _legal_names(moves: Sequence[Move]) -> tuple[str, ...]:
     out = []
     for m in moves:
@@ -194,13 +198,40 @@ class MatchReplayer:
                 findings=tuple(self.findings),
                 files=tuple(self.files),
             )
-        for e in events:
+        i, count = 0, len(events)
+        while i < count:
+            e = events[i]
+            i += 1
             if self.rules is None and e.type != "match_end":
                 continue  # RULES_UNKNOWN: nothing can be replayed
             if self.past_end and e.type not in ("reveal", "match_end", "seat_change"):
                 continue
             getattr(self, "on_" + e.type)(e)
+            if e.type == "deal":
+                i = self._fast_hand(events, i)
         return self._finish()
+
+    def _fast_hand(self, events: Sequence[ev.Event], i: int) -> int:
+        """Replay a clean hand's moves in one go; the index after them (or `i`)."""
+        h = self.hand
+        r = self.rules
+        if h is None or r is None or h.play_error or self.past_end or h.deal is not events[i - 1]:
+            return i
+        if r.redeal == "five_doubles_auto" and redeal_due(r, h.masks):
+            return i
+        j = i
+        no = h.no
+        while j < len(events) and events[j].type in _MOVES and events[j].hand == no:  # type: ignore[union-attr]
+            j += 1
+        end = events[j] if j < len(events) else None
+        if j == i or end is None or end.type != "hand_end" or end.hand != no:
+            return i
+        got = check_run(h.state, events[i:j], self.first_faces, keep_moves=self.keep_moves)
+        if got is None:
+            return i  # something is off: event by event, with findings
+        h.state, h.moves = got
+        h.redeal_checked = True
+        return j
 
     def _order(self) -> list[ev.Event]:
         """Events in seq order; sequence findings; bad lines as findings."""
@@ -247,13 +278,22 @@ class MatchReplayer:
                 self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
             expected = s + 1
         ordered = [by_seq[s] for s in sorted(by_seq) if by_seq[s] is not start]
-        last_ms = ev.ts_to_ms(start.ts)
+        # Same-format times compare as strings; only a string that looks
+        # earlier is converted, so the common case costs one comparison.
+        last_ts, last_ms = start.ts, ev.ts_to_ms(start.ts)
         for e in ordered:
-            ms = ev.ts_to_ms(e.ts)
+            ts = e.ts
+            if ts >= last_ts and len(ts) == len(last_ts) and ts[-1] == last_ts[-1] == "Z":
+                last_ts, last_ms = ts, -1
+                continue
+            if last_ms < 0:
+                last_ms = ev.ts_to_ms(last_ts)
+            ms = ev.ts_to_ms(ts)
             if ms < last_ms:
-                self.report("TIME_ORDER", f"ts {e.ts} is earlier than the event before it",
+                self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it",
                             getattr(e, "hand", None), e.seq)  # fmt: skip
-            last_ms = max(last_ms, ms)
+            elif ms >= last_ms:
+                last_ts, last_ms = ts, ms
         # reveals are known up front: a hand's deal and draws are checked
         # against its seed while it is replayed
         for e in ordered:
@@ -730,7 +770,7 @@ class MatchReplayer:
             side = r.side_of(claimed_winner) if claimed_winner is not None and 0 <= claimed_winner < r.players else None
             hs = HandScore(e.result, claimed_winner, side, tuple(e.points) if len(e.points) == r.sides else (0,) * r.sides,
                            tuple(e.notes), s.pips(), s.blocker if s.blocker >= 0 else None)  # fmt: skip
-            self.m = record(m, hs, leader=s.leader)
+            self.m = record(m, hs, leader=h.deal.leader)
             score = tuple(e.score) if len(e.score) == r.sides else self.m.score
             self.m = replace(self.m, score=score)
             self.claimed_score = score
@@ -747,7 +787,7 @@ class MatchReplayer:
         if sorted(e.notes) != sorted(hs.notes):
             self.report("NOTE_MISMATCH", f"claimed notes {list(e.notes)}; the replay gives {list(hs.notes)}", e.hand, e.seq)
         self.claimed_score = tuple(e.score)
-        self.m = record(m, hs, leader=s.leader)
+        self.m = record(m, hs, leader=h.deal.leader)
         self._keep(h, self._hand_report(h, hs.result, hs.winner, hs.points, self.m.score, hs.notes))
 
     def _hand_report(
