@@ -1,0 +1,463 @@
+"""Streaming reader of table logs: files and folders of JSON Lines, gzip or not.
+
+Each line becomes a record: an :class:`EventLine` (a valid event) or a
+:class:`BadLine` (``MALFORMED_LINE``, ``SCHEMA_ERROR`` or ``UNKNOWN_EVENT``,
+with the ``match``/``seq``/``hand`` that could still be read, so that the
+finding lands in that match). Reading never raises for bad content: an
+unreadable file or a broken gzip is one ``MALFORMED_LINE`` where it broke,
+and everything read before is kept. Memory is bounded by the chunk size
+and the longest line, not by the file size.
+
+>>> rec = parse_line('{"type":"pass","match":"m-1","seq":7,"ts":"2026-11-02T18:04:05Z",'
+...                  '"hand":1,"seat":"2"}', "log.jsonl", 12)
+>>> rec.code, rec.match, rec.seq, rec.hand
+('SCHEMA_ERROR', 'm-1', 7, 1)
+>>> rec.message
+'line 12: field \\'seat\\': input should be a valid integer, got "2"'
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Final, TypeAlias
+
+import orjson
+from pydantic import ValidationError
+
+from replay.events import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, Event
+
+__all__ = [
+    "LOG_SUFFIXES",
+    "MAX_LINE_BYTES",
+    "BadLine",
+    "EventLine",
+    "FileStats",
+    "LogReader",
+    "Record",
+    "UsageError",
+    "iter_paths",
+    "parse_line",
+    "read_lines",
+]
+
+MALFORMED_LINE: Final = "MALFORMED_LINE"
+SCHEMA_ERROR: Final = "SCHEMA_ERROR"
+UNKNOWN_EVENT: Final = "UNKNOWN_EVENT"
+
+#: Names of the files a folder is searched for (explicitly named files are
+#: read whatever their name).
+LOG_SUFFIXES: Final = (".jsonl", ".jsonl.gz")
+
+#: A longer line is not parsed (MALFORMED_LINE); it keeps memory bounded.
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+
+_CHUNK: Final = 256 * 1024
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
+class UsageError(Exception):
+    """A path given to read does not exist (the command line exits with 2)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(f"no such file or directory: {os.fspath(path)}")
+        self.path = os.fspath(path)
+
+
+@dataclass(frozen=True, slots=True)
+class EventLine:
+    """A line read as a valid event."""
+
+    file: str
+    line: int
+    event: Event
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line that could not be read as an event.
+
+    ``match``, ``seq`` and ``hand`` are filled when they could be read from
+    the line anyway; a line without a readable ``match`` is a top-level
+    finding of the report.
+    """
+
+    file: str
+    line: int
+    code: str
+    message: str
+    match: str | None
+    seq: int | None
+    hand: int | None
+    raw: str
+
+
+Record: TypeAlias = EventLine | BadLine
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """Per-file accounting of table-log.md: every line counts in ``lines``
+    (blank ones too; a final newline does not start another line), and
+    ``bad_lines`` counts the lines that are not events. Where reading broke
+    (unreadable file, broken gzip) counts as one more line, a bad one."""
+
+    path: str
+    lines: int
+    bad_lines: int
+
+
+# -- one line ----------------------------------------------------------------
+
+_PEEK: Final = '{"type":"'
+_VALIDATE_JSON: Final = {
+    name: model.__pydantic_validator__.validate_json for name, model in EVENT_MODELS.items()
+}
+
+
+def parse_line(text: str, file: str = "", line: int = 0) -> Record:
+    """Read one non-blank line (without its line end) as a record.
+
+    >>> parse_line('[1, 2]', "f", 3).message
+    'line 3: not a JSON object (got an array)'
+    >>> parse_line('{"type":"nap","match":"m","seq":1}', "f", 4).code
+    'UNKNOWN_EVENT'
+    """
+    # Fast path: the server writes "type" first, so peek at it and run the
+    # one model's validator instead of the union's (a few percent faster,
+    # see bench/parse.py). The model's Literal `type` guarantees the same
+    # result as the union.
+    if text.startswith(_PEEK):
+        validate = _VALIDATE_JSON.get(text[9 : text.find('"', 9)])
+        if validate is not None:
+            try:
+                return EventLine(file, line, validate(text), text)
+            except ValidationError:
+                pass  # the union below gives the canonical answer
+    try:
+        return EventLine(file, line, EVENT_ADAPTER.validate_json(text), text)
+    except ValidationError as exc:
+        return _bad_line(text, file, line, exc)
+
+
+def _bad_line(text: str, file: str, line: int, exc: ValidationError) -> Record:
+    def bad(code: str, what: str, obj: dict[str, Any] | None = None) -> BadLine:
+        match, seq, hand = _ids(obj)
+        return BadLine(file, line, code, f"line {line}: {what}", match, seq, hand, text)
+
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        return bad(MALFORMED_LINE, f"not JSON ({first['ctx']['error']})")
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses (e.g. integers beyond 64 bits)
+            obj = json.loads(text)
+        except ValueError as err:
+            return bad(MALFORMED_LINE, f"not JSON ({err})")
+    if not isinstance(obj, dict):
+        return bad(MALFORMED_LINE, f"not a JSON object (got {_json_kind(obj)})")
+    if "type" not in obj:
+        return bad(SCHEMA_ERROR, "field 'type': missing", obj)
+    kind = obj["type"]
+    if not isinstance(kind, str):
+        return bad(SCHEMA_ERROR, f"field 'type': expected a string, got {_show(kind)}", obj)
+    if kind not in EVENT_TYPES:
+        return bad(UNKNOWN_EVENT, f"unknown event type {kind!r}", obj)
+    # Validate again with the one model: its error locations carry no tag.
+    try:
+        event = EVENT_MODELS[kind].model_validate(obj)
+    except ValidationError as err:
+        return bad(SCHEMA_ERROR, _describe(err), obj)
+    return EventLine(file, line, event, text)  # type: ignore[arg-type]  # pragma: no cover
+
+
+def _ids(obj: object) -> tuple[str | None, int | None, int | None]:
+    """The ``match``, ``seq`` and ``hand`` of a bad line, where readable."""
+    if not isinstance(obj, dict):
+        return None, None, None
+    m, s, h = obj.get("match"), obj.get("seq"), obj.get("hand")
+    return (
+        m if isinstance(m, str) and m and "\ufffd" not in m else None,
+        s if type(s) is int and s >= 0 else None,
+        h if type(h) is int and h >= 1 else None,
+    )
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def _show(value: object, limit: int = 40) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe(exc: ValidationError, most: int = 3) -> str:
+    """Name the field of each error: ``field 'hands[0][3]': not a tile: '7x'``."""
+    parts = []
+    errors = []
+    seen = set()
+    for err in exc.errors(include_url=False):
+        # Play.face reads "tile" again: one message per place is enough.
+        if err["loc"] not in seen:
+            seen.add(err["loc"])
+            errors.append(err)
+    for err in errors[:most]:
+        path = ""
+        for item in err["loc"]:
+            path += f"[{item}]" if isinstance(item, int) else (f".{item}" if path else str(item))
+        kind = err["type"]
+        if kind == "missing":
+            what = "missing"
+        elif kind == "tile":
+            what = err["msg"]
+        elif kind == "string_pattern_mismatch" and path == "ts":
+            what = f"not an RFC 3339 time, got {_show(err['input'])}"
+        else:
+            msg = err["msg"]
+            what = f"{msg[:1].lower()}{msg[1:]}, got {_show(err['input'])}"
+        parts.append(f"field '{path or 'event'}': {what}")
+    if len(errors) > most:
+        parts.append(f"and {len(errors) - most} more")
+    return "; ".join(parts)
+
+
+# -- one file ----------------------------------------------------------------
+
+
+class _Broken(Exception):
+    """Reading stopped: the file could not be opened or decompressed."""
+
+    partial: bytes = b""  # the unfinished line where it broke
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    try:
+        f: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise _Broken(f"cannot open file: {exc.strerror or exc}") from exc
+    what = "file"
+    with f:
+        try:
+            head = f.peek(2)[:2]  # type: ignore[attr-defined]  # a BufferedReader
+            if head == _GZIP_MAGIC:
+                stream: Any = gzip.GzipFile(fileobj=f, mode="rb")
+                what = "gzip"
+            elif path.name.endswith(".gz") and head:
+                raise _Broken("not a gzip file (named .gz but no gzip header)")
+            else:
+                stream, what = f, "file"
+            while chunk := stream.read1(_CHUNK):
+                yield chunk
+        except EOFError as exc:
+            raise _Broken(f"truncated {what}: {exc}") from exc
+        except (OSError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise _Broken(f"corrupt or unreadable {what}: {exc}") from exc
+
+
+def _split(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
+    """Lines of a byte stream without their ``\\n``; None for a line too long.
+
+    An unfinished last line (no final newline) is a line too. If reading
+    breaks, the unfinished line goes with the exception (``partial``).
+    """
+    pending: list[bytes] = []  # pieces of a line spread over chunks
+    size = 0
+    too_long = False
+    try:
+        for chunk in chunks:
+            if b"\n" not in chunk:
+                if not too_long:
+                    pending.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_LINE_BYTES:
+                        too_long, pending, size = True, [], 0
+                continue
+            parts = chunk.split(b"\n")
+            if too_long or pending:
+                first = parts[0]
+                del parts[0]  # rare: once per chunk at most
+                if too_long:
+                    yield None
+                else:
+                    pending.append(first)
+                    whole = b"".join(pending)
+                    yield whole if len(whole) <= MAX_LINE_BYTES else None
+            tail = parts.pop()
+            pending, size, too_long = ([tail], len(tail), False) if tail else ([], 0, False)
+            yield from parts
+    except _Broken as exc:
+        exc.partial = b"".join(pending)
+        raise
+    if too_long:
+        yield None
+    elif pending:
+        yield b"".join(pending)
+
+
+def _not_utf8(raw: bytes, exc: UnicodeDecodeError, file: str, line: int) -> BadLine:
+    text = raw.decode(errors="replace")
+    try:  # the match may still be readable: then the finding goes there
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        obj = None
+    match, seq, hand = _ids(obj)
+    what = f"line {line}: not UTF-8 ({exc.reason} at byte {exc.start})"
+    return BadLine(file, line, MALFORMED_LINE, what, match, seq, hand, text)
+
+
+class LogReader:
+    """Reads one log file as records; :attr:`stats` counts as it goes.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.jsonl"
+    >>> _ = p.write_bytes(b'\\n{"type":"nap","match":"m","seq":1}\\n')
+    >>> reader = LogReader(p)
+    >>> [(r.line, r.code) for r in reader.records()]
+    [(2, 'UNKNOWN_EVENT')]
+    >>> reader.stats  # doctest: +ELLIPSIS
+    FileStats(path='...a.jsonl', lines=2, bad_lines=1)
+    """
+
+    __slots__ = ("_bad_lines", "_lines", "_started", "file", "path")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.file = os.fspath(path)
+        self._lines = 0
+        self._bad_lines = 0
+        self._started = False
+
+    @property
+    def stats(self) -> FileStats:
+        """Lines and bad lines of the file: final once :meth:`records` is exhausted
+        (or closed, when stopped early)."""
+        return FileStats(self.file, self._lines, self._bad_lines)
+
+    def __iter__(self) -> Iterator[Record]:
+        return self.records()
+
+    def records(self) -> Iterator[Record]:
+        """The records of the file, in order; blank lines give none. Single use."""
+        if self._started:
+            raise RuntimeError(f"{self.file}: records() can be iterated only once")
+        self._started = True
+        file = self.file
+        validators = _VALIDATE_JSON
+        n = bad = 0
+        try:
+            for raw in _split(_chunks(self.path)):
+                n += 1
+                # Fast path, inlined (it is most of the time per line): an
+                # event line as the server writes it, valid for its type.
+                if raw is not None and raw.startswith(b'{"type":"'):
+                    try:
+                        text = raw.decode()
+                    except UnicodeDecodeError:
+                        text = ""
+                    if text:
+                        if text[-1] == "\r":
+                            text = text[:-1]
+                        validate = validators.get(text[9 : text.find('"', 9)])
+                        if validate is not None:
+                            try:
+                                event = validate(text)
+                            except ValidationError:
+                                event = None
+                            if event is not None:
+                                yield EventLine(file, n, event, text)
+                                continue
+                rec = _any_line(raw, file, n)
+                if rec is None:
+                    continue
+                if rec.__class__ is BadLine:
+                    bad += 1
+                yield rec
+        except _Broken as exc:
+            n += 1
+            bad += 1
+            raw_text = exc.partial.decode(errors="replace")
+            yield BadLine(file, n, MALFORMED_LINE, f"line {n}: {exc}", None, None, None, raw_text)
+        finally:
+            # Also when the consumer stops early and the generator is closed.
+            self._lines, self._bad_lines = n, bad
+
+
+def _any_line(raw: bytes | None, file: str, n: int) -> Record | None:
+    """A line as read from the file (without ``\\n``); None if it is blank."""
+    if raw is None:
+        what = f"line {n}: longer than {MAX_LINE_BYTES} bytes"
+        return BadLine(file, n, MALFORMED_LINE, what, None, None, None, "")
+    if raw[-1:] == b"\r":
+        raw = raw[:-1]
+    if not raw.strip(b" \t"):
+        return None  # blank: counted, not read
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as exc:
+        return _not_utf8(raw, exc, file, n)
+    return parse_line(text, file, n)
+
+
+def read_lines(path: str | os.PathLike[str]) -> Iterator[Record]:
+    """The records of one file (see :class:`LogReader` for its stats)."""
+    return LogReader(path).records()
+
+
+# -- paths -------------------------------------------------------------------
+
+
+def iter_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """The log files named by ``paths``: files as given, folders searched
+    recursively for ``*.jsonl`` and ``*.jsonl.gz`` (hidden entries skipped,
+    symlinked folders not followed), each folder's files sorted by path.
+    A file reached twice is read once.
+
+    Raises :class:`UsageError` at once if a path does not exist.
+    """
+    given = [Path(p) for p in paths]
+    for p in given:
+        if not p.exists():
+            raise UsageError(p)
+    return _expand(given)
+
+
+def _expand(given: list[Path]) -> Iterator[Path]:
+    seen: set[str] = set()
+    for top in given:
+        if top.is_dir():
+            found: list[Path] = []
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                base = Path(folder)
+                found.extend(
+                    base / name
+                    for name in files
+                    if not name.startswith(".") and name.endswith(LOG_SUFFIXES)
+                )
+            found.sort(key=lambda p: p.parts)
+        else:
+            found = [top]
+        for p in found:
+            key = os.path.realpath(p)
+            if key not in seen:
+                seen.add(key)
+                yield p
