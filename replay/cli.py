@@ -68,11 +68,19 @@ def _optional(sub: argparse._SubParsersAction) -> None:
     """Commands that live in their own modules."""
     import importlib
 
-    for name, hook in (("simulate", "add_simulate_parser"), ("ingest", "add_ingest_parsers")):
+    hooks = (
+        ("replay.simulate", "add_simulate_parser"),
+        ("replay.ingest", "add_ingest_parsers"),
+        ("api.serve", "add_serve_parser"),
+        ("reports.audit", "add_audit_parser"),
+    )
+    for name, hook in hooks:
         try:
-            module = importlib.import_module(f"replay.{name}")
-        except ImportError:
-            continue
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # not built yet; any other missing module is a real error
+                continue
+            raise
         getattr(module, hook)(sub)
 
 

@@ -35,7 +35,6 @@ def _alternatives(hand: int, left: int, right: int) -> tuple[str, ...]:
 def check_run(
     state: HandState,
     events: Sequence[object],
-    first_faces: dict[int, str],
     *,
     keep_moves: bool,
 ) -> tuple[HandState, list[MoveRecord]] | None:
@@ -90,7 +89,7 @@ def check_run(
             if left < 0:
                 if opening >= 0 and tile != opening:
                     return None
-                face = first_faces.get(e.seq, "")  # type: ignore[attr-defined]
+                face = e.face  # type: ignore[attr-defined]
                 hi, lo = HIGH[tile], LOW[tile]
                 new_left, new_right = (lo, hi) if len(face) == 2 and face[0] < face[1] else (hi, lo)
                 end_name = None

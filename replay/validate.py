@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
-
 from replay import events as ev
 from replay.deal import (
     DealError,
@@ -170,7 +168,6 @@ class MatchReplayer:
         self.rematch_leader: int | None = None
         self.started = ""
         self.ended = ""
-        self.first_faces: dict[int, str] = {}  # seq -> raw tile name of a play with no end
         self.end_seqs: dict[int, int] = {}  # hand -> seq of its first hand_end/hand_cancelled
         self.dealt: set[int] = set()  # hands that have a deal
         self.draws: dict[int, list[int]] = {}  # hand -> drawn tiles in seq order
@@ -226,7 +223,7 @@ class MatchReplayer:
         end = events[j] if j < len(events) else None
         if j == i or end is None or end.type != "hand_end" or end.hand != no:
             return i
-        got = check_run(h.state, events[i:j], self.first_faces, keep_moves=self.keep_moves)
+        got = check_run(h.state, events[i:j], keep_moves=self.keep_moves)
         if got is None:
             return i  # something is off: event by event, with findings
         h.state, h.moves = got
@@ -251,8 +248,6 @@ class MatchReplayer:
             old = by_seq.get(e.seq)
             if old is None:
                 by_seq[e.seq] = e
-                if e.type == "play" and e.end is None:
-                    self.first_faces[e.seq] = _raw_tile(rec.raw)
             elif old == e:
                 self.report("SEQ_REPEATED", f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
                             getattr(e, "hand", None), e.seq)  # fmt: skip
@@ -640,7 +635,7 @@ class MatchReplayer:
 
     def _opening_end(self, e: ev.Play) -> int:
         """Where the first tile's high half went: the log writes "xy" as x left."""
-        name = self.first_faces.get(e.seq, "")
+        name = e.face
         return RIGHT if len(name) == 2 and name[0] < name[1] else LEFT
 
     def on_pass(self, e: ev.Pass) -> None:
@@ -1075,14 +1070,6 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool 
         files.append(FileReport(st.path, st.lines, st.bad_lines))
     reports = validate_grouped(by_match, keep_moves=keep_moves)
     return ValidationReport(files=tuple(files), findings=tuple(top), matches=tuple(reports))
-
-
-def _raw_tile(raw: str) -> str:
-    try:
-        name = orjson.loads(raw).get("tile", "")
-    except orjson.JSONDecodeError:
-        return ""
-    return name if isinstance(name, str) else ""
 
 
 def report_json(report: ValidationReport) -> dict[str, Any]:
