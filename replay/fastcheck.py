@@ -14,7 +14,7 @@ from typing import Final
 
 from replay.engine import FIT, LEFT, RIGHT, HandState, can_yield
 from replay.report import MoveRecord
-from replay.tiles import BIT, HIGH, LOW, OTHER, PIPS, SUIT_MASK, iter_tiles, tile_name
+from replay.tiles import BIT, HIGH, LOW, OTHER, PIPS, SUIT_MASK, iter_tiles, pips_of, tile_name
 
 #: NAMES[tile][end]: "63:left" / "63:right", for the move records.
 NAMES: Final = tuple((f"{tile_name(t)}:left", f"{tile_name(t)}:right") for t in range(28))
@@ -60,7 +60,7 @@ def check_run(
     passes: list[int] = []
     last: tuple[int, int, int] | None = None
     plays = 0
-    pips = [sum(PIPS[t] for t in iter_tiles(h)) for h in hands]
+    pips = [pips_of(h) for h in hands]
     moves: list[MoveRecord] = []
     for e in events:
         kind = e.type  # type: ignore[attr-defined]

@@ -11,8 +11,10 @@ JSON contract.
 from __future__ import annotations
 
 import binascii
+import gc
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -122,6 +124,7 @@ class _Hand:
 
 
 _MOVES = frozenset({"play", "pass", "draw"})
+_ASIDE = frozenset({"reveal", "seat_change"})
 
 
 def _legal_names(moves: Sequence[Move]) -> tuple[str, ...]:
@@ -218,16 +221,27 @@ class MatchReplayer:
             return i
         j = i
         no = h.no
-        while j < len(events) and events[j].type in _MOVES and events[j].hand == no:  # type: ignore[union-attr]
+        moves: list[ev.Event] = []
+        aside: list[ev.Event] = []  # reveals of earlier hands, seat changes
+        while j < len(events):
+            e = events[j]
+            if e.type in _MOVES and e.hand == no:  # type: ignore[union-attr]
+                moves.append(e)
+            elif e.type in _ASIDE and not (e.type == "reveal" and e.hand == no):
+                aside.append(e)
+            else:
+                break
             j += 1
         end = events[j] if j < len(events) else None
-        if j == i or end is None or end.type != "hand_end" or end.hand != no:
+        if not moves or end is None or end.type != "hand_end" or end.hand != no:
             return i
-        got = check_run(h.state, events[i:j], keep_moves=self.keep_moves)
+        got = check_run(h.state, moves, keep_moves=self.keep_moves)
         if got is None:
             return i  # something is off: event by event, with findings
         h.state, h.moves = got
         h.redeal_checked = True
+        for e in aside:
+            getattr(self, "on_" + e.type)(e)
         return j
 
     def _order(self) -> list[ev.Event]:
@@ -273,33 +287,33 @@ class MatchReplayer:
                 self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
             expected = s + 1
         ordered = [by_seq[s] for s in sorted(by_seq) if by_seq[s] is not start]
-        # Same-format times compare as strings; only a string that looks
+        # one pass: time order, and what is known up front (reveals: a hand's
+        # deal and draws are checked against its seed while it is replayed)
+        # Same-format UTC times compare as strings; only one that looks
         # earlier is converted, so the common case costs one comparison.
-        last_ts, last_ms = start.ts, ev.ts_to_ms(start.ts)
+        last: ev.Event = start
+        reveals, end_seqs, dealt, draws = self.reveals, self.end_seqs, self.dealt, self.draws
         for e in ordered:
-            ts = e.ts
-            if ts >= last_ts and len(ts) == len(last_ts) and ts[-1] == last_ts[-1] == "Z":
-                last_ts, last_ms = ts, -1
-                continue
-            if last_ms < 0:
-                last_ms = ev.ts_to_ms(last_ts)
-            ms = ev.ts_to_ms(ts)
-            if ms < last_ms:
-                self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it",
+            ts, before = e.ts, last.ts
+            if ts >= before and len(ts) == len(before) and ts[-1] == "Z" == before[-1]:
+                last = e
+            elif e.ts_ms < last.ts_ms:
+                self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it ({before})",
                             getattr(e, "hand", None), e.seq)  # fmt: skip
-            elif ms >= last_ms:
-                last_ts, last_ms = ts, ms
-        # reveals are known up front: a hand's deal and draws are checked
-        # against its seed while it is replayed
-        for e in ordered:
-            if isinstance(e, ev.Reveal) and e.hand not in self.reveals:
-                self.reveals[e.hand] = (e.server_seed, e.seq, e.ts)
-            elif isinstance(e, ev.HandEnd | ev.HandCancelled):
-                self.end_seqs.setdefault(e.hand, e.seq)
-            elif isinstance(e, ev.Deal):
-                self.dealt.add(e.hand)
-            elif isinstance(e, ev.Draw):
-                self.draws.setdefault(e.hand, []).append(e.tile)
+            else:
+                last = e
+            kind = e.type
+            hand: int = getattr(e, "hand", 0)
+            if kind in _MOVES:
+                if kind == "draw":
+                    draws.setdefault(hand, []).append(e.tile)  # type: ignore[union-attr]
+            elif kind == "reveal":
+                if hand not in reveals:
+                    reveals[hand] = (e.server_seed, e.seq, e.ts)  # type: ignore[union-attr]
+            elif kind == "hand_end" or kind == "hand_cancelled":
+                end_seqs.setdefault(hand, e.seq)
+            elif kind == "deal":
+                dealt.add(hand)
         return ordered
 
     def _on_start(self, e: ev.MatchStart) -> None:
@@ -493,7 +507,8 @@ class MatchReplayer:
             why = f", who must open with {tile_name(lead.tile)}" if lead.tile >= 0 else ""
             self.report("WRONG_LEADER", f"deal names seat {e.leader} as leader; the rules entitle seat {lead.seat}{why}", e.hand, e.seq)
             leader_flagged = True
-        state = new_hand(r, [tuple(iter_tiles(mk)) for mk in masks], leader=lead.seat, opening=lead.tile, stock=stock)
+        dealt_tiles = hands if len(hands) == n else [tuple(iter_tiles(mk)) for mk in masks]
+        state = new_hand(r, dealt_tiles, leader=lead.seat, opening=lead.tile, stock=stock)
         self.hand = _Hand(
             no=e.hand, deal=e, state=state, lead=lead, masks=masks, stock=stock,
             leader_flagged=leader_flagged, deal_ok=deal_ok,
@@ -812,7 +827,7 @@ class MatchReplayer:
             leader=h.deal.leader,
             opener=opener,
             blocker=s.blocker if s.blocker >= 0 else None,
-            hands=tuple(tuple(iter_tiles(mk)) for mk in h.masks),
+            hands=tuple(h.deal.hands),
             stock=h.stock,
             pips=s.pips(),
             client_seeds=tuple(h.deal.client_seeds),
@@ -1057,6 +1072,24 @@ def validate_grouped(
 
 def validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool = False) -> ValidationReport:
     """Read files and folders of logs and validate every match in them."""
+    with without_gc():
+        return _validate_paths(paths, keep_moves=keep_moves)
+
+
+@contextmanager
+def without_gc() -> Iterator[None]:
+    """Pause the cycle collector: reading makes millions of acyclic objects,
+    and its passes over them cost more than the reading itself."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool) -> ValidationReport:
     files: list[FileReport] = []
     by_match: dict[str, list[Record]] = {}
     top: list[Finding] = []
