@@ -197,7 +197,8 @@ class MatchReport:
             "match": self.match,
             "profile": self.profile,
             "verdict": self.verdict,
-            "hands": [h.to_json() for h in self.hands],
+            # a hand that never finished has no result to report (it stays in the store)
+            "hands": [h.to_json() for h in self.hands if h.result is not None],
             "result": self.result,
             "winner": self.winner,
             "score": list(self.score),

@@ -970,7 +970,10 @@ class MatchReplayer:
                 self.report("REVEAL_MISSING", f"hand {no} ended but its seed was never revealed", no, self.ended_hands[no])
         if not self.start.anchor:
             return
-        status = verify_chain(self.start.anchor, {h: v[0] for h, v in self.reveals.items()})
+        # hands played past the match's end get no findings of their own
+        listed = {h.hand for h in self.hand_reports} | set(self.ended_hands)
+        reveals = {h: v[0] for h, v in self.reveals.items() if h in listed}
+        status = verify_chain(self.start.anchor, reveals)
         for no, ok in sorted(status.items()):
             if not ok:
                 self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
