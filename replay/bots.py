@@ -90,7 +90,7 @@ class RandomBot(Bot):
     def choose(
         self, state: HandState, moves: Sequence[Move], memo: Memo, rng: random.Random
     ) -> Move:
-        return moves[rng.randrange(len(moves))]
+        return moves[int(rng.random() * len(moves))]  # randrange is 5x slower
 
     def flip_opening(self, tile: int, rng: random.Random) -> bool:
         return not IS_DOUBLE[tile] and rng.random() < 0.3

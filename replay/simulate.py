@@ -217,7 +217,9 @@ class _Stamp:
 
 
 def format_ts(ms: int) -> str:
-    """>>> format_ts(_EPOCH_MS + 5120)
+    """RFC 3339 UTC time of epoch milliseconds, as logs write it.
+
+    >>> format_ts(_EPOCH_MS + 5120)
     '2026-11-01T00:00:05.120Z'
     """
     return _Stamp()(ms)
@@ -287,7 +289,7 @@ class _Match:
     # events
 
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
-        self.ms += self.rng.randint(400, 6000)
+        self.ms += 400 + int(self.rng.random() * 5600)  # randint is 10x slower
         ev = {"type": type_, "match": self.id, "seq": len(self.events), "ts": self.stamp(self.ms)}
         ev.update(fields)
         self.events.append((self.ms, ev))

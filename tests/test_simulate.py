@@ -462,14 +462,20 @@ def test_rematches_seat_changes_and_yields_happen() -> None:
 
 
 def test_redeals_claimed_and_automatic() -> None:
-    for profile, want in (
+    """Five doubles are rare (~2% of deals): some of 40 seeds show each kind."""
+    wanted = (
         ("colombia", {"redeal_claim", "hand_cancelled"}),
         ("south_american", {"hand_cancelled"}),
-    ):
-        lines = _run(profiles=(profile,), matches=12, seed=21, flip_openings=False)
-        kinds = {e["type"] for e in _events(lines)}
-        assert want <= kinds, profile
-        assert audit(lines) == []
+    )
+    for profile, want in wanted:
+        hits = 0
+        for seed in range(40):
+            lines = _run(profiles=(profile,), seed=seed)
+            kinds = {e["type"] for e in _events(lines)}
+            if want <= kinds:
+                hits += 1
+                assert audit(lines) == []
+        assert hits > 0, profile
 
 
 def test_late_reveals_and_beacons() -> None:
