@@ -7,9 +7,25 @@ and the server's claims (`hand_end`, `match_end`) are what `replay.match`
 computes. Everything random comes from one `random.Random(seed)`, server
 seeds included, so a run is a pure function of its `SimConfig`.
 
-`--defect CODE` writes instead a tiny log with one planted error of that
-finding code (`DEFECTS` maps each code to the codes a validator should
-report for it).
+Players come from a pool with stable ids and names (`make_pool`), each
+playing one bot style of `replay.bots`; several tables may play at once,
+their events mixed in time order. Some matches are rematches
+(`rematch_of`, no lead draw: the first lead rotates from the earlier
+match's first leader), in some a player leaves and a marked bot
+(`bot-<style>`) or another player takes the seat, and some reveals come
+after the next deal. `defect_log(code)` writes instead a tiny log with one
+planted error of that finding code (`DEFECTS` maps each code to the codes
+a validator reports for it).
+
+Command line (wired into `replay` by `add_simulate_parser`):
+
+    replay simulate --profile P[,P2...] --matches N --seed S --out FILE
+        [--rules JSON] [--players-pool N] [--bots random,heavy,partner]
+        [--tables K] [--gz] [--hands N] [--defect CODE]
+
+Speed: the hands go through `replay.engine` itself (no second move
+generator to keep in step); 100,000 international hands take ~26 s
+(bench/simulate.py).
 
 >>> cfg = SimConfig(profiles=("domena_2p",), matches=1, seed=7)
 >>> lines = list(simulate(cfg))
@@ -1153,11 +1169,17 @@ def add_simulate_parser(subparsers: Any) -> None:
         "--defect",
         default=None,
         metavar="CODE",
-        help="write a tiny log with one planted error CODE",
+        help="write a tiny log with one planted error CODE (any finding code of the spec)",
     )
-    p.add_argument("--rematch-rate", type=float, default=0.3)
-    p.add_argument("--seat-change-rate", type=float, default=0.15)
-    p.add_argument("--abandon-rate", type=float, default=0.0)
+    p.add_argument(
+        "--rematch-rate", type=float, default=0.3, help="chance a match is followed by its rematch"
+    )
+    p.add_argument(
+        "--seat-change-rate", type=float, default=0.15, help="chance a player leaves a match"
+    )
+    p.add_argument(
+        "--abandon-rate", type=float, default=0.0, help="chance per hand the match is abandoned"
+    )
     p.add_argument(
         "--no-flip", action="store_true", help="always lay the opening tile high half left"
     )
