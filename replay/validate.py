@@ -390,8 +390,8 @@ class MatchReplayer:
         assert r is not None and self.start is not None
         if not r.lead_draw_used or self.m is None or self.m.played > 0 or deal.hand != 1:
             return
-        if self.rematch_leader is not None:
-            return
+        if self.start.rematch_of is not None:
+            return  # a rematch's first lead follows the earlier match, not a draw
         if self.lead_draw is None:
             self.report("LEAD_DRAW_MISMATCH", f"first_lead = {r.first_lead} needs a lead_draw before hand 1", deal.hand, deal.seq)
             return
@@ -495,11 +495,13 @@ class MatchReplayer:
             stock = tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
         if e.hand == 1:
             self._check_lead_draw(e, seed)
-        lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
-        if e.hand == 1 and self.first_leader is None and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
-            lead = Lead(e.leader)  # no usable lead draw: already reported
-        if self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None and m.played == 0:
+        first = m.played == 0
+        if first and self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None:
             lead = Lead(e.leader)  # REMATCH_UNKNOWN: taken as logged
+        elif first and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
+            lead = Lead(e.leader)  # no usable lead draw: already reported
+        else:
+            lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
         if not 0 <= lead.seat < n:
             lead = Lead(0)
         leader_flagged = False
