@@ -197,22 +197,22 @@ def _move(
     alts: tuple[str, ...],
 ) -> MoveRecord:
     return MoveRecord(
-        hand=e.hand,  # type: ignore[attr-defined]
-        ply=ply,
-        seq=e.seq,  # type: ignore[attr-defined]
-        seat=e.seat,  # type: ignore[attr-defined]
-        kind=kind,  # type: ignore[arg-type]
-        tile=tile,
-        end=end,
-        left=left,
-        right=right,
-        pips=tuple(pips),
-        stock=stock,
-        legal=len(alts),
-        forced=len(alts) == 1,
-        legal_moves=alts,
-        error=None,
-        ts=e.ts,  # type: ignore[attr-defined]
+        e.hand,  # type: ignore[attr-defined]
+        ply,
+        e.seq,  # type: ignore[attr-defined]
+        e.seat,  # type: ignore[attr-defined]
+        kind,  # type: ignore[arg-type]
+        tile,
+        end,
+        left,
+        right,
+        tuple(pips),
+        stock,
+        len(alts),
+        len(alts) == 1,
+        alts,
+        None,
+        e.ts,  # type: ignore[attr-defined]
     )
 
 
