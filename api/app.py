@@ -1,0 +1,573 @@
+"""The web app: pages and their JSON twins over the DuckDB store.
+
+`create_app(db_path, token=None)` builds a FastAPI app whose lifespan opens
+the one DuckDB connection (read-write: the server owns the file) and, when
+given a spool folder, loads ingest batches at start, every `load_every`
+seconds and after each upload. Endpoints are plain `def`s (FastAPI runs
+them in its thread pool; DuckDB releases the GIL) and each takes its own
+cursor from the connection.
+
+Writes (POST, DELETE) need `Authorization: Bearer <REPLAY_TOKEN>`; the
+guard runs before any body is read, and caps the body size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import hashlib
+import hmac
+import os
+import re
+import tempfile
+import threading
+import time
+import zlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import quote, urlencode
+
+import duckdb
+import orjson
+from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
+from fastapi import Path as PathParam
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api import queries as q
+from api.render import SVG_DEFS, build_plies, ply_svg, trend_svg
+from replay.tiles import tile_name
+from reports.player import player_report
+
+HERE = Path(__file__).parent
+MAX_UPLOAD = 20 * 1024 * 1024  # raw bytes of one uploaded file
+MAX_INFLATED = 200 * 1024 * 1024  # what a .jsonl.gz may expand to (gzip bombs)
+_MULTIPART_SLACK = 64 * 1024
+TOKEN_HELP = (
+    "write endpoints are disabled: no token is set. Start the server with the "
+    "environment variable REPLAY_TOKEN=<a long random secret> and send "
+    "'Authorization: Bearer <that secret>' with every POST and DELETE."
+)
+
+Cursor = duckdb.DuckDBPyConnection
+
+
+# --- write guard: auth before the body is read, and a body size cap ----------------
+
+
+class _TooBig(Exception):
+    pass
+
+
+class WriteGuard:
+    """Pure ASGI middleware for POST/PUT/PATCH/DELETE: bearer token, then a body cap."""
+
+    def __init__(self, app: ASGIApp, token: Callable[[], str | None], limit: int) -> None:
+        self.app = app
+        self.token = token
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        expected = self.token()
+        if not expected:
+            await _send_json(send, 403, {"detail": TOKEN_HELP})
+            return
+        headers = dict(scope["headers"])
+        auth = headers.get(b"authorization", b"").decode("latin-1")
+        scheme, _, given = auth.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
+            await _send_json(
+                send, 401, {"detail": "send 'Authorization: Bearer <REPLAY_TOKEN>'"},
+                extra=[(b"www-authenticate", b"Bearer")],
+            )
+            return
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            await _send_json(send, 413, {"detail": _too_big_msg(self.limit)})
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:
+                    raise _TooBig
+            return msg
+
+        async def watch(msg: Message) -> None:
+            nonlocal started
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
+        try:
+            await self.app(scope, counted, watch)
+        except _TooBig:
+            if not started:
+                await _send_json(send, 413, {"detail": _too_big_msg(self.limit)})
+
+
+def _too_big_msg(limit: int) -> str:
+    return f"upload too large: at most {MAX_UPLOAD // (1024 * 1024)} MB per file (body limit {limit} bytes)"
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = orjson.dumps(body)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": data})
+
+
+# --- a small LRU for rendered hands and player reports ------------------------------
+
+
+class LRU:
+    """Thread-safe LRU; keys carry the store generation, so a reload invalidates."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        return None
+
+    def put(self, key: Any, value: Any) -> None:
+        with self.lock:
+            self.data[key] = value
+            self.data.move_to_end(key)
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+
+
+# --- the store: one connection, spool loading ----------------------------------------
+
+
+class Store:
+    """The DuckDB connection, the spool loader and the generation counter."""
+
+    def __init__(self, db_path: str | os.PathLike[str], spool_dir: str | os.PathLike[str] | None) -> None:
+        self.db_path = str(db_path)
+        self.spool_dir = Path(spool_dir) if spool_dir else None
+        self.conn = _open(self.db_path)
+        self.generation = 0
+        self.load_lock = threading.RLock()
+
+    def cursor(self) -> Cursor:
+        return self.conn.cursor()
+
+    def bump(self) -> None:
+        self.generation += 1
+
+    def load(self, *, force: bool = False) -> int:
+        """Load pending spool batches; returns how many loaded (0 without a spool)."""
+        spool = self.spool_dir
+        if spool is None and force:
+            from replay.store import layout
+
+            spool = layout(self.db_path).spool
+        if spool is None:
+            return 0
+        from replay.store import load_spool  # the store's owner loads what ingest wrote
+
+        with self.load_lock:
+            cur = self.conn.cursor()
+            try:
+                got = load_spool(cur, spool)
+            finally:
+                cur.close()
+        n = _count(got)
+        if n:
+            self.bump()
+        return n
+
+
+def _count(got: Any) -> int:
+    if isinstance(got, int):
+        return got
+    if isinstance(got, list | tuple):
+        return len(got)
+    return int(bool(got))
+
+
+# `replay.ingest.ingest` opens the database with this memory limit; DuckDB
+# hands a same-process connection to the same file only if the config
+# matches, so the server uses it too and an upload is ingested in-process.
+INGEST_MEMORY = "1GB"
+
+
+def _open(db_path: str) -> Cursor:
+    from replay.store import open_store
+
+    return open_store(db_path, memory_limit=INGEST_MEMORY)
+
+
+# --- app ---------------------------------------------------------------------------
+
+
+def create_app(
+    db_path: str | os.PathLike[str],
+    token: str | None = None,
+    *,
+    spool_dir: str | os.PathLike[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    load_every: float = 2.0,
+) -> FastAPI:
+    """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store(db_path, spool_dir)
+        app.state.store = store
+        stop = threading.Event()
+        timer: threading.Thread | None = None
+        if store.spool_dir is not None:
+            with contextlib.suppress(Exception):
+                store.load()
+
+            def tick() -> None:
+                while not stop.wait(load_every):
+                    with contextlib.suppress(Exception):  # a bad batch must not kill the loop
+                        store.load()
+
+            timer = threading.Thread(target=tick, name="spool-loader", daemon=True)
+            timer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if timer is not None:
+                timer.join(timeout=5)
+            store.conn.close()
+
+    app = FastAPI(
+        title="Dominoes audit desk",
+        summary="Replays, player reports and findings of validated table logs",
+        lifespan=lifespan,
+    )
+    secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
+    app.state.token = secret
+    app.state.data_dir = Path(data_dir) if data_dir else None
+    app.state.hand_cache = LRU(512)
+    app.state.player_cache = LRU(256)
+    app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    _routes(app)
+    return app
+
+
+# --- helpers for the routes ---------------------------------------------------------
+
+
+def cursor(request: Request) -> Iterator[Cursor]:
+    """One cursor per request, closed after it."""
+    cur = request.app.state.store.cursor()
+    try:
+        yield cur
+    finally:
+        cur.close()
+
+
+Cur = Annotated[Cursor, Depends(cursor)]
+
+_env = Environment(
+    loader=FileSystemLoader(HERE / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def u(*parts: object, **params: object) -> str:
+    """A path with every part quoted (ids come from logs) and an optional query."""
+    path = "/" + "/".join(quote(str(p), safe="") for p in parts)
+    kept = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+def _side_of(teams: str, seat: int | None) -> int | None:
+    if seat is None:
+        return None
+    return seat % 2 if teams == "pairs" else seat
+
+
+_env.globals.update(u=u, side_of=_side_of)
+_env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
+
+
+def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    html = _env.get_template(name).render(**ctx)
+    return HTMLResponse(html, status_code=status)
+
+
+def not_found(what: str) -> HTMLResponse:
+    return page("error.html", status=404, title="Not found", message=what)
+
+
+def _json(data: Any) -> Response:
+    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), media_type="application/json")
+
+
+Verdict = Literal["valid", "invalid", "unreadable"]
+Severity = Literal["error", "warning"]
+PageNo = Annotated[int, Query(alias="page", ge=1, le=100_000)]
+HandNo = Annotated[int, PathParam(ge=0, le=1_000_000)]
+Text = Annotated[str | None, Query(max_length=200)]
+
+
+def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str, Any] | None:
+    """The replay of one hand: plies as JSON and as SVG (cached per store generation)."""
+    store: Store = request.app.state.store
+    key = (store.generation, match, hand)
+    cache: LRU = request.app.state.hand_cache
+    got = cache.get(key)
+    if got is not None:
+        return got
+    found = q.hand_data(cur, match, hand)
+    if found is None:
+        return None
+    data, info = found
+    plies = build_plies(data)
+    seats = data.seats
+    view = {
+        "info": info,
+        "seats": [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats],
+        "plies": [p.to_json() for p in plies],
+        "svgs": [Markup(ply_svg(p, seats, data.players)) for p in plies],
+    }
+    cache.put(key, view)
+    return view
+
+
+def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
+    store: Store = request.app.state.store
+    key = (store.generation, player)
+    cache: LRU = request.app.state.player_cache
+    got = cache.get(key)
+    if got is not None:
+        return got
+    rep = player_report(cur, player)
+    if rep is not None:
+        cache.put(key, rep)
+    return rep
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _check_gzip(path: Path) -> None:
+    """Refuse a .gz that is broken or inflates past MAX_INFLATED (read in chunks)."""
+    total = 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_INFLATED:
+                    raise HTTPException(
+                        413, f"decompressed size exceeds {MAX_INFLATED // (1024 * 1024)} MB"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise HTTPException(400, f"not a readable gzip file: {exc}") from None
+
+
+def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[str, Any]:
+    name = Path(upload.filename or "upload.jsonl").name
+    if not (name.endswith(".jsonl") or name.endswith(".jsonl.gz")):
+        raise HTTPException(415, "upload a .jsonl or .jsonl.gz table log")
+    safe = _SAFE_NAME.sub("_", name)[-120:]
+    store: Store = request.app.state.store
+    with tempfile.TemporaryDirectory(prefix="replay-upload-") as tmp:
+        path = Path(tmp) / safe
+        size = 0
+        digest = hashlib.sha256()
+        with path.open("wb") as out:
+            while chunk := upload.file.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_UPLOAD:
+                    raise HTTPException(413, _too_big_msg(MAX_UPLOAD))
+                digest.update(chunk)
+                out.write(chunk)
+        if safe.endswith(".gz"):
+            _check_gzip(path)
+        t0 = time.perf_counter()
+        matches = _run_ingest(request, path, digest.hexdigest(), cur)
+        took = time.perf_counter() - t0
+    store.bump()
+    rows = q.matches_by_id(cur, matches)
+    for r in rows:
+        r["url"] = u("matches", r["match"])
+    return {
+        "file": name,
+        "size": size,
+        "sha256": digest.hexdigest(),
+        "seconds": round(took, 3),
+        "matches": rows,
+    }
+
+
+def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[str]:
+    """Validate and store one file in-process; the ids of the matches it holds."""
+    from replay.ingest import ingest
+
+    store: Store = request.app.state.store
+    # ingest writes Parquet batches to the spool (and loads them if it can
+    # open the database); either way the owner's load below picks them up
+    with store.load_lock:
+        ingest([path], db=store.db_path, workers=0)
+    store.load(force=True)
+    rows = cur.execute(
+        "SELECT match FROM match_files WHERE sha256 = ? ORDER BY match", [sha256]
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+# --- routes ----------------------------------------------------------------------------
+
+
+def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every route
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home(cur: Cur) -> HTMLResponse:
+        return page("home.html", nav="home", **q.summary(cur))
+
+    @app.get("/api/summary")
+    def api_summary(cur: Cur) -> Response:
+        return _json(q.summary(cur))
+
+    # matches
+    def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
+                 verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
+                 page_no: int, per_page: int) -> dict[str, Any]:
+        return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
+                              date_from=date_from, date_to=date_to, page=page_no, per_page=per_page)
+
+    @app.get("/matches", response_class=HTMLResponse, include_in_schema=False)
+    def matches_page(
+        cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
+        verdict: Verdict | None = None, date_from: dt.date | None = None,
+        date_to: dt.date | None = None, page_no: PageNo = 1,
+    ) -> HTMLResponse:
+        data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50)
+        filters = {"player": player, "table": table, "profile": profile, "verdict": verdict,
+                   "date_from": date_from, "date_to": date_to}
+        return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur), **data)
+
+    @app.get("/api/matches")
+    def api_matches(
+        cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
+        verdict: Verdict | None = None, date_from: dt.date | None = None,
+        date_to: dt.date | None = None, page_no: PageNo = 1,
+        per_page: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> Response:
+        return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page))
+
+    @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
+    def match_page(cur: Cur, match_id: str) -> HTMLResponse:
+        data = q.match_detail(cur, match_id)
+        if data is None:
+            return not_found(f"no match {match_id!r} in the store")
+        return page("match.html", nav="matches", **data)
+
+    @app.get("/api/matches/{match_id}")
+    def api_match(cur: Cur, match_id: str) -> Response:
+        data = q.match_detail(cur, match_id)
+        if data is None:
+            raise HTTPException(404, f"no match {match_id!r}")
+        return _json(data)
+
+    @app.delete("/api/matches/{match_id}")
+    def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
+        if not q.delete_match(cur, match_id):
+            raise HTTPException(404, f"no match {match_id!r}")
+        request.app.state.store.bump()
+        return _json({"deleted": match_id})
+
+    # hands
+    @app.get("/matches/{match_id}/hands/{hand}", response_class=HTMLResponse, include_in_schema=False)
+    def hand_page(
+        request: Request, cur: Cur, match_id: str, hand: HandNo,
+        ply: Annotated[int | None, Query(ge=0, le=10_000)] = None,
+    ) -> HTMLResponse:
+        view = _hand_view(request, cur, match_id, hand)
+        if view is None:
+            return not_found(f"no hand {hand} in match {match_id!r}")
+        last = len(view["plies"]) - 1
+        cur_ply = last if ply is None else min(ply, last)
+        return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last, **view)
+
+    @app.get("/api/matches/{match_id}/hands/{hand}")
+    def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:
+        view = _hand_view(request, cur, match_id, hand)
+        if view is None:
+            raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
+        return _json({k: view[k] for k in ("info", "seats", "plies")})
+
+    # players
+    @app.get("/players", response_class=HTMLResponse, include_in_schema=False)
+    def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
+                     page_no: PageNo = 1) -> HTMLResponse:
+        return page("players.html", nav="players", q=q_, **q.list_players(cur, q=q_, page=page_no))
+
+    @app.get("/api/players")
+    def api_players(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
+                    page_no: PageNo = 1) -> Response:
+        return _json(q.list_players(cur, q=q_, page=page_no))
+
+    @app.get("/players/{player}", response_class=HTMLResponse, include_in_schema=False)
+    def player_page(request: Request, cur: Cur, player: str) -> HTMLResponse:
+        rep = _player_view(request, cur, player)
+        if rep is None:
+            return not_found(f"no player {player!r} in the store")
+        points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
+        return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)))
+
+    @app.get("/api/players/{player}")
+    def api_player(request: Request, cur: Cur, player: str) -> Response:
+        rep = _player_view(request, cur, player)
+        if rep is None:
+            raise HTTPException(404, f"no player {player!r}")
+        return _json(rep)
+
+    # findings
+    @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)
+    def findings_page(cur: Cur, code: Text = None, severity: Severity | None = None,
+                      match: Text = None, page_no: PageNo = 1) -> HTMLResponse:
+        data = q.list_findings(cur, code=code, severity=severity, match=match, page=page_no)
+        return page("findings.html", nav="findings",
+                    filters={"code": code, "severity": severity, "match": match}, **data)
+
+    @app.get("/api/findings")
+    def api_findings(cur: Cur, code: Text = None, severity: Severity | None = None,
+                     match: Text = None, page_no: PageNo = 1,
+                     per_page: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
+        return _json(q.list_findings(cur, code=code, severity=severity, match=match,
+                                     page=page_no, per_page=per_page))
+
+    # upload
+    @app.get("/upload", response_class=HTMLResponse, include_in_schema=False)
+    def upload_page(request: Request) -> HTMLResponse:
+        return page("upload.html", nav="upload", token_set=bool(request.app.state.token),
+                    max_mb=MAX_UPLOAD // (1024 * 1024), max_inflated_mb=MAX_INFLATED // (1024 * 1024))
+
+    @app.post("/api/upload")
+    def api_upload(request: Request, cur: Cur, file: Annotated[UploadFile, File()]) -> Response:
+        return _json(_ingest_upload(request, file, cur))
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> RedirectResponse:
+        return RedirectResponse("/static/favicon.svg")

@@ -1,0 +1,471 @@
+"""Reads for the pages and their JSON twins: plain SQL over the store's tables.
+
+Every function takes a cursor (one per request) and returns JSON-ready
+values. Nothing here writes, except `delete_match`. Hidden information (the
+dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
+`hand_data` for a hand without a result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import duckdb
+
+from api.render import FindingRow, HandData, MoveRow, SeatLabel
+from replay.tiles import tile_name
+
+Cursor = duckdb.DuckDBPyConnection
+
+_TS = "%Y-%m-%d %H:%M"
+
+
+def _ts(col: str) -> str:
+    # TIMESTAMPTZ shown in UTC whatever the session's zone
+    return f"strftime(timezone('UTC', {col}), '{_TS}')"
+
+
+def _rows(cur: Cursor, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    res = cur.execute(sql, params or [])
+    cols = [d[0] for d in res.description]
+    return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
+
+
+def _scalar(cur: Cursor, sql: str, params: list[Any] | None = None) -> int:
+    # fetchall, not fetchone: DuckDB 2 keeps a half-read result open on the cursor
+    rows = cur.execute(sql, params or []).fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+
+def _one(cur: Cursor, sql: str, params: list[Any] | None = None) -> dict[str, Any] | None:
+    rows = _rows(cur, sql, params)
+    return rows[0] if rows else None
+
+
+# --- home ---------------------------------------------------------------------
+
+_MATCH_COLS = f"""
+    m.match, m.table_id, m.profile, m.verdict, m.result, m.winner, m.score, m.players,
+    m.hands, m.errors, m.warnings, {_ts("m.started")} AS started, {_ts("m.ended")} AS ended
+"""
+
+
+def summary(cur: Cursor) -> dict[str, Any]:
+    counts = _one(
+        cur,
+        """
+        SELECT (SELECT count(*) FROM matches) AS matches,
+               (SELECT count(*) FROM matches WHERE verdict = 'valid') AS valid,
+               (SELECT count(*) FROM matches WHERE verdict = 'invalid') AS invalid,
+               (SELECT count(*) FROM matches WHERE verdict = 'unreadable') AS unreadable,
+               (SELECT count(*) FROM matches WHERE result IS NULL) AS unfinished,
+               (SELECT coalesce(sum(hands), 0) FROM matches) AS hands,
+               (SELECT count(*) FROM findings) AS findings,
+               (SELECT count(*) FROM findings WHERE severity = 'error') AS errors,
+               (SELECT count(*) FROM players) AS players,
+               (SELECT count(*) FROM log_files) AS log_files
+        """,
+    ) or {}
+    invalid = _rows(
+        cur,
+        f"""SELECT {_MATCH_COLS} FROM matches m WHERE m.verdict <> 'valid'
+            ORDER BY m.started DESC NULLS LAST, m.match LIMIT 20""",
+    )
+    recent = _rows(
+        cur,
+        f"SELECT {_MATCH_COLS} FROM matches m ORDER BY m.started DESC NULLS LAST, m.match LIMIT 20",
+    )
+    top_codes = _rows(
+        cur,
+        """SELECT code, severity, count(*) AS n FROM findings
+           GROUP BY code, severity ORDER BY n DESC, code LIMIT 12""",
+    )
+    return {"counts": counts, "invalid": invalid, "recent": recent, "codes": top_codes}
+
+
+# --- matches list ---------------------------------------------------------------
+
+
+def list_matches(
+    cur: Cursor,
+    *,
+    player: str | None = None,
+    table: str | None = None,
+    profile: str | None = None,
+    verdict: str | None = None,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+    page: int = 1,
+    per_page: int = 50,
+) -> dict[str, Any]:
+    where, params = ["TRUE"], []
+    if player:
+        where.append(
+            "m.match IN (SELECT match FROM seats WHERE player = ? OR lower(name) = lower(?))"
+        )
+        params += [player, player]
+    if table:
+        where.append("m.table_id = ?")
+        params.append(table)
+    if profile:
+        where.append("m.profile = ?")
+        params.append(profile)
+    if verdict:
+        where.append("m.verdict = ?")
+        params.append(verdict)
+    if date_from:
+        where.append("m.started >= ?::DATE")
+        params.append(date_from)
+    if date_to:
+        # inclusive: the whole last day
+        where.append("m.started < ?::DATE + INTERVAL 1 DAY")
+        params.append(date_to)
+    cond = " AND ".join(where)
+    n = _scalar(cur, f"SELECT count(*) FROM matches m WHERE {cond}", params)
+    rows = _rows(
+        cur,
+        f"""SELECT {_MATCH_COLS} FROM matches m WHERE {cond}
+            ORDER BY (m.verdict = 'valid'), m.started DESC NULLS LAST, m.match
+            LIMIT ? OFFSET ?""",
+        params + [per_page, (page - 1) * per_page],
+    )
+    pages = max(1, math.ceil(n / per_page))
+    return {"total": n, "page": page, "pages": pages, "per_page": per_page, "matches": rows}
+
+
+def filter_choices(cur: Cursor) -> dict[str, list[str]]:
+    profiles = [r[0] for r in cur.execute(
+        "SELECT DISTINCT profile FROM matches WHERE profile IS NOT NULL ORDER BY 1").fetchall()]
+    return {"profiles": profiles, "verdicts": ["valid", "invalid", "unreadable"]}
+
+
+# --- one match --------------------------------------------------------------------
+
+
+def _seats_at(seats: list[dict[str, Any]], hand: int, players: int) -> list[SeatLabel]:
+    """Who held each seat in `hand` (the last change at or before it)."""
+    out = []
+    for s in range(players):
+        rec = None
+        for r in seats:
+            if r["seat"] == s and r["from_hand"] <= hand:
+                rec = r
+        if rec is None:
+            out.append(SeatLabel(s, "?"))
+        else:
+            out.append(SeatLabel(s, rec["player"], rec["name"], bool(rec["bot"])))
+    return out
+
+
+def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
+    m = _one(
+        cur,
+        f"""SELECT {_MATCH_COLS}, m.rules::VARCHAR AS rules, m.notes, m.claimed_result,
+                   m.claimed_winner, m.claimed_score, m.claimed_notes, m.estimates, m.anchor,
+                   m.beacon, m.rematch_of, m.events
+            FROM matches m WHERE m.match = ?""",
+        [match],
+    )
+    if m is None:
+        return None
+    import orjson
+
+    rules = orjson.loads(m.pop("rules")) if m.get("rules") else {}
+    m["rules"] = rules
+    m["teams"] = rules.get("teams", "pairs")
+    m["estimate_cells"] = [
+        {"option": k, "value": rules.get(k)} for k in (m.get("estimates") or [])
+    ]
+    seats = _rows(
+        cur,
+        "SELECT seat, player, name, bot, from_hand, seq FROM seats WHERE match = ? ORDER BY seq, seat",
+        [match],
+    )
+    hands = _rows(
+        cur,
+        f"""SELECT hand, result, winner, points, score, notes, claimed_result, claimed_winner,
+                   claimed_points, claimed_score, claimed_notes, leader, opener, blocker,
+                   seed_ok, deal_ok, play_ok, plies, {_ts("started")} AS started
+            FROM hands WHERE match = ? ORDER BY hand""",
+        [match],
+    )
+    plies = cur.execute(
+        "SELECT hand, ply, seq FROM moves WHERE match = ? ORDER BY hand, ply", [match]
+    ).fetchall()
+    findings = _rows(
+        cur,
+        """SELECT code, severity, hand, seq, message, file, line FROM findings
+           WHERE match = ? ORDER BY hand NULLS FIRST, seq NULLS LAST, code""",
+        [match],
+    )
+    finished = {h["hand"] for h in hands if h["result"] is not None}
+    by_hand: dict[int, list[tuple[int, int]]] = {}
+    for hand, ply, seq in plies:
+        by_hand.setdefault(hand, []).append((seq, ply))
+    for f in findings:
+        f["ply"] = ply_of_seq(by_hand.get(f["hand"], []), f["seq"]) if f["hand"] else None
+        if f["hand"] is not None and f["hand"] not in finished:
+            f["message"] = _withheld(f)
+    players = int(m["players"] or 0) or (max((s["seat"] for s in seats), default=-1) + 1)
+    m["players"] = players
+    changes = [s for s in seats if s["from_hand"] > 1 or s["seq"] > 0]
+    first = _seats_at(seats, 1, players)
+    codes_by_hand: dict[int, list[str]] = {}
+    for f in findings:
+        if f["hand"] is not None:
+            codes_by_hand.setdefault(f["hand"], []).append(f["code"])
+    for h in hands:
+        h["findings"] = codes_by_hand.get(h["hand"], [])
+        h["claims_differ"] = h["result"] is not None and (
+            (h["claimed_points"] is not None and list(h["claimed_points"]) != list(h["points"] or []))
+            or (h["claimed_score"] is not None and list(h["claimed_score"]) != list(h["score"] or []))
+        )
+        h["seats"] = [_label_json(s) for s in _seats_at(seats, h["hand"], players)]
+    return {
+        "match": m,
+        "seats": [_label_json(s) for s in first],
+        "seat_changes": changes,
+        "hands": hands,
+        "findings": findings,
+        "sides": _sides(m["teams"], players),
+    }
+
+
+def _label_json(s: SeatLabel) -> dict[str, Any]:
+    return {"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot}
+
+
+def _sides(teams: str, players: int) -> list[str]:
+    if teams == "pairs":
+        return ["seats 0+2", "seats 1+3"]
+    return [f"seat {s}" for s in range(players)]
+
+
+def _withheld(f: dict[str, Any]) -> str:
+    # a message may name a hidden tile ("holds 63") while the hand is still on
+    return "details withheld until the hand is over"
+
+
+def ply_of_seq(seq_ply: list[tuple[int, int]], seq: int | None) -> int:
+    """The ply a finding at `seq` belongs to: the last move at or before it (0: the deal)."""
+    if seq is None:
+        return seq_ply[-1][1] if seq_ply else 0
+    best = 0
+    for s, p in seq_ply:
+        if s <= seq:
+            best = p
+    return best
+
+
+# --- one hand ------------------------------------------------------------------------
+
+
+def _move_name(code: int) -> str:
+    if code >= 0:
+        return f"{tile_name(code // 2)}:{'left' if code % 2 == 0 else 'right'}"
+    return {-1: "PASS", -2: "DRAW", -3: "YIELD"}.get(code, "?")
+
+
+def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, Any]] | None:
+    """A stored hand for the replay, with its match's header. None if unknown."""
+    head = _one(
+        cur,
+        f"""SELECT m.match, m.profile, m.players, m.verdict, m.rules->>'teams' AS teams,
+                   m.rules->>'stock' AS stock, m.hands AS hand_count, m.estimates,
+                   h.result, h.winner, h.points, h.score, h.notes, h.leader, h.blocker,
+                   h.dealt, h.stock AS boneyard, h.plies, {_ts("h.started")} AS started,
+                   h.deal_ok, h.seed_ok, h.play_ok
+            FROM hands h JOIN matches m ON m.match = h.match
+            WHERE h.match = ? AND h.hand = ?""",
+        [match, hand],
+    )
+    if head is None:
+        return None
+    finished = head["result"] is not None
+    players = int(head["players"] or 4)
+    seats = _rows(
+        cur,
+        "SELECT seat, player, name, bot, from_hand, seq FROM seats WHERE match = ? ORDER BY seq, seat",
+        [match],
+    )
+    moves = cur.execute(
+        """SELECT ply, seq, seat, kind, tile, on_end, left_end, right_end, stock,
+                  legal_moves, forced, error
+           FROM moves WHERE match = ? AND hand = ? ORDER BY ply""",
+        [match, hand],
+    ).fetchall()
+    findings = cur.execute(
+        """SELECT code, severity, hand, seq, message FROM findings
+           WHERE match = ? AND hand = ? ORDER BY seq NULLS LAST""",
+        [match, hand],
+    ).fetchall()
+    rows = []
+    for ply, seq, seat, kind, tile, end, left, right, stock, legal, forced, error in moves:
+        rows.append(
+            MoveRow(
+                ply=ply, seq=seq, seat=seat, kind=kind,
+                # a drawn tile stays private until the hand is over
+                tile=tile if (finished or kind == "play") else None,
+                end=end, left=left, right=right, stock=stock,
+                legal_moves=tuple(_move_name(c) for c in legal) if finished else (),
+                forced=bool(forced) if finished else False,
+                error=error,
+            )
+        )
+    dealt = tuple(tuple(h) for h in (head["dealt"] or ())) if finished else ()
+    if head["stock"] == "doubles_aside":
+        stock0 = 0
+    elif head["boneyard"] is not None and head["stock"] == "draw":
+        stock0 = len(head["boneyard"])
+    else:
+        stock0 = 28 - 7 * players
+    data = HandData(
+        match=match,
+        hand=hand,
+        players=players,
+        teams=head["teams"] or "pairs",
+        result=head["result"],
+        winner=head["winner"],
+        points=tuple(head["points"] or ()),
+        score=tuple(head["score"] or ()),
+        notes=tuple(head["notes"] or ()),
+        leader=head["leader"],
+        blocker=head["blocker"],
+        dealt=dealt,
+        stock0=stock0,
+        seats=tuple(_seats_at(seats, hand, players)),
+        moves=tuple(rows),
+        findings=tuple(FindingRow(*f) for f in findings),
+    )
+    others = [r[0] for r in cur.execute(
+        "SELECT hand FROM hands WHERE match = ? ORDER BY hand", [match]).fetchall()]
+    info = {
+        "match": match,
+        "hand": hand,
+        "profile": head["profile"],
+        "verdict": head["verdict"],
+        "started": head["started"],
+        "finished": finished,
+        "result": head["result"],
+        "winner": head["winner"],
+        "points": list(head["points"] or []),
+        "score": list(head["score"] or []),
+        "notes": list(head["notes"] or []),
+        "deal_ok": head["deal_ok"],
+        "seed_ok": head["seed_ok"],
+        "play_ok": head["play_ok"],
+        "estimates": list(head["estimates"] or []),
+        "prev": max((h for h in others if h < hand), default=None),
+        "next": min((h for h in others if h > hand), default=None),
+        "sides": _sides(head["teams"] or "pairs", players),
+    }
+    return data, info
+
+
+# --- findings ----------------------------------------------------------------------------
+
+
+def list_findings(
+    cur: Cursor,
+    *,
+    code: str | None = None,
+    severity: str | None = None,
+    match: str | None = None,
+    page: int = 1,
+    per_page: int = 100,
+) -> dict[str, Any]:
+    where, params = ["TRUE"], []
+    if code:
+        where.append("f.code = ?")
+        params.append(code)
+    if severity:
+        where.append("f.severity = ?")
+        params.append(severity)
+    if match:
+        where.append("f.match = ?")
+        params.append(match)
+    cond = " AND ".join(where)
+    n = _scalar(cur, f"SELECT count(*) FROM findings f WHERE {cond}", params)
+    rows = _rows(
+        cur,
+        f"""SELECT f.match, f.hand, f.seq, f.code, f.severity, f.message, f.file, f.line,
+                   (h.result IS NULL AND f.hand IS NOT NULL) AS hand_open,
+                   (SELECT max(mv.ply) FROM moves mv
+                     WHERE mv.match = f.match AND mv.hand = f.hand AND mv.seq <= f.seq) AS ply
+            FROM findings f LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
+            WHERE {cond}
+            ORDER BY (f.severity = 'error') DESC, f.match NULLS FIRST, f.hand NULLS FIRST, f.seq
+            LIMIT ? OFFSET ?""",
+        params + [per_page, (page - 1) * per_page],
+    )
+    for r in rows:
+        if r.pop("hand_open"):
+            r["message"] = _withheld(r)
+        r["ply"] = r["ply"] or 0
+    codes = _rows(
+        cur, "SELECT code, severity, count(*) AS n FROM findings GROUP BY ALL ORDER BY code"
+    )
+    return {
+        "total": n,
+        "page": page,
+        "pages": max(1, math.ceil(n / per_page)),
+        "per_page": per_page,
+        "findings": rows,
+        "codes": codes,
+    }
+
+
+# --- players ------------------------------------------------------------------------------
+
+
+def list_players(cur: Cursor, *, q: str | None = None, page: int = 1, per_page: int = 100) -> dict[str, Any]:
+    where, params = "TRUE", []
+    if q:
+        where = "(player ILIKE ? OR name ILIKE ?)"
+        params = [f"%{q}%", f"%{q}%"]
+    n = _scalar(cur, f"SELECT count(*) FROM players WHERE {where}", params)
+    rows = _rows(
+        cur,
+        f"""SELECT player, name, bot, matches, {_ts("first_seen")} AS first_seen,
+                   {_ts("last_seen")} AS last_seen
+            FROM players WHERE {where} ORDER BY matches DESC, player LIMIT ? OFFSET ?""",
+        params + [per_page, (page - 1) * per_page],
+    )
+    return {"total": n, "page": page, "pages": max(1, math.ceil(n / per_page)), "players": rows}
+
+
+# --- deletion -------------------------------------------------------------------------------
+
+
+def delete_match(cur: Cursor, match: str) -> int:
+    """Remove a match from every table that holds match rows; returns rows removed from matches."""
+    found = _scalar(cur, "SELECT count(*) FROM matches WHERE match = ?", [match])
+    if not found:
+        return 0
+    tables = [
+        r[0]
+        for r in cur.execute(
+            """SELECT table_name FROM information_schema.columns
+               WHERE column_name = 'match' AND table_schema = 'main' ORDER BY table_name"""
+        ).fetchall()
+    ]
+    cur.execute("BEGIN")
+    try:
+        for t in tables:
+            cur.execute(f'DELETE FROM "{t}" WHERE match = ?', [match])
+        cur.execute("COMMIT")
+    except Exception:
+        cur.execute("ROLLBACK")
+        raise
+    return found
+
+
+def matches_by_id(cur: Cursor, ids: list[str]) -> list[dict[str, Any]]:
+    """The listed matches (e.g. those of an upload), in the given order."""
+    if not ids:
+        return []
+    rows = _rows(cur, f"SELECT {_MATCH_COLS} FROM matches m WHERE m.match IN (SELECT unnest(?))", [ids])
+    order = {mid: i for i, mid in enumerate(ids)}
+    return sorted(rows, key=lambda r: order.get(r["match"], len(order)))

@@ -1,0 +1,541 @@
+"""A hand replay as data and as inline SVG: one frame per ply, with annotations.
+
+`build_plies(hand)` walks a stored hand (dealt tiles + move rows) and
+returns one `Ply` per position: ply 0 is the deal, ply k the position after
+the k-th move. Each carries the line of tiles as laid, both ends, every
+hand with its pips (only once the hand is over), the stock count and the
+notes a reviewer wants (alternatives, forced, what a pass reveals, known
+voids, puerta, ahorcado, tranque, capicua/chuchazo/dominao, findings).
+`ply_svg(ply, ...)` draws one frame; `SVG_DEFS` holds the tile symbols the
+frames `<use>`, so a frame is a few dozen elements, not thousands.
+
+Every string that came from a log is escaped here (`esc`) before it enters
+SVG markup; the templates receive the SVG as `Markup`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from replay.tiles import BIT, DOUBLE_OF, HIGH, IS_DOUBLE, LOW, PIPS, SUIT_MASK, tile_name
+
+FINISHED = ("domino", "block", "cancelled")
+
+
+def esc(text: object) -> str:
+    """Escape for SVG/HTML text and attribute values."""
+    return escape(str(text), quote=True)
+
+
+# --- input: what the store holds for one hand ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRow:
+    ply: int
+    seq: int
+    seat: int
+    kind: str  # play / pass / draw / yield
+    tile: int | None
+    end: str | None
+    left: int
+    right: int
+    stock: int
+    legal_moves: tuple[str, ...] = ()
+    forced: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLabel:
+    seat: int
+    player: str
+    name: str | None = None
+    bot: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.name or self.player
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    code: str
+    severity: str
+    hand: int | None
+    seq: int | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandData:
+    match: str
+    hand: int
+    players: int
+    teams: str  # "pairs" / "individual"
+    result: str | None  # None: the hand never finished
+    winner: int | None
+    points: tuple[int, ...]
+    score: tuple[int, ...]
+    notes: tuple[str, ...]
+    leader: int | None
+    blocker: int | None
+    dealt: tuple[tuple[int, ...], ...]  # per seat; () when withheld
+    stock0: int  # tiles undealt after the deal
+    seats: tuple[SeatLabel, ...]
+    moves: tuple[MoveRow, ...]
+    findings: tuple[FindingRow, ...] = ()
+    deal_seq: int | None = None
+    end_seq: int | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.result in FINISHED
+
+
+# --- output: one position per ply ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A tile on the line, oriented: `a` faces left, `b` faces right."""
+
+    tile: int
+    a: int
+    b: int
+
+
+@dataclass(slots=True)
+class Note:
+    kind: str  # legal, forced, pass, draw, yield, puerta, ahorcado, tranque, out, finding, ...
+    text: str
+    seq: int | None = None
+    severity: str | None = None
+
+
+@dataclass(slots=True)
+class Ply:
+    n: int
+    move: MoveRow | None
+    title: str
+    line: list[Placed]
+    left: int
+    right: int
+    hands: list[list[int]] | None  # None: withheld (hand not over)
+    pips: list[int] | None
+    stock: int
+    notes: list[Note] = field(default_factory=list)
+    voids: list[list[int]] = field(default_factory=list)  # known numbers each seat lacks
+    alternatives: list[tuple[str, bool]] = field(default_factory=list)  # (move, was it played)
+    hanged: list[int] = field(default_factory=list)  # doubles that can no longer be played
+    new_tile: int | None = None  # index in `line` of the tile just laid
+
+    def to_json(self) -> dict[str, Any]:
+        mv = self.move
+        return {
+            "ply": self.n,
+            "seq": mv.seq if mv else None,
+            "seat": mv.seat if mv else None,
+            "kind": mv.kind if mv else "deal",
+            "tile": _tile_or_none(mv.tile) if mv and self._tile_public() else None,
+            "end": mv.end if mv else None,
+            "title": self.title,
+            "line": [f"{p.a}{p.b}" for p in self.line],  # as laid, read left to right
+            "ends": [self.left, self.right] if self.left >= 0 else None,
+            "hands": [[tile_name(t) for t in h] for h in self.hands] if self.hands is not None else None,
+            "pips": self.pips,
+            "stock": self.stock,
+            "alternatives": [{"move": m, "played": p} for m, p in self.alternatives],
+            "forced": (mv.forced if mv and self.hands is not None else None),
+            "voids": self.voids,
+            "hanged": [tile_name(t) for t in self.hanged],
+            "notes": [
+                {"kind": n.kind, "text": n.text, "seq": n.seq, "severity": n.severity}
+                for n in self.notes
+            ],
+        }
+
+    def _tile_public(self) -> bool:
+        # a drawn tile is private until the hand is over
+        return self.move is not None and (self.move.kind == "play" or self.hands is not None)
+
+
+def _tile_or_none(t: int | None) -> str | None:
+    return None if t is None else tile_name(t)
+
+
+def _no_numbers(nums: list[int]) -> str:
+    nums = sorted(set(nums))
+    return " and ".join(f"no {n}" for n in nums)
+
+
+def build_plies(hand: HandData) -> list[Ply]:
+    """Every position of the hand, from the deal (ply 0) to the last move."""
+    n = hand.players
+    show = hand.finished and bool(hand.dealt)
+    held = [set(h) for h in hand.dealt] if show else [set() for _ in range(n)]
+    line: list[Placed] = []
+    on_line = 0  # mask of tiles on the line
+    left = right = -1
+    voids: list[set[int]] = [set() for _ in range(n)]
+    hanged: list[int] = []
+    by_seq: dict[int, list[FindingRow]] = {}
+    for f in hand.findings:
+        if f.seq is not None:
+            by_seq.setdefault(f.seq, []).append(f)
+    last_play = max((m.ply for m in hand.moves if m.kind == "play"), default=0)
+    stock = hand.stock0
+
+    def snapshot(k: int, mv: MoveRow | None, title: str, new: int | None) -> Ply:
+        hands = [sorted(h, key=_hand_order) for h in held] if show else None
+        return Ply(
+            n=k,
+            move=mv,
+            title=title,
+            line=list(line),
+            left=left,
+            right=right,
+            hands=hands,
+            pips=[sum(PIPS[t] for t in h) for h in held] if show else None,
+            stock=stock,
+            voids=[sorted(v) for v in voids],
+            hanged=list(hanged),
+            new_tile=new,
+        )
+
+    lead = f"seat {hand.leader} leads" if hand.leader is not None else "the deal"
+    first = snapshot(0, None, f"The deal: {lead}", None)
+    first.notes.extend(_finding_notes(by_seq.get(hand.deal_seq, []) if hand.deal_seq is not None else [], show))
+    plies = [first]
+    for mv in hand.moves:
+        new: int | None = None
+        notes: list[Note] = []
+        before = (left, right)
+        s = mv.seat
+        seat_ok = 0 <= s < n
+        if mv.kind == "play" and mv.tile is not None:
+            t = mv.tile
+            name = tile_name(t)
+            fits = left < 0 or (mv.end == "left" and _carries(t, left)) or (
+                mv.end == "right" and _carries(t, right)
+            ) or (mv.end is None and left == right and _carries(t, left))
+            physically = fits and (not show or (seat_ok and t in held[s]))
+            if physically and not (on_line & BIT[t]):
+                if left < 0:
+                    a, b = _opening(t, mv.left, mv.right)
+                    line.append(Placed(t, a, b))
+                    left, right = a, b
+                    new = 0
+                else:
+                    side = mv.end or "left"
+                    if side == "left":
+                        outer = _other(t, left)
+                        line.insert(0, Placed(t, outer, left))
+                        left = outer
+                        new = 0
+                    else:
+                        outer = _other(t, right)
+                        line.append(Placed(t, right, outer))
+                        right = outer
+                        new = len(line) - 1
+                on_line |= BIT[t]
+                if show and seat_ok:
+                    held[s].discard(t)
+            where = "opens with" if before[0] < 0 else "plays"
+            on = "" if before[0] < 0 else f" on the {mv.end or 'left'} ({before[0] if (mv.end or 'left') == 'left' else before[1]})"
+            title = f"Seat {s} {where} {name}{on}"
+            # puerta: this tile puts the last of a number on the line
+            for num in sorted({LOW[t], HIGH[t]}):
+                if on_line & SUIT_MASK[num] == SUIT_MASK[num]:
+                    notes.append(Note("puerta", f"puerta: the last {num} is on the line"))
+            for num in range(7):
+                d = DOUBLE_OF[num]
+                if d in hanged or on_line & BIT[d]:
+                    continue
+                if (on_line & SUIT_MASK[num]) == SUIT_MASK[num] & ~BIT[d] and num not in (left, right):
+                    hanged.append(d)
+                    holder = next((k for k in range(n) if d in held[k]), None) if show else None
+                    who = f" (held by seat {holder})" if holder is not None else (
+                        " (not in any hand)" if show else "")
+                    notes.append(Note("ahorcado", f"ahorcado: {tile_name(d)} can no longer be played{who}"))
+            if mv.ply == last_play and hand.result == "block":
+                notes.append(Note("tranque", f"tranque: {name} blocks the line ({left}|{right})"))
+            if mv.ply == last_play and hand.result == "domino":
+                words = [w for w in hand.notes if w in ("capicua", "chuchazo", "dominao")]
+                for w in words:
+                    notes.append(Note(w, f"{w}: {name} goes out"))
+                if not words:
+                    notes.append(Note("out", f"domino: seat {s} goes out with {name}"))
+        elif mv.kind == "pass":
+            closing = hand.result == "block" and mv.ply > last_play
+            if closing:
+                title = f"Seat {s} passes (the line is blocked)"
+            elif left >= 0 and seat_ok:
+                nums = sorted({left, right})
+                voids[s].update(nums)
+                title = f"Seat {s} passes"
+                notes.append(Note("pass", f"seat {s} holds {_no_numbers(nums)}"))
+            else:
+                title = f"Seat {s} passes"
+        elif mv.kind == "draw":
+            if show and seat_ok and mv.tile is not None:
+                held[s].add(mv.tile)
+            got = f" {tile_name(mv.tile)}" if show and mv.tile is not None else " a tile"
+            title = f"Seat {s} draws{got} ({mv.stock} left)"
+            closing = hand.result == "block" and mv.ply > last_play
+            if left >= 0 and seat_ok and not closing:
+                nums = sorted({left, right})
+                # what was drawn before may carry any other number: only these stay known
+                voids[s] = set(nums)
+                notes.append(Note("draw", f"seat {s} held {_no_numbers(nums)}"))
+        elif mv.kind == "yield":
+            title = f"Seat {s} hands the lead to seat {(s + 2) % n}"
+        else:
+            title = f"Seat {s}: {mv.kind}"
+        stock = mv.stock if mv.stock >= 0 else stock
+        p = snapshot(mv.ply, mv, title, new)
+        if show:
+            p.alternatives = _alternatives(mv, before)
+            if mv.kind in ("play", "pass", "draw") and mv.error is None:
+                if mv.forced:
+                    p.notes.append(Note("forced", "forced: the only legal move"))
+                elif mv.legal_moves:
+                    p.notes.append(Note("legal", f"{len(mv.legal_moves)} legal moves"))
+        p.notes.extend(notes)
+        p.notes.extend(_finding_notes(by_seq.get(mv.seq, []), show))
+        plies.append(p)
+    if hand.end_seq is not None and plies:
+        plies[-1].notes.extend(_finding_notes(by_seq.get(hand.end_seq, []), show))
+    if hand.finished and hand.result != "cancelled" and plies:
+        plies[-1].notes.append(Note("result", _result_text(hand)))
+    elif not hand.finished:
+        plies[-1].notes.append(Note("withheld", "the hand is not over: the hands stay hidden"))
+    return plies
+
+
+def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:
+    out = []
+    for f in found:
+        # a finding's message may name a hidden tile until the hand is over
+        text = f"{f.code}: {f.message}" if show else f"{f.code} (details withheld until the hand is over)"
+        out.append(Note("finding", text, f.seq, f.severity))
+    return out
+
+
+def _result_text(hand: HandData) -> str:
+    pts = " / ".join(str(p) for p in hand.points)
+    who = f", winner seat {hand.winner}" if hand.winner is not None else ", no winner"
+    return f"{hand.result}{who}; points {pts}"
+
+
+def _carries(t: int, num: int) -> bool:
+    return LOW[t] == num or HIGH[t] == num
+
+
+def _other(t: int, num: int) -> int:
+    return HIGH[t] if LOW[t] == num else LOW[t]
+
+
+def _opening(t: int, left: int, right: int) -> tuple[int, int]:
+    if {left, right} == {LOW[t], HIGH[t]} and left >= 0:
+        return left, right
+    return HIGH[t], LOW[t]
+
+
+def _hand_order(t: int) -> tuple[int, int]:
+    return (-HIGH[t], -LOW[t])
+
+
+def _alternatives(mv: MoveRow, before: tuple[int, int]) -> list[tuple[str, bool]]:
+    out = []
+    played_end = mv.end or "left"
+    for m in mv.legal_moves:
+        tile, _, end = m.partition(":")
+        if not end:
+            label = {"PASS": "pass", "DRAW": "draw", "YIELD": "hand the lead over"}.get(m, m.lower())
+            out.append((label, mv.kind == label or (m == "YIELD" and mv.kind == "yield")))
+            continue
+        same = tile == (tile_name(mv.tile) if mv.tile is not None else None) and mv.kind == "play"
+        if before[0] < 0:
+            out.append((tile, same))
+        else:
+            # on equal ends left and right are one move
+            hit = same and (end == played_end or before[0] == before[1])
+            out.append((f"{tile} {end}", hit))
+    return out
+
+
+# --- SVG ----------------------------------------------------------------------------
+
+U = 22  # half a tile, in px
+_PIP_AT = {
+    0: (),
+    1: ((0.5, 0.5),),
+    2: ((0.25, 0.25), (0.75, 0.75)),
+    3: ((0.25, 0.25), (0.5, 0.5), (0.75, 0.75)),
+    4: ((0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)),
+    5: ((0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)),
+    6: ((0.25, 0.22), (0.75, 0.22), (0.25, 0.5), (0.75, 0.5), (0.25, 0.78), (0.75, 0.78)),
+}
+
+
+def _face(n: int) -> str:
+    dots = "".join(f'<circle cx="{x * 20:g}" cy="{y * 20:g}" r="2.2" fill="#1d1d1b"/>' for x, y in _PIP_AT[n])
+    return f'<symbol id="f{n}" viewBox="0 0 20 20">{dots}</symbol>'
+
+
+def _tile_h(a: int, b: int) -> str:
+    return (
+        f'<symbol id="h{a}{b}" viewBox="0 0 40 20"><rect x=".5" y=".5" width="39" height="19" rx="3" fill="#fffdf4" stroke="#3a3a36"/>'
+        f'<line x1="20" y1="3" x2="20" y2="17" stroke="#8a877c"/>'
+        f'<use href="#f{a}" width="20" height="20"/><use href="#f{b}" x="20" width="20" height="20"/></symbol>'
+    )
+
+
+def _tile_v(a: int, b: int) -> str:
+    return (
+        f'<symbol id="v{a}{b}" viewBox="0 0 20 40"><rect x=".5" y=".5" width="19" height="39" rx="3" fill="#fffdf4" stroke="#3a3a36"/>'
+        f'<line x1="3" y1="20" x2="17" y2="20" stroke="#8a877c"/>'
+        f'<use href="#f{a}" width="20" height="20"/><use href="#f{b}" y="20" width="20" height="20"/></symbol>'
+    )
+
+
+#: Tile symbols: faces f0..f6, horizontal hAB (A left), vertical vAB (A on top).
+SVG_DEFS = (
+    '<svg class="defs" width="0" height="0" aria-hidden="true"><defs>'
+    + "".join(_face(n) for n in range(7))
+    + "".join(_tile_h(a, b) for a in range(7) for b in range(7))
+    + "".join(_tile_v(a, b) for a in range(7) for b in range(7))
+    + "</defs></svg>"
+)
+
+WIDTH = 800
+
+
+def _line_layout(line: list[Placed], width: int) -> tuple[list[tuple[int, int, int, bool]], int]:
+    """(x, y, index, across) of each tile; rows wrap left to right. Returns the height."""
+    out = []
+    x0, gap, row_h = 46, 3, 3 * U
+    x, y = x0, 8
+    for i, p in enumerate(line):
+        across = IS_DOUBLE[p.tile]
+        w = U if across else 2 * U
+        if x + w > width - 46:
+            x, y = x0, y + row_h
+        out.append((x, y, i, across))
+        x += w + gap
+    return out, y + row_h
+
+
+def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
+    """One frame: the line (wrapping), both open ends, the hands with pips, the stock."""
+    parts: list[str] = []
+    pos, line_h = _line_layout(ply.line, WIDTH)
+    line_h = max(line_h, 3 * U + 8)
+    for x, y, i, across in pos:
+        p = ply.line[i]
+        cls = ' class="new"' if i == ply.new_tile else ""
+        if across:
+            parts.append(f'<use href="#v{p.a}{p.b}" x="{x}" y="{y}" width="{U}" height="{2 * U}"{cls}/>')
+        else:
+            parts.append(f'<use href="#h{p.a}{p.b}" x="{x}" y="{y + U // 2}" width="{2 * U}" height="{U}"{cls}/>')
+        if i == ply.new_tile:
+            w, h = (U, 2 * U) if across else (2 * U, U)
+            yy = y if across else y + U // 2
+            parts.append(f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>')
+    if ply.line:
+        lx, ly, _, _ = pos[0]
+        rx, ry, _, racross = pos[-1]
+        rw = U if racross else 2 * U
+        parts.append(_end_badge(lx - 40, ly + U // 2, ply.left, "L"))
+        parts.append(_end_badge(rx + rw + 6, ry + U // 2, ply.right, "R"))
+    else:
+        parts.append(f'<text x="{WIDTH // 2}" y="{8 + U * 1.5 + 5:g}" class="muted" text-anchor="middle">the line is empty</text>')
+    y = line_h + 14
+    parts.append(f'<line x1="8" y1="{y - 8}" x2="{WIDTH - 8}" y2="{y - 8}" class="sep"/>')
+    acting = ply.move.seat if ply.move else -1
+    for s in range(players):
+        lab = seats[s] if s < len(seats) else SeatLabel(s, "?")
+        cls = "seat act" if s == acting else "seat"
+        bot = " [bot]" if lab.bot else ""
+        parts.append(f'<text x="10" y="{y + 16}" class="{cls}">seat {s}</text>')
+        parts.append(f'<text x="62" y="{y + 16}" class="name">{esc(_clip(lab.label, 18))}{esc(bot)}</text>')
+        if ply.hands is not None and ply.pips is not None:
+            hx = 230
+            for t in ply.hands[s]:
+                parts.append(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{hx}" y="{y}" width="{U * 0.8:g}" height="{U * 1.6:g}"/>')
+                hx += int(U * 0.8) + 3
+            parts.append(f'<text x="{WIDTH - 10}" y="{y + 16}" class="pips" text-anchor="end">{ply.pips[s]} pips</text>')
+        else:
+            parts.append(f'<text x="230" y="{y + 16}" class="muted">hidden until the hand is over</text>')
+        void = ply.voids[s] if s < len(ply.voids) else []
+        if void:
+            parts.append(f'<text x="{WIDTH - 90}" y="{y + 16}" class="void" text-anchor="end">no {",".join(map(str, void))}</text>')
+        y += int(U * 1.6) + 8
+    parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}</text>')
+    height = y + 22
+    return (
+        f'<svg class="board" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
+        f'role="img" aria-label="{esc(ply.title)}">' + "".join(parts) + "</svg>"
+    )
+
+
+def _end_badge(x: int, y: int, num: int, side: str) -> str:
+    return (
+        f'<g class="end end{side}"><rect x="{x}" y="{y - 1}" width="34" height="{U + 2}" rx="9"/>'
+        f'<text x="{x + 17}" y="{y + U - 5}" text-anchor="middle">{side} {num}</text></g>'
+    )
+
+
+def _clip(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+# --- trend chart ----------------------------------------------------------------------
+
+
+def trend_svg(points: list[tuple[str, float, float]], width: int = 640, height: int = 160) -> str:
+    """A small chart of (label, points per hand, win rate) over time buckets."""
+    if not points:
+        return '<p class="muted">no hands yet</p>'
+    pad_l, pad_r, pad_t, pad_b = 40, 40, 12, 26
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+    ys = [p[1] for p in points]
+    lo, hi = min(min(ys), 0.0), max(max(ys), 1.0)
+    span = hi - lo or 1.0
+    n = len(points)
+
+    def px(i: int) -> float:
+        return pad_l + (w * i / (n - 1) if n > 1 else w / 2)
+
+    def py(v: float) -> float:
+        return pad_t + h - (v - lo) / span * h
+
+    def pw(v: float) -> float:
+        return pad_t + h - v * h
+
+    ppp = " ".join(f"{px(i):.1f},{py(p[1]):.1f}" for i, p in enumerate(points))
+    win = " ".join(f"{px(i):.1f},{pw(p[2]):.1f}" for i, p in enumerate(points))
+    zero = py(0.0)
+    parts = [
+        f'<svg class="trend" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        'aria-label="points per hand and win rate over time">',
+        f'<line x1="{pad_l}" y1="{zero:.1f}" x2="{width - pad_r}" y2="{zero:.1f}" class="axis"/>',
+        f'<polyline points="{ppp}" class="ppp"/>',
+        f'<polyline points="{win}" class="win"/>',
+        f'<text x="4" y="{pad_t + 8}" class="ax">{hi:.0f}</text>',
+        f'<text x="4" y="{pad_t + h}" class="ax">{lo:.0f}</text>',
+        f'<text x="{width - pad_r + 4}" y="{pad_t + 8}" class="ax">100%</text>',
+        f'<text x="{width - pad_r + 4}" y="{pad_t + h}" class="ax">0%</text>',
+        f'<text x="{pad_l}" y="{height - 6}" class="ax">{esc(points[0][0])}</text>',
+        f'<text x="{width - pad_r}" y="{height - 6}" class="ax" text-anchor="end">{esc(points[-1][0])}</text>',
+    ]
+    for i, p in enumerate(points):
+        parts.append(
+            f'<circle cx="{px(i):.1f}" cy="{py(p[1]):.1f}" r="2.5" class="ppp-dot">'
+            f"<title>{esc(p[0])}: {p[1]:.1f} points per hand, {p[2]:.0%} won</title></circle>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,51 @@
+"""`replay serve`: run the web app over the store, as the database's one owner.
+
+The server opens the DuckDB file read-write and keeps it: `replay ingest`
+run meanwhile cannot open it, so it leaves Parquet batches in the spool,
+and the server loads them at start, every 2 seconds and after uploads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_serve_parser(subparsers: Any) -> None:
+    """Add `serve` to an argparse subparsers object (sets `func=run_serve`)."""
+    p = subparsers.add_parser(
+        "serve",
+        help="serve replays, player reports and findings over HTTP",
+        description="Serve the web pages and JSON API over the store. Write endpoints "
+        "(upload, delete) need REPLAY_TOKEN set in the environment.",
+    )
+    p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or data/replay.duckdb)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--load-every", type=float, default=2.0, help="seconds between spool loads (default 2)")
+    p.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Start uvicorn; returns its exit status (2 if the database is held elsewhere)."""
+    import uvicorn
+
+    from api.app import create_app
+    from replay.store import StoreLocked, default_db_path, layout, open_store
+
+    db = args.db or str(default_db_path())
+    lay = layout(db)
+    try:
+        open_store(db).close()  # create or migrate now, and fail early if another process holds it
+    except StoreLocked as exc:
+        print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(db, spool_dir=lay.spool, load_every=args.load_every)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"replay serve: http://{host}:{args.port}/  (database {db})", flush=True)
+    if not os.environ.get("REPLAY_TOKEN"):
+        print("replay serve: REPLAY_TOKEN is not set: uploads and deletes are refused", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

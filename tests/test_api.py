@@ -1,0 +1,466 @@
+"""The web app over a store built from the sample logs: every route, HTML and JSON.
+
+Security checks: escaping of names that look like HTML, bearer token on
+writes, upload size limits (raw and gzip bombs), and no hidden tile of an
+unfinished hand in any response.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import MAX_INFLATED, MAX_UPLOAD, create_app
+from api.render import FindingRow, HandData, MoveRow, SeatLabel, build_plies, ply_svg
+from replay.tiles import parse_tile
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+EXAMPLE_2P = ROOT / "tests" / "data" / "examples" / "domena-2p-to-40.jsonl"
+TOKEN = "test-token-1234"
+EVIL_NAME = "<script>alert(1)</script>"
+EVIL_ID = "p-<i>x</i>"
+# m-example-2 cut at seq 44: hand 2 is on, seat 1 has drawn 52, 50 and 33
+OPEN_MATCH = "m-example-2"
+HIDDEN = ("52", "50", "33", "51", "21")  # held, never shown before the cut
+
+
+def open_hand_log(dest: Path) -> Path:
+    """The 2-player example, renamed players, cut in the middle of hand 2."""
+    out = []
+    for raw in EXAMPLE_2P.read_bytes().splitlines():
+        ev = orjson.loads(raw)
+        if ev["seq"] > 44:
+            break
+        if ev["type"] == "match_start":
+            ev["seats"][0] = {"seat": 0, "player": EVIL_ID, "name": EVIL_NAME}
+        out.append(orjson.dumps(ev))
+    path = dest / "open-hand.jsonl"
+    path.write_bytes(b"\n".join(out) + b"\n")
+    return path
+
+
+def build_store(data: Path, paths: list[Path]) -> Path:
+    """Ingest `paths` into a fresh store under `data`; the database path."""
+    from replay.ingest import ingest
+
+    data.mkdir(parents=True, exist_ok=True)
+    db = data / "replay.duckdb"
+    ingest([str(p) for p in paths], db=db, workers=0)
+    return db
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("api")
+    extra = open_hand_log(base)
+    return build_store(base / "data", [SAMPLES, extra])
+
+
+@pytest.fixture(scope="module")
+def client(store: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        yield c
+
+
+@pytest.fixture()
+def writable(store: Path, tmp_path: Path) -> Iterator[TestClient]:
+    """A client over a copy of the store (for uploads and deletes)."""
+    dest = tmp_path / "data"
+    shutil.copytree(store.parent, dest)
+    with TestClient(create_app(dest / store.name, token=TOKEN)) as c:
+        yield c
+
+
+def _j(client: TestClient, url: str) -> dict:
+    r = client.get(url)
+    assert r.status_code == 200, (url, r.text[:300])
+    return r.json()
+
+
+def _first(client: TestClient, **filters: str) -> dict:
+    rows = _j(client, "/api/matches?" + "&".join(f"{k}={v}" for k, v in filters.items()))["matches"]
+    assert rows, filters
+    return rows[0]
+
+
+# --- pages and twins ------------------------------------------------------------------
+
+
+def test_home_lists_invalid_first(client: TestClient) -> None:
+    data = _j(client, "/api/summary")
+    assert data["counts"]["matches"] > 100
+    assert data["counts"]["invalid"] >= 30
+    assert data["invalid"] and all(m["verdict"] != "valid" for m in data["invalid"])
+    html = client.get("/").text
+    assert html.index("Invalid matches first") < html.index("Recent matches")
+    assert data["invalid"][0]["match"] in html
+
+
+def test_matches_filters_and_paging(client: TestClient) -> None:
+    inv = _j(client, "/api/matches?verdict=invalid&per_page=500")
+    assert inv["total"] >= 30 and all(m["verdict"] == "invalid" for m in inv["matches"])
+    prof = _j(client, "/api/matches?profile=pr_3p")
+    assert prof["total"] >= 3 and {m["profile"] for m in prof["matches"]} == {"pr_3p"}
+    p1 = _j(client, "/api/matches?per_page=5&page=1")
+    p2 = _j(client, "/api/matches?per_page=5&page=2")
+    assert len(p1["matches"]) == 5 and p1["pages"] >= 2
+    assert not {m["match"] for m in p1["matches"]} & {m["match"] for m in p2["matches"]}
+    player = _j(client, "/api/matches?player=p-00005&per_page=500")
+    assert player["total"] > 0
+    for m in player["matches"][:5]:
+        seats = _j(client, f"/api/matches/{m['match']}")
+        held = {c["player"] for c in seats["seat_changes"]} | {s["player"] for s in seats["seats"]}
+        assert "p-00005" in held
+    none = _j(client, "/api/matches?date_from=2100-01-01")
+    assert none["total"] == 0
+    some = _j(client, "/api/matches?date_from=2000-01-01&date_to=2100-01-01")
+    assert some["total"] > 0
+    html = client.get("/matches?verdict=valid&page=2").text
+    assert "page 2 of" in html and 'name="verdict"' in html
+    assert client.get("/api/matches?verdict=bogus").status_code == 422
+
+
+def test_match_page_score_sheet(client: TestClient) -> None:
+    mid = _first(client, profile="venezuela", verdict="valid")["match"]
+    data = _j(client, f"/api/matches/{mid}")
+    hands = data["hands"]
+    assert hands and data["match"]["verdict"] == "valid"
+    # the running score is the sum of the hands' points
+    total = [0, 0]
+    for h in hands:
+        if h["result"] in ("domino", "block"):
+            total = [a + b for a, b in zip(total, h["points"], strict=True)]
+        assert h["score"] == total
+    # venezuela's (estimate) cells are named with their values
+    cells = {c["option"] for c in data["match"]["estimate_cells"]}
+    assert cells == {"count", "match_end"}
+    html = client.get(f"/matches/{mid}").text
+    assert "(estimate) cells" in html and "count = " in html
+    assert html.count("replay →") == len(hands)
+
+
+def test_match_findings_link_to_their_ply(client: TestClient) -> None:
+    data = _j(client, "/api/findings?code=FALSE_PASS")
+    f = data["findings"][0]
+    assert f["code"] == "FALSE_PASS" and f["ply"] > 0
+    hand = _j(client, f"/api/matches/{f['match']}/hands/{f['hand']}")
+    ply = hand["plies"][f["ply"]]
+    assert ply["seq"] == f["seq"]
+    assert any(n["kind"] == "finding" and "FALSE_PASS" in n["text"] for n in ply["notes"])
+    html = client.get(f"/matches/{f['match']}").text
+    assert f"ply={f['ply']}" in html and f"#ply={f['ply']}" in html
+
+
+def test_seat_changes_and_bots(client: TestClient) -> None:
+    mid = "m-6000-0002"  # seat 1 goes to bot-random from hand 4
+    data = _j(client, f"/api/matches/{mid}")
+    change = [c for c in data["seat_changes"] if c["player"] == "bot-random"]
+    assert change and change[0]["bot"] and change[0]["from_hand"] == 4
+    by_hand = {h["hand"]: h["seats"][1] for h in data["hands"]}
+    assert by_hand[3]["player"] != "bot-random" and by_hand[4]["player"] == "bot-random"
+    html = client.get(f"/matches/{mid}").text
+    assert "Seat changes" in html and 'class="bot"' in html
+
+
+def test_hand_replay_plies(client: TestClient) -> None:
+    mid = "m-example-2"
+    assert _j(client, f"/api/matches/{mid}")  # present (the cut copy)
+    m = _first(client, profile="international", verdict="valid")["match"]
+    data = _j(client, f"/api/matches/{m}/hands/1")
+    plies = data["plies"]
+    assert plies[0]["kind"] == "deal" and plies[0]["line"] == []
+    assert all(len(h) == 7 for h in plies[0]["hands"])
+    for a, b in zip(plies, plies[1:], strict=False):
+        if b["kind"] == "play":
+            assert len(b["line"]) == len(a["line"]) + 1
+            assert b["tile"] in (b["line"][0], b["line"][-1]) or b["tile"][::-1] in (b["line"][0], b["line"][-1])
+            played = [x for x in b["alternatives"] if x["played"]]
+            assert len(played) == 1
+    last = plies[-1]
+    # pips shown equal the pips of the hands shown
+    for hand, pips in zip(last["hands"], last["pips"], strict=True):
+        assert sum(int(t[0]) + int(t[1]) for t in hand) == pips
+    # no-JS stepping: ?ply=N shows that section only
+    html = client.get(f"/matches/{m}/hands/1?ply=2").text
+    shown = re.findall(r'<section class="ply" id="ply-(\d+)" data-ply="\d+">', html)
+    assert shown == ["2"]
+    assert html.count('<section class="ply"') == len(plies)
+
+
+def test_annotations_across_hands(client: TestClient) -> None:
+    """Somewhere in the samples: a pass's voids, a forced move, puerta, tranque, capicua."""
+    kinds: set[str] = set()
+    for mid in ("m-8000-0001", "m-16000-0001", "m-12000-0001"):
+        for h in _j(client, f"/api/matches/{mid}")["hands"]:
+            for p in _j(client, f"/api/matches/{mid}/hands/{h['hand']}")["plies"]:
+                kinds |= {n["kind"] for n in p["notes"]}
+                if p["kind"] == "pass" and any(n["kind"] == "pass" for n in p["notes"]):
+                    note = next(n for n in p["notes"] if n["kind"] == "pass")
+                    assert re.fullmatch(r"seat \d holds no \d( and no \d)?", note["text"])
+                    assert all(int(x) in p["voids"][p["seat"]] for x in re.findall(r"no (\d)", note["text"]))
+    assert {"pass", "forced", "puerta", "tranque", "result"} <= kinds
+    assert kinds & {"capicua", "chuchazo", "dominao"}
+
+
+def test_players_and_report(client: TestClient) -> None:
+    rows = _j(client, "/api/players?q=p-0000")["players"]
+    assert rows
+    rep = _j(client, "/api/players/p-00001")
+    assert rep["hands"] == rep["wins"] + rep["losses"] + rep["ties"]
+    assert rep["wins"] == rep["wins_by_domino"] + rep["wins_by_block"]
+    assert rep["points_per_hand"] == round(rep["points_for"] / rep["hands"], 2)
+    assert rep["deal_luck"]["hands"] >= rep["hands"]
+    assert 30 < rep["deal_luck"]["pips_mean"] < 54
+    assert rep["profiles"] and sum(p["hands"] for p in rep["profiles"]) == rep["hands"]
+    assert rep["trend"] and sum(t["hands"] for t in rep["trend"]) == rep["hands"]
+    html = client.get("/players/p-00001").text
+    assert "Deal luck" in html and "<svg class=\"trend\"" in html and "Results per partner" in html
+    assert client.get("/players/nobody-here").status_code == 404
+    assert client.get("/api/players/nobody-here").status_code == 404
+
+
+def test_player_counts_follow_the_seat(client: TestClient) -> None:
+    """A player is charged with the hands they sat for (seat changes)."""
+    con = client.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        mid = "m-6000-0002"
+        first = con.execute(
+            "SELECT player FROM seats WHERE match = ? AND seat = 1 AND from_hand = 1", [mid]
+        ).fetchall()[0][0]
+        played = con.execute(
+            "SELECT count(*) FROM hands WHERE match = ? AND result IN ('domino','block') AND hand < 4",
+            [mid],
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    rep = _j(client, f"/api/players/{first}")
+    bot = _j(client, "/api/players/bot-random")
+    assert bot["bot"] and bot["hands_as_bot"] == bot["hands"] > 0
+    assert played > 0 and rep["hands"] >= played
+
+
+def test_findings_browser(client: TestClient) -> None:
+    data = _j(client, "/api/findings?severity=warning")
+    assert data["findings"] and all(f["severity"] == "warning" for f in data["findings"])
+    one = _j(client, "/api/findings?match=m-seq-gap-0")
+    assert one["findings"] and {f["match"] for f in one["findings"]} == {"m-seq-gap-0"}
+    html = client.get("/findings?code=SEQ_GAP").text
+    assert "SEQ_GAP" in html and "m-seq-gap-0" in html
+    assert client.get("/api/findings?severity=fatal").status_code == 422
+
+
+def test_not_found(client: TestClient) -> None:
+    assert client.get("/matches/none-such").status_code == 404
+    assert client.get("/api/matches/none-such").status_code == 404
+    assert client.get("/matches/m-8000-0001/hands/999").status_code == 404
+    assert client.get("/api/matches/m-8000-0001/hands/999").status_code == 404
+    assert "no match" in client.get("/matches/none-such").text
+
+
+# --- security -----------------------------------------------------------------------------
+
+
+def test_html_looking_names_are_escaped(client: TestClient) -> None:
+    for url in (
+        f"/matches/{OPEN_MATCH}",
+        f"/matches/{OPEN_MATCH}/hands/1",
+        "/players/p-00005",
+        "/players?q=script",
+        "/matches?player=" + EVIL_NAME,
+    ):
+        html = client.get(url).text
+        assert "<script>alert" not in html, url
+        assert "<i>x</i>" not in html, url
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in client.get("/players/p-00005").text
+    hand = client.get(f"/matches/{OPEN_MATCH}/hands/1").text
+    # the SVG seat label carries the escaped name too
+    assert re.search(r'class="name">&lt;script&gt;', hand)
+    # ids from logs are quoted in links
+    assert "/players/p-%3Ci%3Ex%3C%2Fi%3E" in client.get(f"/matches/{OPEN_MATCH}").text
+
+
+def test_unfinished_hand_hides_every_hand(client: TestClient) -> None:
+    r = client.get(f"/api/matches/{OPEN_MATCH}/hands/2")
+    assert r.status_code == 200
+    data = r.json()
+    assert data["info"]["finished"] is False
+    plies = data["plies"]
+    assert len(plies) > 10
+    for p in plies:
+        assert p["hands"] is None and p["pips"] is None and p["alternatives"] == []
+        assert p["forced"] is None
+        if p["kind"] == "draw":
+            assert p["tile"] is None and "draws a tile" in p["title"]
+    text = r.text
+    for t in HIDDEN:
+        assert f'"{t}"' not in text, t
+    html = client.get(f"/matches/{OPEN_MATCH}/hands/2").text
+    assert "hidden until the hand is over" in html
+    for t in HIDDEN:
+        hi, lo = t[0], t[1]
+        for sym in (f"#v{hi}{lo}", f"#v{lo}{hi}", f"#h{hi}{lo}", f"#h{lo}{hi}"):
+            assert f'href="{sym}"' not in html, sym
+    # the finished hand 1 of the same match does show its hands
+    done = _j(client, f"/api/matches/{OPEN_MATCH}/hands/1")
+    assert done["plies"][0]["hands"] is not None
+
+
+def test_writes_need_the_token(client: TestClient) -> None:
+    files = {"file": ("x.jsonl", b"{}\n", "application/octet-stream")}
+    r = client.post("/api/upload", files=files)
+    assert r.status_code == 401 and "Bearer" in r.json()["detail"]
+    r = client.post("/api/upload", files=files, headers={"Authorization": "Bearer wrong"})
+    assert r.status_code == 401
+    assert client.delete(f"/api/matches/{OPEN_MATCH}").status_code == 401
+    assert client.get(f"/api/matches/{OPEN_MATCH}").status_code == 200
+
+
+def test_writes_refused_without_a_configured_token(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLAY_TOKEN", raising=False)
+    with TestClient(create_app(store)) as c:
+        r = c.delete("/api/matches/x", headers={"Authorization": "Bearer anything"})
+        assert r.status_code == 403 and "REPLAY_TOKEN" in r.json()["detail"]
+        assert "REPLAY_TOKEN" in c.get("/upload").text
+
+
+def _auth() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_upload_ingests_and_links(writable: TestClient, tmp_path: Path) -> None:
+    from replay.simulate import SimConfig, simulate
+
+    lines = list(simulate(SimConfig(profiles=("pagat",), matches=1, seed=424242)))
+    body = gzip.compress(b"\n".join(lines) + b"\n")
+    r = writable.post("/api/upload", files={"file": ("new.jsonl.gz", body)}, headers=_auth())
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert len(got["matches"]) == 1
+    m = got["matches"][0]
+    assert m["verdict"] == "valid" and m["url"] == f"/matches/{m['match']}"
+    assert writable.get(m["url"]).status_code == 200
+    # the same file again changes nothing and still links its match
+    again = writable.post("/api/upload", files={"file": ("new.jsonl.gz", body)}, headers=_auth())
+    assert [x["match"] for x in again.json()["matches"]] == [m["match"]]
+    bad = writable.post("/api/upload", files={"file": ("x.txt", b"hi")}, headers=_auth())
+    assert bad.status_code == 415
+
+
+def test_upload_size_limit(writable: TestClient) -> None:
+    big = b"x" * (MAX_UPLOAD + 1024)
+    r = writable.post("/api/upload", files={"file": ("big.jsonl", big)}, headers=_auth())
+    assert r.status_code == 413 and "too large" in r.json()["detail"]
+
+
+def test_upload_gzip_bomb(writable: TestClient) -> None:
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip container
+    chunk = b"\0" * (1 << 20)
+    parts = [comp.compress(chunk) for _ in range(MAX_INFLATED // len(chunk) + 8)]
+    bomb = b"".join(parts) + comp.flush()
+    assert len(bomb) < MAX_UPLOAD
+    r = writable.post("/api/upload", files={"file": ("bomb.jsonl.gz", bomb)}, headers=_auth())
+    assert r.status_code == 413 and "decompressed" in r.json()["detail"]
+
+
+def test_delete_match(writable: TestClient) -> None:
+    mid = "m-8000-0001"
+    assert writable.get(f"/api/matches/{mid}").status_code == 200
+    r = writable.delete(f"/api/matches/{mid}", headers=_auth())
+    assert r.status_code == 200 and r.json() == {"deleted": mid}
+    assert writable.get(f"/api/matches/{mid}").status_code == 404
+    assert writable.get(f"/api/matches/{mid}/hands/1").status_code == 404
+    assert writable.delete(f"/api/matches/{mid}", headers=_auth()).status_code == 404
+
+
+def test_upload_page_and_static(client: TestClient) -> None:
+    html = client.get("/upload").text
+    assert 'type="file"' in html and "/static/upload.js" in html
+    assert client.get("/static/replay.js").status_code == 200
+    assert "ArrowRight" in client.get("/static/replay.js").text
+    spec = _j(client, "/openapi.json")
+    assert "/api/matches/{match_id}/hands/{hand}" in spec["paths"]
+    assert "/api/upload" in spec["paths"]
+
+
+# --- rendering, without the store ----------------------------------------------------------
+
+
+def _t(name: str) -> int:
+    return parse_tile(name)
+
+
+def _hand(moves: list[MoveRow], dealt: list[list[str]], result: str | None = "domino",
+          notes: tuple[str, ...] = ()) -> HandData:
+    return HandData(
+        match="m", hand=1, players=len(dealt), teams="individual", result=result, winner=0,
+        points=(0, 0), score=(0, 0), notes=notes, leader=0, blocker=None,
+        dealt=tuple(tuple(_t(x) for x in h) for h in dealt), stock0=0,
+        seats=tuple(SeatLabel(i, f"p{i}") for i in range(len(dealt))),
+        moves=tuple(moves), findings=(FindingRow("TIME_ORDER", "warning", 1, 11, "ts goes back"),),
+    )
+
+
+def _mv(ply: int, seat: int, kind: str, tile: str | None, end: str | None, left: int, right: int,
+        legal: tuple[str, ...] = ()) -> MoveRow:
+    return MoveRow(ply, 10 + ply, seat, kind, _t(tile) if tile else None, end, left, right, 0,
+                   legal, len(legal) == 1)
+
+
+def test_build_plies_line_voids_puerta_ahorcado() -> None:
+    # seat 0 opens 6-5 (high half left), 1 plays 5-5 across on the right, 0 plays 6-4 left
+    moves = [
+        _mv(1, 0, "play", "65", None, 6, 5, ("65:left", "64:left")),
+        _mv(2, 1, "play", "55", "right", 6, 5, ("55:right",)),
+        _mv(3, 0, "play", "64", "left", 4, 5, ("64:left",)),
+        _mv(4, 1, "pass", None, None, 4, 5, ("PASS",)),
+    ]
+    plies = build_plies(_hand(moves, [["65", "64", "00"], ["55", "11", "22"]], result=None))
+    assert [len(p.line) for p in plies] == [0, 1, 2, 3, 3]
+    assert [(p.a, p.b) for p in plies[3].line] == [(4, 6), (6, 5), (5, 5)]
+    assert (plies[3].left, plies[3].right) == (4, 5)
+    assert plies[4].voids[1] == [4, 5]
+    assert any(n.text == "seat 1 holds no 4 and no 5" for n in plies[4].notes)
+    assert all(p.hands is None for p in plies)  # not finished: nothing held is shown
+    finished = build_plies(_hand(moves, [["65", "64", "00"], ["55", "11", "22"]]))
+    assert finished[0].hands == [[_t("65"), _t("64"), _t("00")], [_t("55"), _t("22"), _t("11")]]
+    assert finished[3].hands[0] == [_t("00")] and finished[3].pips == [0, 6]
+    assert finished[1].alternatives == [("65", True), ("64", False)]
+    # a finding lands on the ply of its seq
+    assert any(n.kind == "finding" and "TIME_ORDER" in n.text for n in finished[1].notes)
+    svg = ply_svg(finished[2], _hand(moves, [["65"], ["55"]]).seats, 2)
+    assert 'href="#v55"' in svg and 'href="#h65"' in svg and ">L 6<" in svg and ">R 5<" in svg
+
+
+def test_puerta_and_ahorcado() -> None:
+    # every 3 but 3-3 goes down; 3-3 stays in seat 1's hand: ahorcado, then puerta is impossible
+    seq = ["31", "10", "03", "32", "21", "14", "43", "35", "53"]
+    line_moves = [
+        _mv(1, 0, "play", "31", None, 3, 1),
+        _mv(2, 0, "play", "10", "right", 3, 0),
+        _mv(3, 0, "play", "30", "right", 3, 3),
+        _mv(4, 0, "play", "32", "left", 2, 3),
+        _mv(5, 0, "play", "63", "right", 2, 6),
+        _mv(6, 0, "play", "62", "right", 2, 2),
+    ]
+    plies = build_plies(_hand(line_moves, [["31", "10", "30", "32", "63", "62", "00"], ["33", "43", "53"]]))
+    assert seq  # the tiles of 3 so far: 31 30 32 63 (4 of 6)
+    assert not any(n.kind == "ahorcado" for p in plies for n in p.notes)
+    more = line_moves + [
+        _mv(7, 0, "play", "42", "left", 4, 2),
+        _mv(8, 0, "play", "43", "left", 3, 2),
+        _mv(9, 0, "play", "53", "left", 5, 2),
+    ]
+    plies = build_plies(_hand(more, [["31", "10", "30", "32", "63", "62", "42", "43", "53"], ["33"]]))
+    notes = [n for p in plies for n in p.notes if n.kind in ("ahorcado", "puerta")]
+    assert [n.kind for n in notes] == ["ahorcado"]
+    assert "33 can no longer be played (held by seat 1)" in notes[0].text
+    assert plies[-1].hanged == [_t("33")]
