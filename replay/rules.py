@@ -22,7 +22,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 
 class RulesError(ValueError):
@@ -119,6 +127,14 @@ class Rules(BaseModel):
     match_end: MatchEnd = Field(default_factory=PointsEnd)
     redeal: Literal["none", "five_doubles_claim", "five_doubles_auto"] = "none"
     next_match_lead: Literal["rotate_first"] = "rotate_first"
+
+    @field_validator("players", "round_down", mode="before")
+    @classmethod
+    def _exact_int(cls, v: Any) -> Any:
+        # Literal ints match by equality, so False would pass as 0 and 4.0 as 4
+        if type(v) is not int:
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return v
 
     @model_validator(mode="after")
     def _combinations(self) -> Rules:
