@@ -1,0 +1,559 @@
+"""Invariants over random legal play in every profile, and independent cross-checks.
+
+* hypothesis: random deals and random legal moves, hands and whole matches,
+  against the facts of rules.md (tiles conserved, what a block looks like,
+  the boneyard empty at a block, every hand ends, the match ends exactly
+  when its rule says, points never negative);
+* a naive, from-scratch rule model run in lockstep with the engine on
+  thousands of positions: same legal moves, same positions;
+* `replay.fastplay` against the engine on thousands of random hands, also
+  with one move replaced by a random (often illegal) one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.engine import (
+    DRAW,
+    PASS,
+    YIELD,
+    HandState,
+    IllegalMoveError,
+    Move,
+    Play,
+    apply,
+    can_apply,
+    legal_moves,
+    new_hand,
+)
+from replay.fastplay import FastIllegal, decode, encode, replay_hand
+from replay.match import HandScore, MatchState, new_match, next_lead, record, redeal_due, score_hand
+from replay.rules import (
+    PROFILES,
+    ChivaEnd,
+    FixedEnd,
+    MiloEnd,
+    PointsEnd,
+    RoundsEnd,
+    Rules,
+    resolve,
+)
+from replay.tiles import BIT, DOUBLES, FULL_SET, IS_DOUBLE, SUIT_MASK, mask_of, pips_of
+
+ALL = sorted(PROFILES)
+#: a few override tables on top of the profiles, for the options no profile uses
+EXTRA: list[tuple[str, dict[str, object]]] = [
+    ("international", {"lead_to_partner": True, "block_end": "all_pass"}),
+    ("doscientos", {"block_winner": "blocker_vs_right", "block_tie": "first_side_wins"}),
+    (
+        "doscientos",
+        {
+            "block_winner": "lowest_hand",
+            "block_tie": "last_side_wins",
+            "tie_lead": "double_six_holder",
+        },
+    ),
+    ("international", {"players": 3, "teams": "individual", "first_lead": "bayamon_draw"}),
+    ("international", {"players": 2, "teams": "individual", "first_lead": "highest_double"}),
+    ("pr_3p", {"match_end": {"kind": "chiva", "wins": 4}}),
+    ("pr_2p", {"match_end": {"kind": "chiva", "wins": 3}}),
+    ("international", {"stock": "draw", "block_end": "all_pass"}),
+    ("quinientos", {"ones_bonus": 100, "first_block_bonus": 100, "pass_bonus": [20, 10]}),
+]
+TABLES: list[tuple[str, dict[str, object]]] = [(p, {}) for p in ALL] + EXTRA
+TABLE_IDS = [p + ("+" + ",".join(sorted(o)) if o else "") for p, o in TABLES]
+
+
+def rules_of(table: tuple[str, dict[str, object]]) -> Rules:
+    return resolve(table[0], table[1] or None)
+
+
+@dataclass
+class Dealt:
+    hands: list[list[int]]
+    stock: list[int]
+    out: int  # tiles left out of play or set aside
+
+
+def random_deal(r: Rules, rnd: random.Random) -> Dealt:
+    if r.stock == "doubles_aside":
+        tiles = [t for t in range(28) if not IS_DOUBLE[t]]
+        aside = DOUBLES
+    else:
+        tiles = list(range(28))
+        aside = 0
+    rnd.shuffle(tiles)
+    n = r.players
+    hands = [tiles[7 * s : 7 * s + 7] for s in range(n)]
+    rest = tiles[7 * n :]
+    if r.stock == "draw":
+        return Dealt(hands, rest, aside)
+    return Dealt(hands, [], aside | mask_of(rest))
+
+
+def play_randomly(s: HandState, rnd: random.Random) -> tuple[HandState, int, list[Move]]:
+    """Random legal moves to the end; returns the end, the line's tiles, the moves."""
+    line = 0
+    moves: list[Move] = []
+    in_play_passes = 0
+    n = s.players
+    while not s.over:
+        options = legal_moves(s)
+        assert options, "a hand that is not over always has a move"
+        m = rnd.choice(options)
+        if isinstance(m, Play) and rnd.random() < 0.3:
+            # the other orientation / the equal end: the same move when legal
+            alt = Play(m.tile, 1 - m.end)
+            if can_apply(s, alt):
+                m = alt
+        if isinstance(m, Play):
+            line |= BIT[m.tile]
+        in_play_passes = in_play_passes + 1 if m is PASS and s.result is None else 0
+        # n passes in a row while the hand is on would mean nobody can move
+        assert in_play_passes < n
+        s = apply(s, m)
+        moves.append(m)
+        assert len(moves) <= 28 + 14 + 28 * n, "a hand must end"
+    return s, line, moves
+
+
+def check_finished_hand(r: Rules, d: Dealt, s: HandState, line: int) -> None:
+    held = 0
+    for h in s.hands:
+        assert not held & h
+        held |= h
+    stock = mask_of(s.stock)
+    parts = [line, held, stock, d.out]
+    # the 28 tiles, each exactly once
+    assert sum(p.bit_count() for p in parts) == 28
+    assert line | held | stock | d.out == FULL_SET
+    assert line.bit_count() == s.plays
+    if s.result == "domino":
+        assert any(h == 0 for h in s.hands)
+        return
+    assert s.result == "block"
+    if r.stock == "draw":
+        assert s.stock == ()  # a hand blocks only once the boneyard is empty
+    left_out = d.out & ~DOUBLES if r.stock == "doubles_aside" else d.out
+    if not left_out:
+        n = s.left
+        assert s.left == s.right
+        in_play = ~d.out & FULL_SET
+        assert SUIT_MASK[n] & in_play & ~line == 0, "every tile of the number is down"
+        assert sum(s.pips()) % 2 == 0
+        assert (pips_of(in_play) - pips_of(line)) % 2 == 0
+
+
+def check_score(r: Rules, s: HandState, h: HandScore) -> None:
+    assert all(p >= 0 for p in h.points)
+    assert len(h.points) == (r.players if r.scoring == "royal_rumble" else r.sides)
+    if r.scoring == "pips" and not r.pass_bonus and h.side is None:
+        assert h.points == (0,) * r.sides
+    if h.side is not None and r.scoring == "pips":
+        side_of = r.side_of
+        losers = sum(p for seat, p in enumerate(h.pips) if side_of(seat) != h.side)
+        base = sum(h.pips) if r.count == "all" else losers
+        assert h.points[h.side] >= base - (r.round_down or 1) + 1
+    if h.result == "domino":
+        assert h.winner is not None and h.pips[h.winner] == 0
+
+
+@dataclass
+class Oracle:
+    """An independent tally of a match: totals, win counts, and when it ends."""
+
+    r: Rules
+    score: list[int] = field(default_factory=list)
+    wins: list[int] = field(default_factory=list)
+    played: int = 0
+
+    def __post_init__(self) -> None:
+        k = self.r.sides
+        self.score = [0] * k
+        self.wins = [0] * k
+
+    def add(self, h: HandScore) -> tuple[bool, int | None]:
+        end = self.r.match_end
+        self.played += 1
+        for k, p in enumerate(h.points):
+            self.score[k] += p
+        w = h.side
+        if w is not None:
+            if (
+                isinstance(end, ChivaEnd)
+                and self.wins[w] == 0
+                and all(c > 0 for k, c in enumerate(self.wins) if k != w)
+            ):
+                self.wins = [0] * len(self.wins)  # the last winless side breaks the chiva
+            else:
+                self.wins[w] += 1
+        if isinstance(end, PointsEnd | MiloEnd):
+            top = max(self.score)
+            if top < end.target:
+                return False, None
+            leaders = [k for k, v in enumerate(self.score) if v == top]
+            if len(leaders) == 1:
+                return True, leaders[0]
+            return (True, w) if w in leaders else (False, None)
+        if isinstance(end, ChivaEnd):
+            for k, c in enumerate(self.wins):
+                if c >= end.wins and 0 in self.wins[:k] + self.wins[k + 1 :]:
+                    return True, k
+            return False, None
+        if isinstance(end, RoundsEnd):
+            for k, c in enumerate(self.wins):
+                if c >= end.target:
+                    ok = min(self.wins[:k] + self.wins[k + 1 :]) >= end.loser_min
+                    return True, (k if ok else None)
+            return False, None
+        assert isinstance(end, FixedEnd)
+        if self.played < end.hands:
+            return False, None
+        low = min(self.score)
+        best = [k for k, v in enumerate(self.score) if v == low]
+        return True, (best[0] if len(best) == 1 else None)
+
+
+def deal_and_lead(
+    r: Rules, m: MatchState, rnd: random.Random, drawn: int | None
+) -> tuple[Dealt, int, int] | None:
+    d = random_deal(r, rnd)
+    masks = [mask_of(h) for h in d.hands]
+    due = redeal_due(r, masks)
+    if due and (
+        r.redeal == "five_doubles_auto" or (r.redeal == "five_doubles_claim" and rnd.random() < 0.5)
+    ):
+        return None  # cancelled: scores nothing, counts for nothing
+    lead = next_lead(m, masks, drawn_leader=drawn)
+    if lead.tile >= 0:
+        assert masks[lead.seat] & BIT[lead.tile]
+    return d, lead.seat, lead.tile
+
+
+@pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_hands(table: tuple[str, dict[str, object]], seed: int) -> None:
+    r = rules_of(table)
+    rnd = random.Random(seed)
+    m = new_match(r)
+    drawn = rnd.randrange(r.players) if r.lead_draw_used else None
+    got = None
+    while got is None:
+        got = deal_and_lead(r, m, rnd, drawn)
+    d, leader, opening = got
+    s0 = new_hand(r, d.hands, leader=leader, opening=opening, stock=d.stock)
+    s, line, _ = play_randomly(s0, rnd)
+    check_finished_hand(r, d, s, line)
+    check_score(r, s, score_hand(m, s))
+
+
+@pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_matches(table: tuple[str, dict[str, object]], seed: int) -> None:
+    r = rules_of(table)
+    name = table[0]
+    rnd = random.Random(seed)
+    m = new_match(r, PROFILES[name].shutout_note)
+    oracle = Oracle(r)
+    drawn = rnd.randrange(r.players) if r.lead_draw_used else None
+    for _ in range(400):  # deals, cancelled ones included
+        if m.over:
+            break
+        got = deal_and_lead(r, m, rnd, drawn)
+        if got is None:
+            continue
+        d, leader, opening = got
+        s, line, _ = play_randomly(
+            new_hand(r, d.hands, leader=leader, opening=opening, stock=d.stock), rnd
+        )
+        check_finished_hand(r, d, s, line)
+        h = score_hand(m, s)
+        check_score(r, s, h)
+        m = record(m, h, leader=leader)
+        over, winner = oracle.add(h)
+        assert m.over == over
+        assert list(m.score) == oracle.score
+        assert list(m.wins) == oracle.wins
+        if over:
+            assert m.winner == winner
+            assert m.result == ("win" if winner is not None else "tie")
+            shut = isinstance(r.match_end, PointsEnd) and 0 in oracle.score
+            assert m.notes == ((PROFILES[name].shutout_note,) if shut else ())
+    if isinstance(r.match_end, FixedEnd):
+        assert m.over and m.played == r.match_end.hands
+
+
+# --- a naive rule model, run in lockstep with the engine ---------------------------------
+
+NAIVE_HALVES = [(a, b) for a in range(7) for b in range(a, 7)]
+
+
+class Naive:
+    """The rules of rules.md in the plainest code: sets, lists, loops."""
+
+    def __init__(
+        self,
+        r: Rules,
+        hands: Sequence[Sequence[int]],
+        leader: int,
+        opening: int,
+        stock: Sequence[int],
+    ):
+        self.r = r
+        self.n = len(hands)
+        self.hands = [set(h) for h in hands]
+        self.stock = list(stock) if r.stock == "draw" else []
+        self.ends: list[int] | None = None
+        self.turn = leader
+        self.opening = opening
+        self.yielded = False
+        self.must: int | None = None
+        self.result: str | None = None
+        self.blocker = -1
+        self.owed = 0
+        self.passes: list[int] = []
+
+    def fits(self, tile: int, end: int) -> bool:
+        assert self.ends is not None
+        return self.ends[end] in NAIVE_HALVES[tile]
+
+    def can_play(self, tiles: set[int] | list[int]) -> bool:
+        return any(self.fits(t, e) for t in tiles for e in (0, 1))
+
+    def legal(self, move: Move) -> bool:
+        if self.result is not None:
+            if self.owed == 0:
+                return False
+            if self.stock and self.turn == (self.blocker + 1) % self.n:
+                return move is DRAW
+            return move is PASS
+        hand = self.hands[self.turn]
+        if self.ends is None:
+            if move is YIELD:
+                r = self.r
+                return (
+                    r.lead_to_partner
+                    and r.teams == "pairs"
+                    and not self.yielded
+                    and self.opening < 0
+                )
+            if isinstance(move, Play):
+                return move.tile in hand and self.opening in (-1, move.tile)
+            return False
+        if isinstance(move, Play):
+            if move.tile not in hand or (self.must is not None and move.tile != self.must):
+                return False
+            return self.fits(move.tile, move.end)
+        stuck = not self.can_play(hand)
+        if move is PASS:
+            return stuck and not self.stock
+        if move is DRAW:
+            return stuck and bool(self.stock)
+        return False
+
+    def listed(self) -> set[Move]:
+        """The legal moves, one per distinct move (first tile and equal ends: LEFT)."""
+        out: set[Move] = set()
+        same = self.ends is None or self.ends[0] == self.ends[1]
+        for t in range(28):
+            for e in (0, 1):
+                if self.legal(Play(t, e)) and not (same and e == 1):
+                    out.add(Play(t, e))
+        out.update(m for m in (PASS, DRAW, YIELD) if self.legal(m))
+        return out
+
+    def do(self, move: Move) -> None:
+        n = self.n
+        if isinstance(move, Play):
+            a, b = NAIVE_HALVES[move.tile]
+            self.hands[self.turn].remove(move.tile)
+            if self.ends is None:
+                self.ends = [b, a] if move.end == 0 else [a, b]
+            else:
+                number = self.ends[move.end]
+                self.ends[move.end] = b if a == number else a
+            self.must = None
+            if not self.hands[self.turn]:
+                self.result = "domino"
+            else:
+                everything = [t for h in self.hands for t in h] + self.stock
+                if not self.can_play(everything):
+                    self.result = "block"
+                    self.blocker = self.turn
+                    self.owed = n if self.r.block_end == "all_pass" else 0
+            self.turn = (self.turn + 1) % n
+        elif move is YIELD:
+            self.yielded = True
+            self.turn = (self.turn + 2) % n
+        elif move is DRAW:
+            t = self.stock.pop(0)
+            self.hands[self.turn].add(t)
+            if self.result is None and self.can_play([t]):
+                self.must = t
+        else:
+            if self.result is not None:
+                self.owed -= 1
+            else:
+                self.passes.append(self.turn)
+            self.turn = (self.turn + 1) % n
+
+    def same_as(self, s: HandState) -> None:
+        assert tuple(mask_of(h) for h in self.hands) == s.hands
+        assert (s.left, s.right) == (tuple(self.ends) if self.ends else (-1, -1))
+        assert s.turn == self.turn
+        assert list(s.stock) == self.stock
+        assert s.result == self.result
+        assert s.blocker == self.blocker
+        assert s.over == (self.result is not None and self.owed == 0)
+        assert list(s.passes) == self.passes
+        assert s.must_play == (-1 if self.must is None else self.must)
+
+
+CANDIDATES: list[Move] = [Play(t, e) for t in range(28) for e in (0, 1)] + [PASS, DRAW, YIELD]
+
+
+def test_legal_moves_match_a_naive_model() -> None:
+    positions = 0
+    for k, table in enumerate(TABLES):
+        r = rules_of(table)
+        for game in range(12):
+            rnd = random.Random(1000 * k + game)
+            d = random_deal(r, rnd)
+            masks = [mask_of(h) for h in d.hands]
+            lead = next_lead(new_match(r), masks, drawn_leader=rnd.randrange(r.players))
+            # later hands open with any tile: half the games do that
+            opening = lead.tile if game % 2 else -1
+            s = new_hand(r, d.hands, leader=lead.seat, opening=opening, stock=d.stock)
+            naive = Naive(r, d.hands, lead.seat, opening, d.stock)
+            while not s.over:
+                listed = legal_moves(s)
+                assert len(set(listed)) == len(listed)
+                assert set(listed) == naive.listed()
+                if positions % 3 == 0:
+                    for m in CANDIDATES:
+                        assert can_apply(s, m) is naive.legal(m), (m, s)
+                positions += 1
+                m = rnd.choice(listed)
+                if (
+                    isinstance(m, Play)
+                    and rnd.random() < 0.3
+                    and naive.legal(Play(m.tile, 1 - m.end))
+                ):
+                    m = Play(m.tile, 1 - m.end)
+                s = apply(s, m)
+                naive.do(m)
+                naive.same_as(s)
+            assert naive.listed() == set() and legal_moves(s) == ()
+    assert positions > 5000
+
+
+# --- fastplay against the engine ---------------------------------------------------------
+
+
+def _fast_equals_engine(f: object, s: HandState) -> None:
+    from replay.fastplay import FastHand
+
+    assert isinstance(f, FastHand)
+    assert (f.over, f.result, f.blocker, f.hands, f.left, f.right) == (
+        s.over,
+        s.result,
+        s.blocker,
+        s.hands,
+        s.left,
+        s.right,
+    )
+    assert (f.last, f.passes, f.stock, f.turn, f.plays) == (
+        s.last,
+        s.passes,
+        s.stock,
+        s.turn,
+        s.plays,
+    )
+
+
+def test_fastplay_matches_the_engine() -> None:
+    hands_checked = illegal_checked = 0
+    for k, table in enumerate(TABLES):
+        r = rules_of(table)
+        for game in range(120):
+            rnd = random.Random(7919 * k + game)
+            d = random_deal(r, rnd)
+            masks = [mask_of(h) for h in d.hands]
+            lead = next_lead(new_match(r), masks, drawn_leader=rnd.randrange(r.players))
+            opening = lead.tile if game % 2 else -1
+            s0 = new_hand(r, d.hands, leader=lead.seat, opening=opening, stock=d.stock)
+            s, _, moves = play_randomly(s0, rnd)
+            codes = [encode(m) for m in moves]
+            assert [decode(c) for c in codes] == moves
+            f = replay_hand(r, masks, lead.seat, codes, d.stock, opening)
+            _fast_equals_engine(f, s)
+            hands_checked += 1
+            # a random prefix, then one random move: both accept or both refuse it
+            cut = rnd.randrange(len(codes) + 1)
+            code = rnd.randrange(59)
+            p = s0
+            for m in moves[:cut]:
+                p = apply(p, m)
+            try:
+                after = apply(p, decode(code))
+            except IllegalMoveError:
+                with pytest.raises(FastIllegal) as e:
+                    replay_hand(r, masks, lead.seat, codes[:cut] + [code], d.stock, opening)
+                assert e.value.index == cut
+                illegal_checked += 1
+            else:
+                _fast_equals_engine(
+                    replay_hand(r, masks, lead.seat, codes[:cut] + [code], d.stock, opening), after
+                )
+    assert hands_checked > 3000 and illegal_checked > 1000
+
+
+def test_fastplay_on_hand_built_hands() -> None:
+    from tests.test_engine import (
+        BLOCK_2P,
+        BLOCK_2P_SCRIPT,
+        BLOCK_2P_STOCK,
+        DOMINO_2P,
+        DOMINO_2P_SCRIPT,
+        DOMINO_2P_STOCK,
+        T,
+        run,
+        to_move,
+    )
+
+    r = resolve("pr_2p")
+    hands = [T(h) for h in DOMINO_2P]
+    masks = [mask_of(h) for h in hands]
+    codes = [encode(to_move(x)) for x in DOMINO_2P_SCRIPT.split()]
+    f = replay_hand(r, masks, 0, codes, T(DOMINO_2P_STOCK), opening=27)
+    s = run(new_hand(r, hands, leader=0, opening=27, stock=T(DOMINO_2P_STOCK)), DOMINO_2P_SCRIPT)
+    _fast_equals_engine(f, s)
+    assert (f.result, f.hands, len(f.stock)) == ("domino", (0, s.hands[1]), 12)
+
+    hands = [T(h) for h in BLOCK_2P]
+    masks = [mask_of(h) for h in hands]
+    script = BLOCK_2P_SCRIPT + " D" * 14 + " P P"
+    codes = [encode(to_move(x)) for x in script.split()]
+    f = replay_hand(r, masks, 0, codes, T(BLOCK_2P_STOCK), opening=27)
+    assert (f.over, f.result, f.blocker, f.stock, f.passes) == (True, "block", 1, (), ())
+    assert pips_of(f.hands[0]) == 86
+    # the drawer may not pass before the boneyard is drawn; nothing after the end
+    with pytest.raises(FastIllegal) as e:
+        replay_hand(r, masks, 0, codes[:12] + [encode(PASS)], T(BLOCK_2P_STOCK), opening=27)
+    assert (e.value.index, e.value.seat) == (12, 0)
+    with pytest.raises(FastIllegal) as e:
+        replay_hand(r, masks, 0, codes + [encode(PASS)], T(BLOCK_2P_STOCK), opening=27)
+    assert (e.value.index, e.value.reason) == (len(codes), "the hand is over")
+    # a fixed opening is enforced
+    with pytest.raises(FastIllegal) as e:
+        replay_hand(r, masks, 0, [encode(Play(T("54")[0], 0))], T(BLOCK_2P_STOCK), opening=27)
+    assert e.value.index == 0
