@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from replay.engine import HandState, apply, new_hand
+from replay.engine import HandState, new_hand
 from replay.match import (
     HandScore,
     Lead,
@@ -774,4 +774,3 @@ def test_points_match_played_from_hands() -> None:
     m = record(m, score_hand(m, play_hand(r, BLOCK_4P, B_SIDE0)), leader=1)
     assert (m.score, m.over, m.winner, m.notes) == ((117, 0), True, 0, ("shutout",))
     assert (m.played, m.first_leader, m.prev_leader) == (2, 0, 1)
-    _ = apply  # the engine's apply is used through play_hand
