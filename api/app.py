@@ -507,7 +507,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         if view is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
         last = len(view["plies"]) - 1
-        cur_ply = last if ply is None else min(ply, last)
+        cur_ply = 0 if ply is None else min(ply, last)
         return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last, **view)
 
     @app.get("/api/matches/{match_id}/hands/{hand}")

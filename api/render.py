@@ -445,6 +445,11 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
             w, h = (U, 2 * U) if across else (2 * U, U)
             yy = y if across else y + U // 2
             parts.append(f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>')
+    for (x, y, _, across), (nx, ny, _, _) in zip(pos, pos[1:], strict=False):
+        if ny != y:  # the line goes on in the next row: chevrons at the break
+            w = U if across else 2 * U
+            parts.append(f'<path d="M{x + w + 6} {y + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>')
+            parts.append(f'<path d="M{nx - 15} {ny + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>')
     if ply.line:
         lx, ly, _, _ = pos[0]
         rx, ry, _, racross = pos[-1]

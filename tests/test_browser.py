@@ -1,0 +1,119 @@
+"""A real browser over a running server: home, a match, stepping a hand with the keyboard, a player.
+
+Drives Debian's chromium through Python playwright (never `playwright
+install`); skipped only when /usr/bin/chromium is absent.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_api import SAMPLES, build_store, open_hand_log
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import uvicorn
+
+    from api.app import create_app
+
+    tmp = tmp_path_factory.mktemp("browser")
+    db = build_store(tmp / "data", [SAMPLES, open_hand_log(tmp)])
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(db, token="t"), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _shown(page) -> int:  # type: ignore[no-untyped-def]
+    return int(page.locator("section.ply:not([hidden])").get_attribute("data-ply"))
+
+
+def test_browse_and_step(base_url: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(base_url + "/")
+            assert "Invalid matches first" in page.content()
+            # a valid match from the list, then its first hand
+            page.goto(base_url + "/matches?verdict=valid&profile=international")
+            page.locator("table.grid tbody tr td a").first.click()
+            page.wait_for_selector("text=Score sheet")
+            assert page.locator("table.sheet tbody tr").count() > 0
+            page.locator("table.sheet a", has_text="replay").first.click()
+            page.wait_for_selector("section.ply")
+            assert _shown(page) == 0
+            page.keyboard.press("ArrowRight")
+            assert _shown(page) == 1 and page.evaluate("location.hash") == "#ply=1"
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            assert _shown(page) == 3 and page.evaluate("location.hash") == "#ply=3"
+            assert page.locator("#ply-no").inner_text() == "3"
+            page.keyboard.press("ArrowLeft")
+            assert _shown(page) == 2
+            page.locator("[data-go=next]").click()
+            assert _shown(page) == 3
+            page.keyboard.press("End")
+            last = int(page.locator("#stepper").get_attribute("data-last"))
+            assert _shown(page) == last and last > 10
+            # exactly one ply is visible, and it shows the board
+            assert page.locator("section.ply:not([hidden]) svg.board").count() == 1
+            # #ply=N in the address opens that ply
+            url = page.url.split("#")[0]
+            page.goto(url + "#ply=5")
+            page.reload()
+            assert _shown(page) == 5
+            page.screenshot(path=str(ARTIFACTS / "replay.png"), full_page=True)
+            # on to a player of this hand
+            page.locator("ul.changes a.player").first.click()
+            page.wait_for_selector("text=Deal luck")
+            assert page.locator("svg.trend").count() == 1
+            assert page.locator("h1").inner_text()
+            page.screenshot(path=str(ARTIFACTS / "player.png"), full_page=True)
+            # an HTML-looking name is shown as text, never run
+            page.goto(base_url + "/players/p-00005")
+            assert "<script>alert(1)</script>" in page.locator("h1").inner_text()
+        finally:
+            browser.close()
+    assert (ARTIFACTS / "replay.png").stat().st_size > 10_000
