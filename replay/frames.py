@@ -1,0 +1,365 @@
+"""Validation reports as Arrow tables, one per store table (see replay/sql).
+
+`Frames` collects the rows of many `MatchReport`s column by column (no
+row objects) and hands out `pyarrow.Table`s whose columns carry the names
+and types of the SQL tables, so that `INSERT INTO t BY NAME SELECT * FROM
+frame` is the whole load. Tiles and seats are small ints; a legal move is
+a small int too (:func:`move_code`).
+
+>>> MOVE_CODES["63:left"], MOVE_CODES["63:right"], MOVE_CODES["PASS"]
+(42, 43, -1)
+>>> move_name(43), move_name(-2)
+('63:right', 'DRAW')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from itertools import accumulate, chain
+from typing import Any, Final
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from replay.events import ts_to_ms
+from replay.report import CODES, Finding, MatchReport, MoveRecord
+from replay.tiles import N_TILES, tile_name
+
+__all__ = [
+    "MOVE_CODES",
+    "SCHEMAS",
+    "TABLES",
+    "Frames",
+    "file_table",
+    "findings_table",
+    "first_leader",
+    "move_code",
+    "move_name",
+    "timestamps",
+]
+
+# -- move codes --------------------------------------------------------------
+
+_SPECIAL: Final = {"PASS": -1, "DRAW": -2, "YIELD": -3}
+
+#: Legal-move names of MoveRecord.legal_moves -> small int:
+#: tile * 2 + end (0 left, 1 right); -1 PASS, -2 DRAW, -3 YIELD.
+MOVE_CODES: Final[dict[str, int]] = {
+    **{f"{tile_name(t)}:{end}": t * 2 + e for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
+    **{f"{tile_name(t)[::-1]}:{end}": t * 2 + e for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
+    **_SPECIAL,
+}
+_NAMES: Final[dict[int, str]] = {
+    **{t * 2 + e: f"{tile_name(t)}:{end}" for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
+    **{v: k for k, v in _SPECIAL.items()},
+}
+
+
+def move_code(name: str) -> int:
+    """The code of a legal-move name (``"63:left"``, ``"PASS"``)."""
+    return MOVE_CODES[name]
+
+
+def move_name(code: int) -> str:
+    """The name of a move code (tiles written high half first)."""
+    return _NAMES[code]
+
+
+# -- schemas -----------------------------------------------------------------
+
+_I8, _I16, _I32, _I64 = pa.int8(), pa.int16(), pa.int32(), pa.int64()
+_STR, _BOOL = pa.string(), pa.bool_()
+_TS: Final = pa.timestamp("ms", tz="UTC")
+_INTS, _STRS = pa.list_(_I32), pa.list_(_STR)
+
+#: Column names and Arrow types of each table a batch carries.
+SCHEMAS: Final[dict[str, pa.Schema]] = {
+    "matches": pa.schema([
+        ("match", _STR), ("table_id", _STR), ("profile", _STR), ("rules", _STR),
+        ("players", _I8), ("verdict", _STR), ("result", _STR), ("winner", _I8),
+        ("score", _INTS), ("notes", _STRS), ("claimed_result", _STR), ("claimed_winner", _I8),
+        ("claimed_score", _INTS), ("claimed_notes", _STRS), ("started", _TS), ("ended", _TS),
+        ("hands", _I32), ("events", _I32), ("errors", _I32), ("warnings", _I32),
+        ("anchor", _STR), ("beacon", _STR), ("rematch_of", _STR), ("first_leader", _I8),
+        ("lead_draw", pa.list_(pa.struct([("seat", _I8), ("tile", _I8)]))),
+        ("estimates", _STRS), ("batch", _STR),
+    ]),
+    "seats": pa.schema([
+        ("match", _STR), ("seat", _I8), ("player", _STR), ("name", _STR), ("bot", _BOOL),
+        ("from_hand", _I32), ("seq", _I32),
+    ]),
+    "hands": pa.schema([
+        ("match", _STR), ("hand", _I32), ("result", _STR), ("winner", _I8), ("points", _INTS),
+        ("score", _INTS), ("notes", _STRS), ("claimed_result", _STR), ("claimed_winner", _I8),
+        ("claimed_points", _INTS), ("claimed_score", _INTS), ("claimed_notes", _STRS),
+        ("leader", _I8), ("opener", _I8), ("blocker", _I8), ("dealt", pa.list_(pa.list_(_I8))),
+        ("stock", pa.list_(_I8)), ("pips", pa.list_(_I16)), ("client_seeds", _STRS),
+        ("server_seed", _STR), ("seed_ok", _BOOL), ("deal_ok", _BOOL), ("play_ok", _BOOL),
+        ("plies", _I16), ("started", _TS), ("ended", _TS),
+    ]),
+    "moves": pa.schema([
+        ("match", pa.dictionary(_I32, _STR)), ("hand", _I32), ("ply", _I16), ("seq", _I32),
+        ("seat", _I8), ("kind", _STR), ("tile", _I8), ("on_end", _STR), ("left_end", _I8),
+        ("right_end", _I8), ("pips", pa.list_(_I16)), ("stock", _I8), ("legal", _I8),
+        ("forced", _BOOL), ("legal_moves", pa.list_(_I16)), ("error", _STR), ("ts", _TS),
+    ]),
+    "findings": pa.schema([
+        ("match", _STR), ("hand", _I32), ("seq", _I32), ("code", _STR), ("severity", _STR),
+        ("message", _STR), ("file", _STR), ("line", _I64), ("sha256", _STR),
+    ]),
+    "seeds": pa.schema([("seed", _STR), ("match", _STR), ("hand", _I32)]),
+    "match_files": pa.schema([("match", _STR), ("sha256", _STR), ("lines", _I32)]),
+    "log_files": pa.schema([
+        ("sha256", _STR), ("path", _STR), ("paths", _STRS), ("size", _I64), ("read_at", _TS),
+        ("lines", _I64), ("bad_lines", _I64), ("stored", _STR),
+    ]),
+}  # fmt: skip
+
+#: The per-match tables, in the order a batch is loaded.
+TABLES: Final = ("matches", "seats", "hands", "moves", "findings", "seeds", "match_files")
+
+
+def timestamps(values: Sequence[str | None]) -> pa.Array:
+    """RFC 3339 strings (validated by the reader) as UTC milliseconds; "" is NULL.
+
+    Arrow's cast does the common case in C++; what it refuses (leap seconds,
+    sub-millisecond digits, lower-case t/z) goes through `ts_to_ms`.
+
+    >>> timestamps(["2026-11-02T18:04:05.120Z", "", "2026-12-31T23:59:60Z"]).to_pylist()[::2]
+    [datetime.datetime(2026, 11, 2, 18, 4, 5, 120000, tzinfo=<UTC>), datetime.datetime(2027, 1, 1, 0, 0, tzinfo=<UTC>)]
+    """
+    arr = pa.array([v or None for v in values], _STR)
+    try:
+        return pc.cast(arr, _TS)
+    except pa.ArrowInvalid:
+        return pa.array([ts_to_ms(v) if v else None for v in values], _I64).cast(_TS)
+
+
+def _lists(rows: Sequence[Sequence[Any]], value_type: pa.DataType) -> pa.Array:
+    """A list column built from flat values and offsets (no per-row Arrow calls)."""
+    offsets = pa.array(list(accumulate(map(len, rows), initial=0)), _I32)
+    return pa.ListArray.from_arrays(offsets, pa.array(list(chain.from_iterable(rows)), value_type))
+
+
+def _codes(rows: Sequence[Sequence[str]]) -> pa.Array:
+    """Legal-move names as lists of move codes (one flat pass, no inner lists)."""
+    codes = MOVE_CODES
+    offsets = pa.array(list(accumulate(map(len, rows), initial=0)), _I32)
+    flat = [codes[n] for n in chain.from_iterable(rows)]
+    return pa.ListArray.from_arrays(offsets, pa.array(flat, _I16))
+
+
+def _opt_lists(rows: Sequence[Sequence[Any] | None], value_type: pa.DataType) -> pa.Array:
+    return pa.array([None if r is None else list(r) for r in rows], pa.list_(value_type))
+
+
+def first_leader(report: MatchReport) -> int | None:
+    """The seat a rematch of this match counts from (as `validate_grouped`):
+    the logged leader of its first hand that was not cancelled."""
+    for h in report.hands:
+        if h.result != "cancelled":
+            return h.leader
+    return report.hands[0].leader if report.hands else None
+
+
+class Frames:
+    """Rows of the store's per-match tables for a batch of reports.
+
+    ``where`` maps the file labels of the records (``Finding.file``) to
+    the sha256 of the kept file.
+    """
+
+    def __init__(self, batch: str, where: Mapping[str, str]) -> None:
+        self.batch = batch
+        self.where = where
+        self.reports: list[MatchReport] = []
+        self.file_lines: list[tuple[str, str, int]] = []
+
+    def add(self, report: MatchReport, lines_per_file: Mapping[str, int]) -> None:
+        """One match; ``lines_per_file``: its lines in each kept file (by sha256)."""
+        self.reports.append(report)
+        self.file_lines.extend((report.match, sha, n) for sha, n in lines_per_file.items())
+
+    def __len__(self) -> int:
+        return len(self.reports)
+
+    def tables(self) -> dict[str, pa.Table]:
+        """Every per-match table of the batch (empty ones included)."""
+        return {
+            "matches": self._matches(),
+            "seats": self._seats(),
+            "hands": self._hands(),
+            "moves": self._moves(),
+            "findings": findings_table(
+                ((r.match, f) for r in self.reports for f in r.findings), self.where
+            ),
+            "seeds": self._seeds(),
+            "match_files": pa.table(
+                [list(c) for c in zip(*self.file_lines, strict=True)] if self.file_lines else [[], [], []],
+                schema=SCHEMAS["match_files"],
+            ),
+        }
+
+    def _matches(self) -> pa.Table:
+        rs = self.reports
+        errors = [sum(1 for f in r.findings if CODES[f.code] == "error") for r in rs]
+        return pa.table(
+            {
+                "match": [r.match for r in rs],
+                "table_id": [r.table for r in rs],
+                "profile": [r.profile for r in rs],
+                "rules": [None if r.rules is None else orjson.dumps(r.rules).decode() for r in rs],
+                "players": [r.players for r in rs],
+                "verdict": [r.verdict for r in rs],
+                "result": [r.result for r in rs],
+                "winner": [r.winner for r in rs],
+                "score": _lists([r.score for r in rs], _I32),
+                "notes": _lists([r.notes for r in rs], _STR),
+                "claimed_result": [r.claimed_result for r in rs],
+                "claimed_winner": [r.claimed_winner for r in rs],
+                "claimed_score": _opt_lists([r.claimed_score for r in rs], _I32),
+                "claimed_notes": _opt_lists([r.claimed_notes for r in rs], _STR),
+                "started": timestamps([r.started for r in rs]),
+                "ended": timestamps([r.ended for r in rs]),
+                "hands": [len(r.hands) for r in rs],
+                "events": [r.events for r in rs],
+                "errors": errors,
+                "warnings": [len(r.findings) - e for r, e in zip(rs, errors, strict=True)],
+                "anchor": [r.anchor for r in rs],
+                "beacon": [r.beacon for r in rs],
+                "rematch_of": [r.rematch_of for r in rs],
+                "first_leader": [first_leader(r) for r in rs],
+                "lead_draw": [[{"seat": s, "tile": t} for s, t in r.lead_draw] for r in rs],
+                "estimates": _lists([r.estimates for r in rs], _STR),
+                "batch": [self.batch] * len(rs),
+            },
+            schema=SCHEMAS["matches"],
+        )
+
+    def _seats(self) -> pa.Table:
+        rows = [(r.match, s) for r in self.reports for s in r.seats]
+        return pa.table(
+            {
+                "match": [m for m, _ in rows],
+                "seat": [s.seat for _, s in rows],
+                "player": [s.player for _, s in rows],
+                "name": [s.name for _, s in rows],
+                "bot": [s.bot for _, s in rows],
+                "from_hand": [s.from_hand for _, s in rows],
+                "seq": [s.seq for _, s in rows],
+            },
+            schema=SCHEMAS["seats"],
+        )
+
+    def _hands(self) -> pa.Table:
+        ms = [r.match for r in self.reports for _ in r.hands]
+        hs = [h for r in self.reports for h in r.hands]
+        return pa.table(
+            {
+                "match": ms,
+                "hand": [h.hand for h in hs],
+                "result": [h.result for h in hs],
+                "winner": [h.winner for h in hs],
+                "points": _lists([h.points for h in hs], _I32),
+                "score": _lists([h.score for h in hs], _I32),
+                "notes": _lists([h.notes for h in hs], _STR),
+                "claimed_result": [h.claimed_result for h in hs],
+                "claimed_winner": [h.claimed_winner for h in hs],
+                "claimed_points": _opt_lists([h.claimed_points for h in hs], _I32),
+                "claimed_score": _opt_lists([h.claimed_score for h in hs], _I32),
+                "claimed_notes": _opt_lists([h.claimed_notes for h in hs], _STR),
+                "leader": [h.leader for h in hs],
+                "opener": [h.opener for h in hs],
+                "blocker": [h.blocker for h in hs],
+                "dealt": pa.array([[list(x) for x in h.hands] for h in hs], pa.list_(pa.list_(_I8))),
+                "stock": _lists([h.stock for h in hs], _I8),
+                "pips": _lists([h.pips for h in hs], _I16),
+                "client_seeds": _lists([h.client_seeds for h in hs], _STR),
+                "server_seed": [h.server_seed for h in hs],
+                "seed_ok": [h.seed_ok for h in hs],
+                "deal_ok": [h.deal_ok for h in hs],
+                "play_ok": [h.play_ok for h in hs],
+                "plies": [len(h.moves) for h in hs],
+                "started": timestamps([h.started for h in hs]),
+                "ended": timestamps([h.ended for h in hs]),
+            },
+            schema=SCHEMAS["hands"],
+        )
+
+    def _moves(self) -> pa.Table:
+        # The match column is dictionary-encoded: one string per match, an
+        # int per move (the biggest table stays small in memory and Parquet).
+        index: list[int] = []
+        mv: list[MoveRecord] = []
+        for i, r in enumerate(self.reports):
+            for h in r.hands:
+                mv.extend(h.moves)
+                index.extend([i] * len(h.moves))
+        match = pa.DictionaryArray.from_arrays(
+            pa.array(index, _I32), pa.array([r.match for r in self.reports], _STR)
+        )
+        return pa.table(
+            {
+                "match": match,
+                "hand": [m.hand for m in mv],
+                "ply": [m.ply for m in mv],
+                "seq": [m.seq for m in mv],
+                "seat": [m.seat for m in mv],
+                "kind": [m.kind for m in mv],
+                "tile": [m.tile for m in mv],
+                "on_end": [m.end for m in mv],
+                "left_end": [m.left for m in mv],
+                "right_end": [m.right for m in mv],
+                "pips": _lists([m.pips for m in mv], _I16),
+                "stock": [m.stock for m in mv],
+                "legal": [m.legal for m in mv],
+                "forced": [m.forced for m in mv],
+                "legal_moves": _codes([m.legal_moves for m in mv]),
+                "error": [m.error for m in mv],
+                "ts": timestamps([m.ts for m in mv]),
+            },
+            schema=SCHEMAS["moves"],
+        )
+
+    def _seeds(self) -> pa.Table:
+        # Lower case: SEED_REUSED compares seeds as validate.seed_reuse does.
+        rows: list[tuple[str, str, int]] = []
+        for r in self.reports:
+            if r.anchor:
+                rows.append((r.anchor.lower(), r.match, 0))
+            rows.extend((h.server_seed.lower(), r.match, h.hand) for h in r.hands if h.server_seed)
+        cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[], [], []]
+        return pa.table(cols, schema=SCHEMAS["seeds"])
+
+
+def findings_table(
+    rows: Iterable[tuple[str | None, Finding]], where: Mapping[str, str]
+) -> pa.Table:
+    """(match, finding) pairs as rows (match None: a line of no match);
+    ``where`` maps a finding's file label to the sha256 of the kept file."""
+    pairs = list(rows)
+    fs = [f for _, f in pairs]
+    return pa.table(
+        {
+            "match": [m for m, _ in pairs],
+            "hand": [f.hand for f in fs],
+            "seq": [f.seq for f in fs],
+            "code": [f.code for f in fs],
+            "severity": [CODES[f.code] for f in fs],
+            "message": [f.message for f in fs],
+            "file": [f.file for f in fs],
+            "line": [f.line for f in fs],
+            "sha256": [None if f.file is None else where.get(f.file) for f in fs],
+        },
+        schema=SCHEMAS["findings"],
+    )
+
+
+def file_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """``log_files`` rows (dicts with the column names; ``read_at`` a datetime)."""
+    rs = list(rows)
+    cols: dict[str, list[Any]] = {name: [r[name] for r in rs] for name in SCHEMAS["log_files"].names}
+    cols["read_at"] = [r["read_at"] or datetime.now(UTC) for r in rs]
+    return pa.table(cols, schema=SCHEMAS["log_files"])

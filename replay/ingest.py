@@ -1,0 +1,1056 @@
+"""`replay ingest` / `replay reingest`: logs in, validated rows out, into DuckDB.
+
+The flow of one run::
+
+    files ──keep (sha256 + copy to data/logs/)──► kept copies
+          ──route (main process: bytes only)───► lines grouped by match;
+                                                  a match is ready at its match_end
+          ──chunks of whole matches──► process pool: parse, validate_match,
+                                       Arrow frames, one Parquet batch in spool/
+          ──loader thread (if we own the DB)──► store.load_batch, one transaction each
+          ──final batch──► log_files rows and the lines of no match
+
+The main process never parses JSON on the hot path: a server line starts
+``{"type":"X","match":"ID"``, so the type and match id are byte slices.
+Anything else takes the slow path (the reader's full parse). Parsing and
+validation, the expensive part, run in the workers; memory holds the
+matches still in progress, a chunk or two of finished ones, and nothing
+else.
+
+A rematch waits for the match it follows (its first leader decides the
+rematch's first lead): in the same chunk, after the earlier match's
+result, or from the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import multiprocessing
+import os
+import queue
+import sys
+import threading
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Final
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from replay import events as ev
+from replay.frames import Frames, file_table, findings_table, first_leader
+
+# The reader's line splitting and gzip handling, so that line numbers and
+# broken files count exactly as in `replay validate`.
+from replay.reader import (  # noqa: PLC2701
+    MAX_LINE_BYTES,
+    BadLine,
+    EventLine,
+    Record,
+    _Broken,
+    _chunks,
+    _not_utf8,
+    _split,
+    iter_paths,
+    parse_line,
+)
+from replay.report import Finding
+from replay.store import (
+    Layout,
+    StoreLocked,
+    default_db_path,
+    layout,
+    load_batch,
+    load_spool,
+    one,
+    open_store,
+    stored_files,
+    write_batch,
+)
+from replay.validate import validate_match
+
+__all__ = [
+    "IngestSummary",
+    "KeptFile",
+    "add_ingest_parsers",
+    "ingest",
+    "keep_file",
+    "read_match_records",
+    "reingest",
+    "revalidate",
+    "run_ingest",
+    "run_reingest",
+]
+
+#: Hands per batch: a transaction of the loader and a task of the pool.
+CHUNK_HANDS: Final = 4000
+
+_TYPE: Final = b'{"type":"'
+_GZIP: Final = b"\x1f\x8b"
+_MATCH: Final = b'","match":"'
+
+
+# -- kept files ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KeptFile:
+    """A log file as read: its label (the path given), hash and kept copy."""
+
+    path: str
+    sha256: str
+    size: int
+    stored: str  # relative to the data directory
+    kept: Path
+
+
+def keep_file(path: str | os.PathLike[str], lay: Layout) -> KeptFile:
+    """Copy a file into data/logs/<sha256>.jsonl[.gz], hashing in the same pass
+    (so the copy is exactly the bytes hashed, even if the file grows)."""
+    lay.logs.mkdir(parents=True, exist_ok=True)
+    tmp = lay.logs / f".{os.getpid()}.{threading.get_ident()}.tmp"
+    h = hashlib.sha256()
+    size = 0
+    head = b""
+    with open(path, "rb") as src, open(tmp, "wb") as dst:
+        while block := src.read(1 << 20):
+            if not size:
+                head = block[:2]
+            h.update(block)
+            dst.write(block)
+            size += len(block)
+        dst.flush()
+        os.fsync(dst.fileno())
+    sha = h.hexdigest()
+    stored = f"logs/{sha}" + (".jsonl.gz" if head == _GZIP else ".jsonl")
+    target = lay.data / stored
+    if target.exists():
+        tmp.unlink()
+    else:
+        os.replace(tmp, target)
+        fd = os.open(lay.logs, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return KeptFile(os.fspath(path), sha, size, stored, target)
+
+
+# -- lines of one match ----------------------------------------------------------
+
+
+def _fast_key(raw: bytes) -> tuple[bytes, bytes] | None:
+    """(match id, type) of a line in the server's own layout, else None."""
+    if raw.startswith(_TYPE):
+        j = raw.find(b'"', 9)
+        if raw.startswith(_MATCH, j):
+            k = raw.find(b'"', j + 11)
+            if k > j + 11:
+                key = raw[j + 11 : k]
+                if key.isascii() and b"\\" not in key:
+                    return key, raw[9:j]
+    return None
+
+
+def _parse(raw: bytes, label: str, n: int) -> Record:
+    """One non-blank line as the reader reads it."""
+    if raw[-1:] == b"\r":
+        raw = raw[:-1]
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as exc:
+        return _not_utf8(raw, exc, label, n)
+    return parse_line(text, label, n)
+
+
+def _is_blank(raw: bytes) -> bool:
+    return not (raw[:-1] if raw[-1:] == b"\r" else raw).strip(b" \t")
+
+
+def _rec_match(rec: Record) -> str | None:
+    return rec.event.match if isinstance(rec, EventLine) else rec.match
+
+
+def _key(match: str) -> bytes:
+    return match.encode("utf-8", "surrogatepass")
+
+
+def _line_finding(rec: BadLine) -> Finding:
+    """A line of no match, worded as validate.group_records does."""
+    return Finding(rec.code, f"{rec.file}: {rec.message}", rec.hand, rec.seq, rec.file, rec.line, rec.match)
+
+
+def read_match_records(
+    files: Sequence[tuple[str, Path]], wanted: Iterable[str]
+) -> dict[str, list[Record]]:
+    """The records of the wanted matches in (label, path) files, in read order.
+
+    Only the lines of those matches are parsed (the match id is read from
+    the bytes first), so a big kept file costs a scan, not a parse.
+    """
+    keys = {_key(m): m for m in wanted}
+    out: dict[str, list[Record]] = {m: [] for m in keys.values()}
+    for label, path in files:
+        n = 0
+        with contextlib.suppress(_Broken):  # the break is a finding of the file
+            for raw in _split(_chunks(path)):
+                n += 1
+                if raw is None:
+                    continue
+                fast = _fast_key(raw)
+                if fast is not None:
+                    m = keys.get(fast[0])
+                    if m is None:
+                        continue
+                    rec = _parse(raw, label, n)
+                    got = _rec_match(rec)
+                    if got is not None:
+                        out.setdefault(got, []).append(rec)
+                elif not _is_blank(raw):
+                    rec = _parse(raw, label, n)
+                    got = _rec_match(rec)
+                    if got is not None and _key(got) in keys:
+                        out[got].append(rec)
+    return out
+
+
+# -- the work of a pool worker ---------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Item:
+    """The lines of one match for a worker: raw lines joined by newlines."""
+
+    key: bytes
+    blob: bytes
+    lines: array[int]
+    segments: list[tuple[int, int]]  # (file index, first line index in it)
+    parent: bytes | None = None  # the match it is a rematch of
+
+
+@dataclass(slots=True)
+class _Task:
+    batch: str
+    mode: str
+    spool: str
+    files: list[tuple[str, str, str]]  # (label, sha256, kept path) by file index
+    items: list[_Item] = field(default_factory=list)
+    refetch: list[tuple[bytes, list[int]]] = field(default_factory=list)  # read again from files
+    leaders: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Result:
+    batch: str
+    hands: int
+    summary: list[tuple[bytes, str, int, tuple[str, ...]]]  # key, verdict, hands, codes
+    leaders: dict[bytes, int | None]
+    top: dict[bytes, list[Finding]]  # lines of no match, by routing key
+    bad: dict[bytes, dict[str, int]]  # bad lines by routing key and sha256
+    path: str
+
+
+def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterator[Record]:
+    raws = item.blob.split(b"\n")
+    bounds = [start for _, start in item.segments[1:]] + [len(raws)]
+    for (fi, start), stop in zip(item.segments, bounds, strict=True):
+        label = files[fi][0]
+        for i in range(start, stop):
+            yield _parse(raws[i], label, item.lines[i])
+
+
+def _work(task: _Task) -> _Result:
+    """Parse, validate and write one batch (runs in a pool worker)."""
+    where = {label: sha for label, sha, _ in task.files}
+    by_key: dict[bytes, dict[str, list[Record]]] = {}
+    top: dict[bytes, list[Finding]] = {}
+    bad: dict[bytes, dict[str, int]] = {}
+
+    def take(key: bytes, recs: Iterable[Record]) -> None:
+        groups = by_key.setdefault(key, {})
+        for rec in recs:
+            if rec.__class__ is BadLine:
+                sha = where[rec.file]
+                per = bad.setdefault(key, {})
+                per[sha] = per.get(sha, 0) + 1
+            m = _rec_match(rec)
+            if m is None:
+                top.setdefault(key, []).append(_line_finding(rec))  # type: ignore[arg-type]
+            else:
+                groups.setdefault(m, []).append(rec)
+
+    for item in task.items:
+        take(item.key, _item_records(item, task.files))
+    if task.refetch:
+        wanted = {key.decode("utf-8", "surrogatepass"): key for key, _ in task.refetch}
+        fis = sorted({fi for _, idx in task.refetch for fi in idx})
+        got = read_match_records([(task.files[fi][0], Path(task.files[fi][2])) for fi in fis], wanted)
+        for m, recs in got.items():
+            take(wanted.get(m, _key(m)), recs)
+    frames = Frames(task.batch, where)
+    leaders = dict(task.leaders)
+    out_leaders: dict[bytes, int | None] = {}
+    summary: list[tuple[bytes, str, int, tuple[str, ...]]] = []
+    hands = 0
+    for key, groups in by_key.items():
+        for m, recs in groups.items():
+            rep = validate_match(recs, rematch_leaders=leaders)
+            lead = first_leader(rep)
+            leaders[m] = lead
+            out_leaders[_key(m)] = lead
+            frames.add(rep, Counter(where[r.file] for r in recs))
+            hands += len(rep.hands)
+            summary.append((key, rep.verdict, len(rep.hands), tuple(f.code for f in rep.findings)))
+    used = {sha for _, sha, _ in frames.file_lines}
+    listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
+    path = write_batch(Path(task.spool), task.batch, frames.tables(), {"mode": task.mode, "files": listed})
+    return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path))
+
+
+def revalidate(
+    conn: duckdb.DuckDBPyConnection,
+    data_dir: Path,
+    wanted: Mapping[str, set[str]],
+    batch: str,
+    manifest: Mapping[str, Any],
+) -> dict[str, pa.Table]:
+    """Validate matches again from all their kept files (match -> sha256s).
+
+    Used by the loader when a match's lines are spread over batches of
+    different runs. Rematches get their first leader from the store.
+    """
+    shas = sorted(set().union(*wanted.values()))
+    known = {
+        sha: (path, stored)
+        for sha, path, stored in conn.execute(
+            "SELECT sha256, path, stored FROM log_files WHERE list_contains(?, sha256)", [shas]
+        ).fetchall()
+    }
+    listed = manifest.get("files", {})
+    files: list[tuple[str, Path, str]] = []
+    labels: Counter[str] = Counter()
+    for sha in shas:
+        if sha in known:
+            label, stored = known[sha]
+            path = data_dir / stored
+        elif sha in listed:
+            label, path = listed[sha]["path"], Path(listed[sha]["kept"])
+        else:
+            found = sorted(data_dir.glob(f"logs/{sha}.jsonl*"))
+            if not found:
+                raise FileNotFoundError(f"kept log {sha} is missing from {data_dir / 'logs'}")
+            label, path = str(found[0]), found[0]
+        labels[label] += 1
+        files.append((label, path, sha))
+    # Two different files read from one path (a rotated log): tell them apart.
+    files = [(f"{lb}#{sha[:12]}" if labels[lb] > 1 else lb, p, sha) for lb, p, sha in files]
+    where = {lb: sha for lb, _, sha in files}
+    records = read_match_records([(lb, p) for lb, p, _ in files], wanted)
+    parents = {
+        rec.event.rematch_of
+        for recs in records.values()
+        for rec in recs
+        if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart) and rec.event.rematch_of
+    }
+    leaders: dict[str, int | None] = {}
+    if parents:
+        leaders = dict(
+            conn.execute(
+                "SELECT match, first_leader FROM matches WHERE list_contains(?, match)", [sorted(parents)]
+            ).fetchall()
+        )
+    frames = Frames(batch, where)
+    for m in sorted(wanted):
+        recs = records.get(m)
+        if not recs:
+            raise FileNotFoundError(f"no line of match {m!r} in its kept files")
+        frames.add(validate_match(recs, rematch_leaders=leaders), Counter(where[r.file] for r in recs))
+    return frames.tables()
+
+
+# -- the main process: routing lines to matches ----------------------------------
+
+
+class _Pending:
+    """Lines of a match still being read."""
+
+    __slots__ = ("fi", "hands", "lines", "parent", "raws", "segments", "start")
+
+    def __init__(self, fi: int) -> None:
+        self.fi = fi
+        self.raws: list[bytes] = []
+        self.lines: list[int] = []
+        self.segments: list[tuple[int, int]] = [(fi, 0)]
+        self.hands = 0
+        self.start: bytes | None = None  # the match_start line (rematch_of)
+        self.parent: bytes | None = None
+
+    def add(self, fi: int, raw: bytes, n: int) -> None:
+        if fi != self.fi:
+            self.fi = fi
+            self.segments.append((fi, len(self.raws)))
+        self.raws.append(raw)
+        self.lines.append(n)
+
+    def item(self, key: bytes) -> _Item:
+        return _Item(key, b"\n".join(self.raws), array("q", self.lines), self.segments, self.parent)
+
+
+def _parent_of(p: _Pending) -> bytes | None:
+    if p.start is None:
+        return None
+    try:
+        obj = orjson.loads(p.start)
+    except orjson.JSONDecodeError:
+        return None
+    parent = obj.get("rematch_of") if isinstance(obj, dict) else None
+    return _key(parent) if isinstance(parent, str) and parent else None
+
+
+@dataclass(slots=True)
+class IngestSummary:
+    """What a run did (printed at the end of `replay ingest`)."""
+
+    files: int = 0
+    files_known: int = 0  # already in the store: not read again
+    lines: int = 0
+    bad_lines: int = 0
+    matches: int = 0
+    hands: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    findings: Counter[str] = field(default_factory=Counter)
+    batches: int = 0
+    loaded: bool = False  # loaded into the database (else left in the spool)
+    pending: int = 0  # batches left in the spool
+    seconds: float = 0.0
+    db: str = ""
+
+    def lines_out(self) -> list[str]:
+        v = self.verdicts
+        out = [
+            f"files: {self.files} ({self.files_known} already stored), "
+            f"{self.lines:,} lines, {self.bad_lines:,} bad",
+            f"matches: {self.matches:,} ({v['valid']:,} valid, {v['invalid']:,} invalid, "
+            f"{v['unreadable']:,} unreadable), {self.hands:,} hands",
+        ]
+        if self.findings:
+            out.append("findings: " + ", ".join(f"{c} {n:,}" for c, n in sorted(self.findings.items())))
+        else:
+            out.append("findings: none")
+        rate = self.hands / self.seconds if self.seconds else 0.0
+        out.append(f"time: {self.seconds:.1f} s ({rate:,.0f} hands/s)")
+        if self.loaded:
+            out.append(f"stored in {self.db} ({self.batches} batches)")
+        else:
+            out.append(
+                f"{self.db} is open in another process (the server?): {self.pending} batches "
+                "left in the spool; it loads them"
+            )
+        return out
+
+
+class _Progress:
+    """One line on a terminal: done, hands/s, ETA (stderr, only if a tty)."""
+
+    def __init__(self, total_bytes: int, out: IO[str] | None) -> None:
+        self.total = max(total_bytes, 1)
+        self.out = out if out is not None and out.isatty() else None
+        self.t0 = time.monotonic()
+        self.last = 0.0
+
+    def show(self, done_bytes: float, hands: int, *, force: bool = False) -> None:
+        if self.out is None:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 0.25:
+            return
+        self.last = now
+        frac = min(done_bytes / self.total, 1.0)
+        dt = now - self.t0
+        rate = hands / dt if dt > 0 else 0.0
+        eta = dt * (1 - frac) / frac if frac > 0.001 else 0.0
+        bar = "#" * int(frac * 30)
+        self.out.write(
+            f"\r[{bar:<30}] {frac:6.1%}  {hands:>10,} hands  {rate:>8,.0f} hands/s  "
+            f"ETA {int(eta) // 60}:{int(eta) % 60:02d} "
+        )
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.write("\n")
+            self.out.flush()
+
+
+class _Loader(threading.Thread):
+    """Loads finished batches into the database while the run goes on
+    (DuckDB releases the GIL: loading overlaps routing)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
+        super().__init__(name="replay-loader", daemon=True)
+        self.conn = conn.cursor()
+        self.data_dir = data_dir
+        self.jobs: queue.Queue[Path | None] = queue.Queue()
+        self.error: BaseException | None = None
+        self.loaded = 0
+
+    def run(self) -> None:
+        while (bdir := self.jobs.get()) is not None:
+            if self.error is not None:
+                continue
+            try:
+                if load_batch(self.conn, bdir, self.data_dir):
+                    self.loaded += 1
+            except BaseException as exc:  # re-raised by the main thread
+                self.error = exc
+
+    def finish(self) -> None:
+        self.jobs.put(None)
+        self.join()
+        self.conn.close()
+        if self.error is not None:
+            raise self.error
+
+
+class _Run:
+    """One ingest (or reingest) run: routing, the pool, the loader."""
+
+    def __init__(
+        self,
+        lay: Layout,
+        files: list[KeptFile],
+        *,
+        mode: str,
+        conn: duckdb.DuckDBPyConnection | None,
+        workers: int,
+        chunk_hands: int,
+        progress: _Progress,
+    ) -> None:
+        self.lay = lay
+        self.files = files
+        self.mode = mode
+        self.conn = conn
+        self.lookup = conn.cursor() if conn is not None else None
+        self.chunk_hands = chunk_hands
+        self.progress = progress
+        self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + f"-{os.getpid()}"
+        self.seq = 0
+        self.task_files = [(f.path, f.sha256, str(f.kept)) for f in files]
+        self.pool: ProcessPoolExecutor | None = None
+        if workers > 0:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["replay.ingest"])
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        self.max_inflight = max(workers, 1) + 1
+        self.loader = _Loader(conn, lay.data) if conn is not None else None
+        if self.loader is not None:
+            self.loader.start()
+        # routing state
+        self.groups: dict[bytes, _Pending] = {}
+        self.done: dict[bytes, tuple[int, ...]] = {}  # dispatched: its files
+        self.reopened: set[bytes] = set()
+        self.chunk: list[_Item] = []
+        self.chunk_keys: set[bytes] = set()
+        self.chunk_size = 0
+        self.parked: dict[bytes, list[tuple[bytes, _Pending]]] = {}
+        self.waiting: set[bytes] = set()  # keys parked behind a parent
+        self.leaders: dict[bytes, int | None] = {}
+        self.inflight: dict[Future[_Result], int] = {}
+        self.lines = [0] * len(files)
+        self.top: dict[int, list[Finding]] = {}  # lines of no match read by main, by file
+        self.top_bad = [0] * len(files)
+        self.worker_top: dict[bytes, list[Finding]] = {}
+        self.worker_bad: dict[bytes, dict[str, int]] = {}
+        self.results: dict[bytes, tuple[str, int, tuple[str, ...]]] = {}
+        self.hands_done = 0
+        self.bytes_done = 0.0
+        self.batches: list[str] = []
+
+    # -- routing
+
+    def route(self) -> None:
+        for fi, kf in enumerate(self.files):
+            self._route_file(fi, kf)
+            self.bytes_done = sum(f.size for f in self.files[: fi + 1])
+        for key in list(self.groups):  # unfinished matches: validated as they are
+            self._ready(key, self.groups.pop(key))
+        self._flush()
+        while self.inflight or self.parked:
+            if self.inflight:
+                self._collect(block=True)
+            else:  # a parent that never came (or a cycle): go without it
+                for key in list(self.parked):
+                    for child in self.parked.pop(key):
+                        self.waiting.discard(child[0])
+                        self._add(*child)
+            self._flush()
+        if self.reopened:
+            self._refetch()
+
+    def _route_file(self, fi: int, kf: KeptFile) -> None:
+        groups, done = self.groups, self.done
+        label = kf.path
+        gz = kf.stored.endswith(".gz")
+        n = 0
+        seen = 0
+        base = self.bytes_done
+        tick = 0
+        try:
+            for raw in _split(_counting(_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz))):
+                n += 1
+                if raw is None:
+                    self._top(fi, BadLine(label, n, "MALFORMED_LINE",
+                        f"line {n}: longer than {MAX_LINE_BYTES} bytes", None, None, None, ""))  # fmt: skip
+                    continue
+                fast = _fast_key(raw)
+                if fast is not None:
+                    key, typ = fast
+                else:
+                    if _is_blank(raw):
+                        continue
+                    rec = _parse(raw, label, n)
+                    m = _rec_match(rec)
+                    if m is None:
+                        self._top(fi, rec)  # type: ignore[arg-type]
+                        continue
+                    key = _key(m)
+                    typ = rec.event.type.encode() if isinstance(rec, EventLine) else b""
+                p = groups.get(key)
+                if p is None:
+                    if key in done:  # a line after the match was sent off
+                        self.reopened.add(key)
+                        if fi not in done[key]:
+                            done[key] = (*done[key], fi)
+                        continue
+                    p = groups[key] = _Pending(fi)
+                p.add(fi, raw, n)
+                if typ == b"deal":
+                    p.hands += 1
+                    seen += 1
+                elif typ == b"match_end":
+                    del groups[key]
+                    self._ready(key, p)
+                elif typ == b"match_start" and p.start is None:
+                    p.start = raw
+                tick += 1
+                if tick >= 4096:
+                    tick = 0
+                    self._collect(block=False)
+        except _Broken as exc:
+            n += 1
+            self._top(fi, BadLine(label, n, "MALFORMED_LINE", f"line {n}: {exc}", None, None, None,
+                                  exc.partial.decode(errors="replace")))  # fmt: skip
+        self.lines[fi] = n
+
+    def _tick(self, base: float, got: int, kf: KeptFile, gz: bool) -> None:
+        # gzip: the uncompressed size is unknown; assume 8:1 and stay inside the file
+        share = got / 8 if gz else got
+        self.bytes_done = base + min(share, kf.size * 0.99)
+        self.progress.show(self.bytes_done, self.hands_done)
+
+    def _top(self, fi: int, rec: BadLine) -> None:
+        self.top.setdefault(fi, []).append(_line_finding(rec))
+        self.top_bad[fi] += 1
+
+    # -- dispatch
+
+    def _ready(self, key: bytes, p: _Pending) -> None:
+        """A match is complete (or the run is over): send it once its parent is known."""
+        parent = p.parent = _parent_of(p)
+        if parent is not None and parent not in self.leaders and parent not in self.chunk_keys:
+            if parent in self.groups or parent in self.waiting or self._in_flight(parent):
+                self.parked.setdefault(parent, []).append((key, p))
+                self.waiting.add(key)
+                return
+            if parent not in self.done:
+                self.leaders[parent] = self._stored_leader(parent)
+        self._add(key, p)
+
+    def _in_flight(self, key: bytes) -> bool:
+        return key in self.done and key not in self.leaders
+
+    def _stored_leader(self, parent: bytes) -> int | None:
+        if self.lookup is None:
+            return None
+        row = one(self.lookup, "SELECT first_leader FROM matches WHERE match = ?",
+                  [parent.decode("utf-8", "surrogatepass")])  # fmt: skip
+        return None if row is None or row[0] is None else int(row[0])
+
+    def _add(self, key: bytes, p: _Pending) -> None:
+        self.chunk.append(p.item(key))
+        self.chunk_keys.add(key)
+        self.chunk_size += max(p.hands, 1)
+        self.done[key] = tuple(fi for fi, _ in p.segments)
+        for child in self.parked.pop(key, []):  # children may follow in the same chunk
+            self.waiting.discard(child[0])
+            self._add(*child)
+        if self.chunk_size >= self.chunk_hands:
+            self._flush()
+
+    def _flush(self, refetch: list[tuple[bytes, list[int]]] | None = None) -> None:
+        if not self.chunk and not refetch:
+            return
+        self.seq += 1
+        batch = f"{self.run_id}-{self.seq:06d}"
+        # Refetched matches are few: they get every leader known.
+        parents = set(self.leaders) if refetch else {it.parent for it in self.chunk}
+        leaders = {
+            k.decode("utf-8", "surrogatepass"): self.leaders[k]
+            for k in parents
+            if k is not None and k in self.leaders
+        }
+        task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
+                     self.task_files, self.chunk, refetch or [], leaders)  # fmt: skip
+        self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
+        while len(self.inflight) >= self.max_inflight:
+            self._collect(block=True)
+        if self.pool is None:
+            fut: Future[_Result] = Future()
+            fut.set_result(_work(task))
+        else:
+            fut = self.pool.submit(_work, task)
+        self.inflight[fut] = self.seq
+        self._collect(block=False)
+
+    def _collect(self, *, block: bool) -> None:
+        if not self.inflight:
+            return
+        if block:
+            done, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
+        else:
+            done = {f for f in self.inflight if f.done()}
+        for fut in sorted(done, key=self.inflight.__getitem__):
+            del self.inflight[fut]
+            res = fut.result()
+            self.batches.append(res.batch)
+            self.hands_done += res.hands
+            for key, verdict, hands, codes in res.summary:
+                self.results[key] = (verdict, hands, codes)
+            for key in {k for k, *_ in res.summary} | set(res.top) | set(res.bad):
+                self.worker_top[key] = res.top.get(key, [])
+                self.worker_bad[key] = res.bad.get(key, {})
+            self.leaders.update(res.leaders)
+            if self.loader is not None:
+                self.loader.jobs.put(Path(res.path))
+            for key in res.leaders:
+                for child in self.parked.pop(key, []):
+                    self.waiting.discard(child[0])
+                    self._add(*child)
+        self.progress.show(self.bytes_done, self.hands_done)
+
+    def _refetch(self) -> None:
+        """Matches with lines after their match_end: read again whole, replaced."""
+        keys = sorted(self.reopened)
+        for i in range(0, len(keys), 256):
+            self._flush([(k, list(self.done[k])) for k in keys[i : i + 256]])
+        while self.inflight:
+            self._collect(block=True)
+
+    # -- the end
+
+    def final_batch(self, extra_paths: Mapping[str, list[str]]) -> Path:
+        bad = [0] * len(self.files)
+        index = {f.sha256: i for i, f in enumerate(self.files)}
+        for per in self.worker_bad.values():
+            for sha, count in per.items():
+                bad[index[sha]] += count
+        now = datetime.now(UTC)
+        rows = [
+            {"sha256": f.sha256, "path": f.path, "paths": [f.path, *extra_paths.get(f.sha256, [])],
+             "size": f.size, "read_at": now,
+             "lines": self.lines[i], "bad_lines": self.top_bad[i] + bad[i], "stored": f.stored}
+            for i, f in enumerate(self.files)
+        ]  # fmt: skip
+        where = {f.path: f.sha256 for f in self.files}
+        top = [f for i in sorted(self.top) for f in self.top[i]]
+        top += [f for key in sorted(self.worker_top) for f in self.worker_top[key]]
+        self.seq += 1
+        batch = f"{self.run_id}-{self.seq:06d}"
+        self.batches.append(batch)
+        return write_batch(
+            self.lay.spool,
+            batch,
+            {"log_files": file_table(rows), "file_findings": findings_table(((None, f) for f in top), where)},
+            {"mode": self.mode, "files": {}},
+        )
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.lookup is not None:
+            self.lookup.close()
+
+
+def _counting(chunks: Iterator[bytes], tick: Callable[[int], None]) -> Iterator[bytes]:
+    got = 0
+    for chunk in chunks:
+        got += len(chunk)
+        tick(got)
+        yield chunk
+
+
+# -- the commands ------------------------------------------------------------------
+
+
+def _open_owner(db: Path, threads: int | None) -> duckdb.DuckDBPyConnection | None:
+    try:
+        return open_store(db, threads=threads, memory_limit="1GB")
+    except StoreLocked:
+        return None
+
+
+def _summarize(run: _Run, summary: IngestSummary) -> None:
+    summary.files = len(run.files) + summary.files_known
+    summary.lines = sum(run.lines)
+    summary.batches = len(run.batches)
+    summary.bad_lines = sum(run.top_bad) + sum(
+        n for per in run.worker_bad.values() for n in per.values()
+    )
+    for verdict, hands, codes in run.results.values():
+        summary.matches += 1
+        summary.hands += hands
+        summary.verdicts[verdict] += 1
+        summary.findings.update(codes)
+    for fs in (*run.top.values(), *run.worker_top.values()):
+        summary.findings.update(f.code for f in fs)
+
+
+def _store_summary(conn: duckdb.DuckDBPyConnection, run: _Run, summary: IngestSummary) -> None:
+    """The verdicts and findings of the run's matches as stored (with SEED_REUSED
+    and matches completed from earlier files)."""
+    ids = sorted(k.decode("utf-8", "surrogatepass") for k in run.results)
+    if not ids:
+        return
+    table = pa.table({"match": pa.array(ids, pa.string())})
+    conn.register("_run_ids", table)
+    try:
+        summary.verdicts = Counter(dict(conn.execute(
+            "SELECT verdict, count(*) FROM matches JOIN _run_ids USING (match) GROUP BY verdict"
+        ).fetchall()))  # fmt: skip
+        per_match = Counter(dict(conn.execute(
+            "SELECT code, count(*) FROM findings JOIN _run_ids USING (match) GROUP BY code"
+        ).fetchall()))  # fmt: skip
+    finally:
+        conn.unregister("_run_ids")
+    for fs in (*run.top.values(), *run.worker_top.values()):
+        per_match.update(f.code for f in fs)
+    summary.findings = per_match
+
+
+def _execute(
+    lay: Layout,
+    files: list[KeptFile],
+    *,
+    mode: str,
+    conn: duckdb.DuckDBPyConnection | None,
+    workers: int,
+    chunk_hands: int,
+    progress_out: IO[str] | None,
+    summary: IngestSummary,
+    extra_paths: Mapping[str, list[str]] | None = None,
+) -> IngestSummary:
+    extra_paths = extra_paths or {}
+    t0 = time.perf_counter()
+    if not files:  # nothing new: nothing is written
+        summary.loaded = conn is not None
+        return summary
+    progress = _Progress(sum(f.size for f in files), progress_out)
+    run = _Run(lay, files, mode=mode, conn=conn, workers=workers, chunk_hands=chunk_hands, progress=progress)
+    try:
+        run.route()
+        final = run.final_batch(extra_paths)
+        if run.loader is not None:
+            run.loader.jobs.put(final)
+    finally:
+        run.close()
+        progress.close()
+        if run.loader is not None:
+            run.loader.finish()  # re-raises what the loader ran into
+    _summarize(run, summary)
+    if conn is not None:
+        load_spool(conn, lay.spool)  # batches of a run killed before this one
+        _store_summary(conn, run, summary)
+        summary.loaded = True
+        conn.execute("CHECKPOINT")
+    else:
+        summary.pending = len([p for p in lay.spool.iterdir() if not p.name.startswith(".")])
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def ingest(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    db: str | os.PathLike[str] | None = None,
+    workers: int = 2,
+    chunk_hands: int = CHUNK_HANDS,
+    progress_out: IO[str] | None = None,
+) -> IngestSummary:
+    """Ingest log files and folders into the store at ``db`` (see the module doc).
+
+    If another process holds the database, the validated batches stay in
+    the spool for it (``summary.loaded`` is False). Raises
+    :class:`replay.reader.UsageError` for a path that does not exist.
+    """
+    t0 = time.perf_counter()
+    db_path = Path(db) if db is not None else default_db_path()
+    lay = layout(db_path).make()
+    found = list(iter_paths(paths))
+    conn = _open_owner(db_path, workers or None)
+    summary = IngestSummary(db=str(db_path))
+    try:
+        if conn is not None:
+            load_spool(conn, lay.spool)
+        kept: dict[str, KeptFile] = {}
+        extra_paths: dict[str, list[str]] = {}
+        for p in found:
+            kf = keep_file(p, lay)
+            if kf.sha256 in kept:
+                extra_paths.setdefault(kf.sha256, []).append(kf.path)
+            else:
+                kept[kf.sha256] = kf
+        known: set[str] = set()
+        if conn is not None and kept:
+            known = {
+                s for (s,) in conn.execute(
+                    "SELECT sha256 FROM log_files WHERE list_contains(?, sha256)", [sorted(kept)]
+                ).fetchall()
+            }  # fmt: skip
+        summary.files_known = len(known)
+        todo = [kf for sha, kf in kept.items() if sha not in known]
+        _execute(lay, todo, mode="add", conn=conn, workers=workers, chunk_hands=chunk_hands,
+                 progress_out=progress_out, summary=summary, extra_paths=extra_paths)  # fmt: skip
+        if conn is not None:
+            _record_paths(conn, kept, known, {s: ps for s, ps in extra_paths.items() if s in known})
+    finally:
+        if conn is not None:
+            conn.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _record_paths(
+    conn: duckdb.DuckDBPyConnection,
+    kept: Mapping[str, KeptFile],
+    known: set[str],
+    extra: Mapping[str, list[str]],
+) -> None:
+    """Paths a stored file was read from again (nothing else changes)."""
+    rows = [(sha, kf.path) for sha, kf in kept.items() if sha in known]
+    rows += [(sha, p) for sha, ps in extra.items() for p in ps]
+    for sha, p in rows:
+        conn.execute(
+            "UPDATE log_files SET paths = list_append(paths, ?) "
+            "WHERE sha256 = ? AND NOT list_contains(paths, ?)",
+            [p, sha, p],
+        )
+
+
+def reingest(
+    *,
+    db: str | os.PathLike[str] | None = None,
+    workers: int = 2,
+    chunk_hands: int = CHUNK_HANDS,
+    progress_out: IO[str] | None = None,
+) -> IngestSummary:
+    """Validate everything again from the kept files and replace the derived rows.
+
+    Needs the database for writing (raises :class:`StoreLocked` otherwise).
+    """
+    t0 = time.perf_counter()
+    db_path = Path(db) if db is not None else default_db_path()
+    lay = layout(db_path).make()
+    conn = open_store(db_path, threads=workers or None, memory_limit="1GB")
+    summary = IngestSummary(db=str(db_path))
+    try:
+        load_spool(conn, lay.spool)
+        rows = stored_files(conn)
+        labels = Counter(r["path"] for r in rows)
+        files = [
+            KeptFile(
+                r["path"] if labels[r["path"]] == 1 else f"{r['path']}#{r['sha256'][:12]}",
+                r["sha256"], r["size"], r["stored"], lay.data / r["stored"],
+            )
+            for r in rows
+        ]  # fmt: skip
+        _execute(lay, files, mode="replace", conn=conn, workers=workers, chunk_hands=chunk_hands,
+                 progress_out=progress_out, summary=summary)  # fmt: skip
+    finally:
+        conn.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def add_ingest_parsers(subparsers: Any) -> None:
+    """Add `ingest` and `reingest` to an argparse subparsers object."""
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--db", default=None,
+                       help="database file (default $REPLAY_DB or ./data/replay.duckdb)")  # fmt: skip
+        p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                       help="validating processes (default 2; 0: in this process)")  # fmt: skip
+        p.add_argument("--chunk-hands", type=int, default=CHUNK_HANDS, help=argparse.SUPPRESS)
+        p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+    p = subparsers.add_parser(
+        "ingest",
+        help="validate log files and store them in the database",
+        description="Validate table logs and store everything (logs kept by sha256, matches, "
+        "hands, moves, findings) in DuckDB. Ingesting a file twice changes nothing.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".jsonl / .jsonl.gz files or folders")
+    common(p)
+    p.set_defaults(func=run_ingest)
+    p = subparsers.add_parser(
+        "reingest",
+        help="validate the kept logs again and rebuild the stored results",
+        description="Validate every kept log file again (e.g. after a rules fix) and replace "
+        "the stored matches, hands, moves and findings.",
+    )
+    common(p)
+    p.set_defaults(func=run_reingest)
+
+
+def _report(summary: IngestSummary, quiet: bool) -> None:
+    if not quiet:
+        for line in summary.lines_out():
+            sys.stderr.write(line + "\n")
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    """`replay ingest`: 0 when everything read is stored (or spooled), whatever
+    the verdicts; 2 for a path that does not exist (UsageError)."""
+    summary = ingest(
+        args.paths,
+        db=args.db,
+        workers=args.workers,
+        chunk_hands=args.chunk_hands,
+        progress_out=None if args.quiet else sys.stderr,
+    )
+    _report(summary, args.quiet)
+    return 0
+
+
+def run_reingest(args: argparse.Namespace) -> int:
+    """`replay reingest`: 0 when done, 1 if the database is held by another process."""
+    try:
+        summary = reingest(
+            db=args.db,
+            workers=args.workers,
+            chunk_hands=args.chunk_hands,
+            progress_out=None if args.quiet else sys.stderr,
+        )
+    except StoreLocked as exc:
+        sys.stderr.write(f"replay reingest: the database is in use (stop the server first): {exc}\n")
+        return 1
+    _report(summary, args.quiet)
+    return 0

@@ -1,0 +1,671 @@
+"""The store: one DuckDB file, its versioned schema, the spool and thin reads.
+
+Layout under the data directory (the folder of the database file)::
+
+    replay.duckdb          the database (one writing process at a time)
+    logs/<sha256>.jsonl    every log file read, kept as read (.jsonl.gz if gzip)
+    spool/<batch>/         validated results waiting to be loaded: one Parquet
+                           file per table and a manifest.json
+    spool/.tmp/            batches being written (renamed into spool/ when whole)
+
+Whoever holds the database for writing (``replay ingest``, or the API
+server while it runs) loads the spool with :func:`load_spool`: one
+transaction per batch, the batch id recorded in ``batches`` in the same
+transaction, the folder deleted after the commit. A batch is therefore
+loaded exactly once, and a crash anywhere leaves either the old state or
+the new one.
+
+Migrations are the files ``replay/sql/NNN_name.sql``, applied in order at
+open and recorded in ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from replay.frames import SCHEMAS, TABLES
+
+__all__ = [
+    "DEFAULT_DB",
+    "FILE_TABLES",
+    "Layout",
+    "StoreLocked",
+    "check_schemas",
+    "default_db_path",
+    "get_findings",
+    "get_hands",
+    "get_match",
+    "get_moves",
+    "layout",
+    "load_batch",
+    "load_spool",
+    "migrate",
+    "migrations",
+    "one",
+    "open_store",
+    "pending_batches",
+    "schema_version",
+    "stored_files",
+    "table_counts",
+    "write_batch",
+]
+
+DEFAULT_DB: Final = Path("data") / "replay.duckdb"
+
+#: Tables of the final batch of a run: the files read and their unowned lines.
+FILE_TABLES: Final = ("log_files", "file_findings")
+
+_MIGRATION = re.compile(r"^(\d{3})_(\w+)\.sql$")
+
+
+def default_db_path() -> Path:
+    """``$REPLAY_DB`` if set, else ``./data/replay.duckdb``."""
+    return Path(os.environ.get("REPLAY_DB") or DEFAULT_DB)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the store keeps things (all under the database's folder)."""
+
+    db: Path
+    data: Path
+    logs: Path
+    spool: Path
+
+    @property
+    def tmp(self) -> Path:
+        return self.spool / ".tmp"
+
+    def make(self) -> Layout:
+        for d in (self.data, self.logs, self.spool, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def layout(db_path: str | os.PathLike[str]) -> Layout:
+    db = Path(db_path)
+    data = db.parent
+    return Layout(db, data, data / "logs", data / "spool")
+
+
+class StoreLocked(RuntimeError):
+    """The database is open for writing in another process (the server)."""
+
+
+# -- opening and migrations ---------------------------------------------------
+
+
+def one(
+    conn: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None
+) -> tuple[Any, ...] | None:
+    """The first row of a query, or None. (fetchone() would leave the result
+    open, and DuckDB refuses the connection's next statement until it ends.)"""
+    rows = conn.execute(sql, params).fetchall() if params is not None else conn.execute(sql).fetchall()
+    return rows[0] if rows else None
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, SQL) of every schema file, in order."""
+    out = []
+    for entry in resources.files("replay").joinpath("sql").iterdir():
+        m = _MIGRATION.match(entry.name)
+        if m:
+            out.append((int(m[1]), m[2], entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def schema_version(conn: duckdb.DuckDBPyConnection) -> int:
+    """The highest migration applied (0 for an empty database)."""
+    try:
+        row = one(conn, "SELECT max(version) FROM schema_version")
+    except duckdb.CatalogException:
+        return 0
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply the missing migrations, each in its own transaction; their versions."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        "version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    have = {v for (v,) in conn.execute("SELECT version FROM schema_version").fetchall()}
+    known = migrations()
+    if have and max(have) > known[-1][0]:
+        raise RuntimeError(
+            f"the database has schema version {max(have)}; this code knows up to {known[-1][0]}"
+        )
+    done = []
+    for version, name, sql in known:
+        if version in have:
+            continue
+        # DuckDB runs a multi-statement string in auto-commit mode: the
+        # explicit transaction makes a migration all or nothing.
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?, ?, now())", [version, name]
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done.append(version)
+    return done
+
+
+def open_store(
+    db_path: str | os.PathLike[str] | None = None,
+    read_only: bool = False,
+    *,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Open (and create or migrate, unless read-only) the database.
+
+    Raises :class:`StoreLocked` when another process holds it for writing.
+    """
+    path = Path(db_path) if db_path is not None else default_db_path()
+    # No replacement scans: a missing table must be an error, not whatever
+    # Python variable of that name is in scope (frames are register()ed).
+    config: dict[str, Any] = {"python_enable_replacements": False}
+    if threads:
+        config["threads"] = threads
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    if not read_only:
+        layout(path).make()
+    try:
+        conn = duckdb.connect(str(path), read_only=read_only, config=config)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise StoreLocked(str(exc)) from exc
+        raise
+    if read_only:
+        if schema_version(conn) == 0:
+            conn.close()
+            raise RuntimeError(f"{path}: not a replay store (no schema); run `replay ingest` first")
+    else:
+        migrate(conn)
+    return conn
+
+
+# -- the spool ---------------------------------------------------------------
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_batch(
+    spool: Path, batch: str, tables: Mapping[str, pa.Table], manifest: Mapping[str, Any]
+) -> Path:
+    """Write a batch atomically: Parquet files and manifest into spool/.tmp,
+    fsync, then one rename into spool/. Empty tables are left out."""
+    tmp = spool / ".tmp" / f"{batch}.{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    names = []
+    for name, table in tables.items():
+        if table.num_rows == 0:
+            continue
+        part = tmp / f"{name}.parquet"
+        # lz4: the spool is short-lived; speed matters more than size.
+        pq.write_table(table, part, compression="lz4")
+        _fsync(part)
+        names.append(name)
+    body = {**manifest, "batch": batch, "tables": names}
+    (tmp / "manifest.json").write_text(json.dumps(body, sort_keys=True))
+    _fsync(tmp / "manifest.json")
+    _fsync(tmp)
+    final = spool / batch
+    os.rename(tmp, final)
+    _fsync(spool)
+    return final
+
+
+def pending_batches(spool: str | os.PathLike[str]) -> list[Path]:
+    """Whole batches waiting in the spool, oldest name first."""
+    root = Path(spool)
+    if not root.is_dir():
+        return []
+    return sorted(
+        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        and (p / "manifest.json").exists()
+    )  # fmt: skip
+
+
+def _clean_tmp(spool: Path) -> None:
+    """Drop half-written batches of processes that are gone (kill -9 while writing)."""
+    tmp = spool / ".tmp"
+    if not tmp.is_dir():
+        return
+    for p in tmp.iterdir():
+        pid = p.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def load_spool(
+    conn: duckdb.DuckDBPyConnection,
+    spool_dir: str | os.PathLike[str] | None = None,
+    *,
+    only: Sequence[Path] | None = None,
+) -> int:
+    """Load the pending batches (or ``only`` those); the number loaded.
+
+    ``spool_dir`` defaults to the spool beside the connected database. The
+    kept logs are looked up beside the spool (for matches that must be
+    validated again from all their files).
+    """
+    spool = Path(spool_dir) if spool_dir is not None else _db_layout(conn).spool
+    _clean_tmp(spool)
+    loaded = 0
+    for bdir in only if only is not None else pending_batches(spool):
+        if load_batch(conn, bdir, spool.parent):
+            loaded += 1
+    return loaded
+
+
+def _db_layout(conn: duckdb.DuckDBPyConnection) -> Layout:
+    row = one(conn, "SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
+    if not row or not row[0]:
+        raise ValueError("an in-memory database has no spool: pass spool_dir")
+    return layout(row[0])
+
+
+def _lit(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+@contextlib.contextmanager
+def _registered(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[str]:
+    conn.register(name, table)
+    try:
+        yield name
+    finally:
+        conn.unregister(name)
+
+
+def _ids(values: Iterable[str]) -> pa.Table:
+    return pa.table({"match": pa.array(sorted(values), pa.string())})
+
+
+def load_batch(conn: duckdb.DuckDBPyConnection, bdir: Path, data_dir: Path) -> bool:
+    """Load one batch in one transaction; False if it was loaded before.
+
+    Per match of the batch, with B its files in the batch and S its files
+    already in the store: a new match is inserted; in ``add`` mode a match
+    whose files the store already has (B within S) is left alone; one whose
+    lines are all in the batch (S within B) is replaced by the batch's rows;
+    otherwise it is validated again from all its kept files (B and S) and
+    replaced. Then SEED_REUSED, verdicts and players are brought up to date
+    for everything the batch touched.
+    """
+    manifest = json.loads((bdir / "manifest.json").read_text())
+    batch: str = manifest["batch"]
+    mode: str = manifest.get("mode", "add")
+    parts = {name: bdir / f"{name}.parquet" for name in manifest["tables"]}
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        if one(conn, "SELECT 1 FROM batches WHERE batch = ?", [batch]):
+            conn.execute("ROLLBACK")
+            shutil.rmtree(bdir, ignore_errors=True)
+            return False
+        loader = _BatchLoader(conn, batch, mode, parts, manifest, data_dir)
+        touched, files = loader.run()
+        conn.execute(
+            "INSERT INTO batches VALUES (?, now(), ?, ?, ?)", [batch, mode, touched, files]
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+        failed = bdir.parent / ".failed"
+        failed.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.rename(bdir, failed / bdir.name)
+        raise
+    shutil.rmtree(bdir, ignore_errors=True)
+    return True
+
+
+class _BatchLoader:
+    """The work of one batch, inside the caller's transaction."""
+
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        batch: str,
+        mode: str,
+        parts: Mapping[str, Path],
+        manifest: Mapping[str, Any],
+        data_dir: Path,
+    ) -> None:
+        self.conn = conn
+        self.batch = batch
+        self.mode = mode
+        self.parts = parts
+        self.manifest = manifest
+        self.data_dir = data_dir
+        self.new: set[str] = set()  # matches (re)written by this batch
+        self.old_seeds: list[str] = []
+        self.old_players: list[str] = []
+
+    def run(self) -> tuple[int, int]:
+        files = self._files() if "log_files" in self.parts else 0
+        if "match_files" in self.parts:
+            self._matches()
+        if self.new:
+            self._rematches()
+        if self.new or self.old_seeds:
+            self._refresh()
+        return len(self.new), files
+
+    # -- matches
+
+    def _matches(self) -> None:
+        conn = self.conn
+        mf = pq.read_table(self.parts["match_files"], columns=["match", "sha256"]).to_pylist()
+        batch_files: dict[str, set[str]] = {}
+        for row in mf:
+            batch_files.setdefault(row["match"], set()).add(row["sha256"])
+        with _registered(conn, "_batch_ids", _ids(batch_files.keys())):
+            stored: dict[str, set[str]] = {
+                m: set(shas)
+                for m, shas in conn.execute(
+                    "SELECT f.match, list(DISTINCT f.sha256) FROM match_files f "
+                    "JOIN _batch_ids USING (match) GROUP BY f.match"
+                ).fetchall()
+            }
+            existing = {
+                m for (m,) in conn.execute("SELECT match FROM matches JOIN _batch_ids USING (match)").fetchall()
+            }
+        take: set[str] = set()
+        redo: dict[str, set[str]] = {}
+        for m, b in batch_files.items():
+            s = stored.get(m, set())
+            if m not in existing:
+                take.add(m)
+            elif self.mode == "add" and b <= s:
+                continue  # nothing new: the same lines are stored already
+            elif s <= b:
+                take.add(m)
+            else:
+                redo[m] = b | s
+        self._delete((take | set(redo)) & existing)
+        self._insert_parts(take, everything=len(take) == len(batch_files))
+        self.new |= take
+        if redo:
+            self._revalidate(redo)
+
+    def _delete(self, ids: set[str]) -> None:
+        if not ids:
+            return
+        conn = self.conn
+        with _registered(conn, "_gone", _ids(ids)):
+            self.old_seeds += [
+                s for (s,) in conn.execute(
+                    "SELECT DISTINCT seed FROM seeds JOIN _gone USING (match)"
+                ).fetchall()
+            ]  # fmt: skip
+            self.old_players += [
+                p for (p,) in conn.execute(
+                    "SELECT DISTINCT player FROM seats JOIN _gone USING (match)"
+                ).fetchall()
+            ]  # fmt: skip
+            for t in TABLES:
+                conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _gone)")
+
+    def _insert_parts(self, ids: set[str], *, everything: bool) -> None:
+        if not ids:
+            return
+        conn = self.conn
+        with _registered(conn, "_take", _ids(ids)):
+            where = "" if everything else " WHERE match IN (SELECT match FROM _take)"
+            for t in TABLES:
+                if t in self.parts:
+                    conn.execute(
+                        f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet({_lit(self.parts[t])}){where}"
+                    )
+
+    def insert_tables(self, tables: Mapping[str, pa.Table]) -> None:
+        """Insert Arrow tables of whole matches (already deleted)."""
+        for t in TABLES:
+            table = tables.get(t)
+            if table is not None and table.num_rows:
+                with _registered(self.conn, "_frame", table):
+                    self.conn.execute(f"INSERT INTO {t} BY NAME SELECT * FROM _frame")
+
+    def _revalidate(self, wanted: Mapping[str, set[str]]) -> None:
+        """Validate matches again from all their kept files and replace them."""
+        from replay.ingest import revalidate  # ingest imports this module
+
+        tables = revalidate(self.conn, self.data_dir, wanted, self.batch, self.manifest)
+        self._delete(set(wanted) - self.new)  # replaced matches of earlier batches
+        self.insert_tables(tables)
+        self.new |= set(wanted)
+
+    def _rematches(self) -> None:
+        """Rematches stored as REMATCH_UNKNOWN whose earlier match is now in the
+        store (either side may be new): validated again with its first leader."""
+        conn = self.conn
+        with _registered(conn, "_new", _ids(self.new)):
+            rows = conn.execute(
+                "SELECT c.match, list(DISTINCT mf.sha256) FROM matches c "
+                "JOIN matches p ON p.match = c.rematch_of "
+                "JOIN match_files mf ON mf.match = c.match "
+                "WHERE p.first_leader IS NOT NULL "
+                "AND (c.match IN (SELECT match FROM _new) OR p.match IN (SELECT match FROM _new)) "
+                "AND EXISTS (SELECT 1 FROM findings f WHERE f.match = c.match "
+                "AND f.code = 'REMATCH_UNKNOWN') GROUP BY c.match"
+            ).fetchall()
+        if rows:
+            wanted = {m: set(shas) for m, shas in rows}
+            from replay.ingest import revalidate
+
+            tables = revalidate(conn, self.data_dir, wanted, self.batch, self.manifest)
+            self._delete(set(wanted))
+            self.insert_tables(tables)
+            self.new |= set(wanted)
+
+    # -- files of a run
+
+    def _files(self) -> int:
+        conn = self.conn
+        lf = _lit(self.parts["log_files"])
+        shas = [r["sha256"] for r in pq.read_table(self.parts["log_files"], columns=["sha256"]).to_pylist()]
+        with _registered(conn, "_shas", pa.table({"sha256": pa.array(shas, pa.string())})):
+            known = {
+                s for (s,) in conn.execute(
+                    "SELECT sha256 FROM log_files JOIN _shas USING (sha256)"
+                ).fetchall()
+            }  # fmt: skip
+        conn.execute(
+            f"INSERT INTO log_files BY NAME SELECT * FROM read_parquet({lf}) "
+            "WHERE sha256 NOT IN (SELECT sha256 FROM log_files)"
+        )
+        # A known file read again from other paths: remember them.
+        conn.execute(
+            "UPDATE log_files SET paths = list_concat(log_files.paths, "
+            "  list_filter(b.paths, lambda p: NOT list_contains(log_files.paths, p))) "
+            f"FROM read_parquet({lf}) b WHERE log_files.sha256 = b.sha256 "
+            "AND len(list_filter(b.paths, lambda p: NOT list_contains(log_files.paths, p))) > 0"
+        )
+        ff = self.parts.get("file_findings")
+        if self.mode == "replace":
+            # A re-read after a fix: the counts and unowned lines are the new truth.
+            conn.execute(
+                f"UPDATE log_files SET lines = b.lines, bad_lines = b.bad_lines "
+                f"FROM read_parquet({lf}) b WHERE log_files.sha256 = b.sha256"
+            )
+            if known:
+                with _registered(conn, "_known", pa.table({"sha256": sorted(known)})):
+                    conn.execute(
+                        "DELETE FROM findings WHERE match IS NULL "
+                        "AND sha256 IN (SELECT sha256 FROM _known)"
+                    )
+            known = set()
+        if ff is not None:
+            with _registered(conn, "_known", pa.table({"sha256": pa.array(sorted(known), pa.string())})):
+                conn.execute(
+                    f"INSERT INTO findings BY NAME SELECT * FROM read_parquet({_lit(ff)}) "
+                    "WHERE sha256 NOT IN (SELECT sha256 FROM _known)"
+                )
+        return len(shas) - len(known)
+
+    # -- derived rows
+
+    def _refresh(self) -> None:
+        """SEED_REUSED findings, verdicts and players of what the batch touched."""
+        conn = self.conn
+        with (
+            _registered(conn, "_new", _ids(self.new)),
+            _registered(conn, "_old_seeds", pa.table({"seed": pa.array(self.old_seeds, pa.string())})),
+            _registered(conn, "_old_players", pa.table({"player": pa.array(self.old_players, pa.string())})),
+        ):
+            conn.execute(
+                "CREATE OR REPLACE TEMP TABLE _aseeds AS "
+                "SELECT seed FROM _old_seeds UNION SELECT seed FROM seeds JOIN _new USING (match)"
+            )
+            # Matches whose SEED_REUSED may change: those sharing an affected
+            # seed now, and those that had the finding through one.
+            conn.execute(
+                "CREATE OR REPLACE TEMP TABLE _amatch AS "
+                "WITH shared AS (SELECT seed FROM seeds JOIN _aseeds USING (seed) "
+                "  GROUP BY seed HAVING count(DISTINCT match) > 1) "
+                "SELECT DISTINCT match FROM seeds JOIN shared USING (seed) "
+                "UNION SELECT DISTINCT f.match FROM findings f WHERE f.code = 'SEED_REUSED' "
+                "  AND f.match IN (SELECT match FROM seeds JOIN _aseeds USING (seed))"
+            )
+            conn.execute(
+                "DELETE FROM findings WHERE code = 'SEED_REUSED' "
+                "AND match IN (SELECT match FROM _amatch)"
+            )
+            # One finding per match and seed, worded as validate.seed_reuse.
+            conn.execute(
+                "INSERT INTO findings (match, hand, seq, code, severity, message) "
+                "SELECT a.match, nullif(min(a.hand), 0), NULL, 'SEED_REUSED', 'error', "
+                "  'the ' || CASE WHEN min(a.hand) = 0 THEN 'anchor' "
+                "    ELSE 'seed of hand ' || min(a.hand) END "
+                "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match) "
+                "FROM seeds a JOIN seeds b ON a.seed = b.seed AND a.match <> b.match "
+                "WHERE a.match IN (SELECT match FROM _amatch) "
+                "GROUP BY a.match, a.seed"
+            )
+            conn.execute(
+                "UPDATE matches SET errors = c.errors, warnings = c.warnings, verdict = CASE "
+                "  WHEN matches.verdict = 'unreadable' THEN 'unreadable' "
+                "  WHEN c.errors > 0 THEN 'invalid' ELSE 'valid' END "
+                "FROM (SELECT a.match, count(f.code) FILTER (WHERE f.severity = 'error') AS errors, "
+                "  count(f.code) FILTER (WHERE f.severity = 'warning') AS warnings "
+                "  FROM _amatch a LEFT JOIN findings f ON f.match = a.match GROUP BY a.match) c "
+                "WHERE matches.match = c.match"
+            )
+            conn.execute(
+                "CREATE OR REPLACE TEMP TABLE _aplayers AS "
+                "SELECT player FROM _old_players UNION SELECT player FROM seats JOIN _new USING (match)"
+            )
+            conn.execute("DELETE FROM players WHERE player IN (SELECT player FROM _aplayers)")
+            conn.execute(
+                "INSERT INTO players "
+                "SELECT s.player, "
+                "  arg_max(s.name, coalesce(m.started, TIMESTAMPTZ '1970-01-01') ) "
+                "    FILTER (WHERE s.name IS NOT NULL), "
+                "  bool_or(s.bot), count(DISTINCT s.match), min(m.started), "
+                "  max(coalesce(m.ended, m.started)) "
+                "FROM seats s JOIN matches m USING (match) "
+                "WHERE s.player IN (SELECT player FROM _aplayers) GROUP BY s.player"
+            )
+            for t in ("_aseeds", "_amatch", "_aplayers"):
+                conn.execute(f"DROP TABLE {t}")
+
+
+# -- thin reads for the API ------------------------------------------------------
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    cols = [d[0] for d in cur.description or ()]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def table_counts(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Rows of every store table."""
+    out = {}
+    for t in (*TABLES, "log_files", "players", "batches"):
+        row = one(conn, f"SELECT count(*) FROM {t}")
+        out[t] = int(row[0]) if row else 0
+    return out
+
+
+def get_match(conn: duckdb.DuckDBPyConnection, match: str) -> dict[str, Any] | None:
+    rows = _dicts(conn.execute("SELECT * FROM matches WHERE match = ?", [match]))
+    return rows[0] if rows else None
+
+
+def get_hands(conn: duckdb.DuckDBPyConnection, match: str) -> list[dict[str, Any]]:
+    return _dicts(conn.execute("SELECT * FROM hands WHERE match = ? ORDER BY hand", [match]))
+
+
+def get_moves(conn: duckdb.DuckDBPyConnection, match: str, hand: int) -> list[dict[str, Any]]:
+    return _dicts(
+        conn.execute("SELECT * FROM moves WHERE match = ? AND hand = ? ORDER BY ply", [match, hand])
+    )
+
+
+def get_findings(conn: duckdb.DuckDBPyConnection, match: str | None) -> list[dict[str, Any]]:
+    """A match's findings, or (``None``) the lines that belong to no match."""
+    if match is None:
+        return _dicts(conn.execute("SELECT * FROM findings WHERE match IS NULL ORDER BY file, line"))
+    return _dicts(
+        conn.execute(
+            "SELECT * FROM findings WHERE match = ? ORDER BY hand NULLS FIRST, seq NULLS FIRST, code",
+            [match],
+        )
+    )
+
+
+def stored_files(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """The kept log files, oldest read first."""
+    return _dicts(conn.execute("SELECT * FROM log_files ORDER BY read_at, sha256"))
+
+
+def check_schemas() -> None:
+    """Raise if an Arrow schema of replay.frames does not name exactly the
+    columns of its SQL table (the tests call it)."""
+    conn = duckdb.connect(config={"python_enable_replacements": False})
+    migrate(conn)
+    for name, schema in SCHEMAS.items():
+        table = "findings" if name == "file_findings" else name
+        cols = [r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall()]
+        if sorted(cols) != sorted(schema.names):
+            raise AssertionError(f"{name}: SQL {cols} vs Arrow {schema.names}")

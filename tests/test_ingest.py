@@ -1,0 +1,402 @@
+"""`replay ingest` end to end: what is stored is what `replay validate` says,
+nothing is lost or doubled, runs can be split, killed and repeated."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+
+from replay.cli import main as cli_main
+from replay.ingest import ingest, keep_file, read_match_records, reingest
+from replay.report import ValidationReport
+from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
+from replay.store import layout, load_spool, open_store, pending_batches, table_counts
+from replay.validate import validate_paths
+
+EXCLUDE = {"batch", "read_at"}  # differ between runs by design
+
+
+def sim_lines(hands: int, seed: int, tables: int = 4) -> list[bytes]:
+    return list(simulate(SimConfig(hands=hands, tables=tables, seed=seed)))
+
+
+def write(path: Path, lines: list[bytes]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_lines(lines, path)
+    return path
+
+
+def snapshot(db: Path) -> dict[str, Any]:
+    """Every derived table as (rows, order-free hash), without run-specific columns."""
+    conn = open_store(db, read_only=True)
+    out = {}
+    try:
+        for t in ("matches", "seats", "hands", "moves", "findings", "seeds", "match_files",
+                  "players", "log_files"):  # fmt: skip
+            cols = [r[0] for r in conn.execute(f"DESCRIBE {t}").fetchall() if r[0] not in EXCLUDE]
+            cols = [f'"{c}"' for c in cols]
+            out[t] = conn.execute(
+                f"SELECT count(*), sum(hash({', '.join(cols)})::HUGEINT) FROM {t}"
+            ).fetchall()[0]
+    finally:
+        conn.close()
+    return out
+
+
+def store_view(db: Path) -> dict[str, Any]:
+    """Per match what validate reports: verdict, finding codes, hands, outcome."""
+    conn = open_store(db, read_only=True)
+    try:
+        view: dict[str, Any] = {}
+        for mid, verdict, result, winner, score in conn.execute(
+            "SELECT match, verdict, result, winner, score FROM matches"
+        ).fetchall():
+            view[mid] = {"verdict": verdict, "result": result, "winner": winner, "score": score,
+                         "codes": Counter(), "hands": []}  # fmt: skip
+        for mid, code in conn.execute("SELECT match, code FROM findings WHERE match IS NOT NULL").fetchall():
+            view[mid]["codes"][code] += 1
+        for mid, hand, result, winner, points, score in conn.execute(
+            "SELECT match, hand, result, winner, points, score FROM hands ORDER BY match, hand"
+        ).fetchall():
+            view[mid]["hands"].append((hand, result, winner, points, score))
+        top = sorted(
+            (code, file, line)
+            for code, file, line in conn.execute(
+                "SELECT code, file, line FROM findings WHERE match IS NULL"
+            ).fetchall()
+        )
+        files = sorted(conn.execute("SELECT path, lines, bad_lines FROM log_files").fetchall())
+    finally:
+        conn.close()
+    return {"matches": view, "top": top, "files": files}
+
+
+def report_view(report: ValidationReport) -> dict[str, Any]:
+    view = {}
+    for m in report.matches:
+        view[m.match] = {
+            "verdict": m.verdict, "result": m.result, "winner": m.winner,
+            "score": list(m.score) if m.hands or m.score else [],
+            "codes": Counter(f.code for f in m.findings),
+            "hands": [(h.hand, h.result, h.winner, list(h.points), list(h.score)) for h in m.hands],
+        }  # fmt: skip
+    top = sorted((f.code, f.file, f.line) for f in report.findings)
+    files = sorted((f.path, f.lines, f.bad_lines) for f in report.files)
+    return {"matches": view, "top": top, "files": files}
+
+
+def assert_same(db: Path, paths: list[Path]) -> dict[str, Any]:
+    got = store_view(db)
+    want = report_view(validate_paths(paths))
+    assert got["top"] == want["top"]
+    assert sorted(got["matches"]) == sorted(want["matches"])
+    for mid, w in want["matches"].items():
+        g = got["matches"][mid]
+        if not w["hands"] and not g["score"]:
+            g["score"] = w["score"]  # an unreadable match has no score either way
+        assert g == w, mid
+    return got
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two files of interleaved simulated tables, one gzip (~300 hands)."""
+    d = tmp_path_factory.mktemp("sample")
+    write(d / "a.jsonl", sim_lines(150, seed=11))
+    write(d / "b.jsonl.gz", sim_lines(150, seed=12))
+    return d
+
+
+# -- the store says what validate says ----------------------------------------------
+
+
+def test_defect_logs_are_stored_as_validate_reports_them(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    for code in DEFECTS:
+        write(logs / f"{code.lower()}.jsonl", defect_log(code, 1))
+    write(logs / "clean.jsonl", sim_lines(60, seed=3))
+    db = tmp_path / "data" / "r.duckdb"
+    summary = ingest([logs], db=db, workers=2, chunk_hands=40)
+    assert summary.loaded and summary.files == len(DEFECTS) + 1
+    got = assert_same(db, sorted(logs.iterdir()))
+    stored = sum((m["codes"] for m in got["matches"].values()), Counter(c for c, _, _ in got["top"]))
+    assert set(stored) == set(DEFECTS)  # every planted code made it into the store
+    assert summary.findings == stored and stored["SEED_REUSED"] >= 2  # both matches get it
+    assert summary.verdicts["invalid"] == sum(m["verdict"] == "invalid" for m in got["matches"].values())
+
+
+def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a" / "r.duckdb", tmp_path / "b" / "r.duckdb"
+    ingest([sample], db=a, workers=0, chunk_hands=30)
+    ingest([sample], db=b, workers=2, chunk_hands=1000)
+    assert snapshot(a) == snapshot(b)
+    assert_same(a, sorted(sample.iterdir()))
+    counts = table_counts(duckdb.connect(str(a), read_only=True))
+    assert counts["moves"] > 20 * counts["hands"] > 0
+
+
+def test_moves_are_the_replayed_plies(sample: Path, tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    ingest([sample / "a.jsonl"], db=db, workers=0)
+    report = validate_paths([sample / "a.jsonl"], keep_moves=True)
+    want = Counter((m.match, h.hand, mv.kind) for m in report.matches for h in m.hands for mv in h.moves)
+    conn = open_store(db, read_only=True)
+    got = Counter({(m, h, k): n for m, h, k, n in conn.execute(
+        "SELECT match, hand, kind, count(*) FROM moves GROUP BY ALL").fetchall()})  # fmt: skip
+    forced = conn.execute("SELECT bool_and(forced = (legal = 1)), bool_and(len(legal_moves) = legal) FROM moves").fetchall()
+    conn.close()
+    assert got == want and forced == [(True, True)]
+
+
+# -- nothing lost, nothing doubled --------------------------------------------------
+
+
+def test_files_are_kept_by_content(sample: Path, tmp_path: Path) -> None:
+    lay = layout(tmp_path / "data" / "r.duckdb").make()
+    kf = keep_file(sample / "b.jsonl.gz", lay)
+    assert kf.stored == f"logs/{kf.sha256}.jsonl.gz"
+    assert kf.kept.read_bytes() == (sample / "b.jsonl.gz").read_bytes()
+    again = keep_file(sample / "b.jsonl.gz", lay)
+    assert again.kept == kf.kept and len(list(lay.logs.iterdir())) == 1
+
+
+def test_the_same_file_again_changes_nothing(sample: Path, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "r.duckdb"
+    ingest([sample], db=db, workers=0)
+    before = snapshot(db)
+    batches = table_counts(duckdb.connect(str(db), read_only=True))["batches"]
+    again = ingest([sample], db=db, workers=0)
+    assert again.files_known == 2 and again.matches == 0
+    assert snapshot(db) == before
+    assert table_counts(duckdb.connect(str(db), read_only=True))["batches"] == batches
+    # the same bytes under another name: only the name is remembered
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(sample / "a.jsonl", copy)
+    ingest([copy], db=db, workers=0)
+    conn = open_store(db, read_only=True)
+    paths = conn.execute("SELECT paths FROM log_files WHERE path LIKE '%a.jsonl'").fetchall()
+    conn.close()
+    assert paths == [([str(sample / "a.jsonl"), str(copy)],)]
+    after = snapshot(db)
+    assert {t: v for t, v in after.items() if t != "log_files"} == {
+        t: v for t, v in before.items() if t != "log_files"
+    }
+
+
+def test_a_match_over_two_runs_is_completed(tmp_path: Path) -> None:
+    lines = sim_lines(120, seed=21, tables=6)
+    half = len(lines) // 2
+    a = write(tmp_path / "logs" / "day1.jsonl", lines[:half])
+    b = write(tmp_path / "logs" / "day2.jsonl", lines[half:])
+    db = tmp_path / "data" / "r.duckdb"
+    first = ingest([a], db=db, workers=2, chunk_hands=20)
+    assert first.findings["MATCH_INCOMPLETE"] > 0  # tables still playing at the cut
+    ingest([b], db=db, workers=2, chunk_hands=20)
+    got = assert_same(db, [a, b])
+    assert all(m["verdict"] == "valid" for m in got["matches"].values())
+    conn = open_store(db, read_only=True)
+    spread = conn.execute(
+        "SELECT count(*) FROM (SELECT match FROM match_files GROUP BY match HAVING count(*) = 2)"
+    ).fetchall()[0][0]
+    conn.close()
+    assert spread > 0
+    both = tmp_path / "both" / "r.duckdb"
+    ingest([a, b], db=both, workers=0)
+    assert {t: v for t, v in snapshot(both).items() if t != "log_files"} == {
+        t: v for t, v in snapshot(db).items() if t != "log_files"
+    }
+
+
+def test_a_rematch_before_the_match_it_follows(tmp_path: Path) -> None:
+    lines = sim_lines(200, seed=5, tables=3)
+    parents = {
+        orjson.loads(x)["rematch_of"] for x in lines if b'"rematch_of"' in x
+    }
+    assert parents
+    first = [x for x in lines if orjson.loads(x)["match"] not in parents]
+    later = [x for x in lines if orjson.loads(x)["match"] in parents]
+    a = write(tmp_path / "rematches.jsonl", first)
+    b = write(tmp_path / "parents.jsonl", later)
+    db = tmp_path / "data" / "r.duckdb"
+    s1 = ingest([a], db=db, workers=0)
+    assert s1.findings["REMATCH_UNKNOWN"] > 0
+    ingest([b], db=db, workers=0)
+    got = assert_same(db, [a, b])  # validate reads both: no REMATCH_UNKNOWN left
+    assert not any(m["codes"]["REMATCH_UNKNOWN"] for m in got["matches"].values())
+
+
+def test_lines_after_a_match_end_are_not_lost(tmp_path: Path) -> None:
+    lines = sim_lines(80, seed=8, tables=2)
+    mid = orjson.loads(lines[0])["match"]
+    mine = [i for i, x in enumerate(lines) if orjson.loads(x)["match"] == mid]
+    end = mine[-1]
+    reveal = next(i for i in reversed(mine) if b'"type":"reveal"' in lines[i])
+    moved = lines[:reveal] + lines[reveal + 1 : end + 1] + lines[end + 1 :] + [lines[reveal]]
+    path = write(tmp_path / "late.jsonl", moved)
+    db = tmp_path / "data" / "r.duckdb"
+    ingest([path], db=db, workers=2, chunk_hands=10)
+    got = assert_same(db, [path])
+    assert got["matches"][mid]["verdict"] == "valid"
+
+
+def test_unreadable_lines_are_findings_with_file_and_line(tmp_path: Path) -> None:
+    lines = sim_lines(30, seed=4, tables=2)
+    mid = orjson.loads(lines[0])["match"]
+    mixed = lines[:5] + [b"not json", b"", b"   ", b'{"type":"pass","match":"' + mid.encode() + b'","seq":'] \
+        + [b'{"match": "' + mid.encode() + b'", "type": "nap", "seq": 9999, "ts": "2026-11-01T00:00:00Z"}'] \
+        + [b"[1,2]", b'{"type":"play","match":"m-\xff","seq":1}', b"\xff\xfe", b'{"type":"pass","seq":3}'] \
+        + lines[5:]  # fmt: skip
+    a = write(tmp_path / "logs" / "mixed.jsonl", mixed)
+    raw = gzip.compress(b"\n".join(lines[:40]) + b"\n")
+    broken = tmp_path / "logs" / "broken.jsonl.gz"
+    broken.write_bytes(raw[: len(raw) // 2])
+    db = tmp_path / "data" / "r.duckdb"
+    summary = ingest([tmp_path / "logs"], db=db, workers=2, chunk_hands=5)
+    got = assert_same(db, [broken, a])
+    assert {c for c, _, _ in got["top"]} == {"MALFORMED_LINE", "SCHEMA_ERROR"}
+    assert all(f is not None and line is not None for _, f, line in got["top"])
+    assert got["matches"][mid]["codes"]["UNKNOWN_EVENT"] == 1
+    assert summary.bad_lines == sum(bad for _, _, bad in got["files"]) > 0
+
+
+# -- the server holds the database ---------------------------------------------------
+
+
+def hold(db: Path) -> subprocess.Popen[str]:
+    p = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            from replay.store import open_store
+            c = open_store({str(db)!r})
+            print("held", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert p.stdout is not None and p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_a_locked_database_gets_the_batches_through_the_spool(sample: Path, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "r.duckdb"
+    server = hold(db)
+    try:
+        summary = ingest([sample], db=db, workers=2, chunk_hands=50)
+        assert not summary.loaded and summary.pending >= 2
+        assert "is open in another process" in summary.lines_out()[-1]
+    finally:
+        server.communicate("")
+    conn = open_store(db)  # what the server does on its timer
+    assert load_spool(conn) == summary.pending
+    conn.close()
+    assert pending_batches(layout(db).spool) == []
+    assert_same(db, sorted(sample.iterdir()))
+    direct = tmp_path / "direct" / "r.duckdb"
+    ingest([sample], db=direct, workers=0)
+    assert snapshot(direct) == snapshot(db)
+
+
+def test_reingest_rebuilds_the_derived_tables(sample: Path, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "r.duckdb"
+    ingest([sample], db=db, workers=0)
+    before = snapshot(db)
+    conn = open_store(db)
+    conn.execute("DELETE FROM moves WHERE hand = 1")
+    conn.execute("UPDATE matches SET verdict = 'invalid'")
+    conn.execute("DELETE FROM findings WHERE match IS NULL")
+    conn.close()
+    assert snapshot(db) != before
+    summary = reingest(db=db, workers=2, chunk_hands=40)
+    assert summary.matches == before["matches"][0]
+    assert snapshot(db) == before
+
+
+def test_reingest_refuses_a_locked_database(sample: Path, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "r.duckdb"
+    ingest([sample / "a.jsonl"], db=db, workers=0)
+    server = hold(db)
+    try:
+        assert cli_main(["reingest", "--db", str(db), "--quiet"]) == 1
+    finally:
+        server.communicate("")
+
+
+# -- crash safety --------------------------------------------------------------------
+
+
+def test_kill_9_mid_ingest_then_rerun_completes_without_doubles(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    for i in range(3):
+        write(logs / f"part{i}.jsonl", sim_lines(700, seed=40 + i, tables=8))
+    db = tmp_path / "data" / "r.duckdb"
+    cmd = [sys.executable, "-m", "replay", "ingest", str(logs), "--db", str(db),
+           "--chunk-hands", "40", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    spool = layout(db).spool
+    deadline = time.monotonic() + 120
+    # kill once the loader has committed a few batches (their folders are gone)
+    while time.monotonic() < deadline and proc.poll() is None:
+        seen = len(list((spool / ".tmp").glob("*"))) if (spool / ".tmp").exists() else 0
+        if seen or (spool.exists() and any(spool.iterdir())):
+            time.sleep(1.5)
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the ingest ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL
+    conn = open_store(db)  # consistent: every stored match is whole
+    partial = table_counts(conn)
+    broken = conn.execute(
+        "SELECT count(*) FROM matches m WHERE m.hands <> (SELECT count(*) FROM hands h WHERE h.match = m.match) "
+        "OR NOT EXISTS (SELECT 1 FROM match_files f WHERE f.match = m.match)"
+    ).fetchall()[0][0]
+    conn.close()
+    assert broken == 0
+    assert subprocess.run(cmd, check=False).returncode == 0
+    clean = tmp_path / "clean" / "r.duckdb"
+    assert subprocess.run([*cmd[:5], "--db", str(clean), "--quiet"], check=False).returncode == 0
+    assert snapshot(db) == snapshot(clean)
+    assert partial["matches"] < table_counts(duckdb.connect(str(clean), read_only=True))["matches"]
+
+
+# -- the command line -----------------------------------------------------------------
+
+
+def test_cli_ingest_uses_replay_db(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    db = tmp_path / "env" / "r.duckdb"
+    monkeypatch.setenv("REPLAY_DB", str(db))
+    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "matches:" in err and f"stored in {db}" in err and "\r" not in err  # no bar off a tty
+    assert table_counts(duckdb.connect(str(db), read_only=True))["matches"] > 0
+    assert cli_main(["ingest", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLAY_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--quiet"]) == 0
+    assert (tmp_path / "data" / "replay.duckdb").exists()
+    assert len(list((tmp_path / "data" / "logs").iterdir())) == 1
+
+
+def test_read_match_records_reads_only_those_matches(sample: Path) -> None:
+    report = validate_paths([sample / "a.jsonl"])
+    wanted = [m.match for m in report.matches[:2]]
+    got = read_match_records([("a", sample / "a.jsonl")], wanted)
+    assert sorted(got) == sorted(wanted)
+    assert [len(got[m]) for m in wanted] == [m.events for m in report.matches[:2]]

@@ -1,0 +1,333 @@
+"""The store: schema and migrations, the spool and its loader, thin reads.
+
+Reports are built by hand here; tests/test_ingest.py drives real logs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from replay.frames import MOVE_CODES, Frames, file_table, findings_table, move_name
+from replay.report import Finding, HandReport, MatchReport, MoveRecord, SeatRecord
+from replay.store import (
+    StoreLocked,
+    check_schemas,
+    get_findings,
+    get_hands,
+    get_match,
+    get_moves,
+    layout,
+    load_spool,
+    migrate,
+    migrations,
+    open_store,
+    pending_batches,
+    schema_version,
+    table_counts,
+    write_batch,
+)
+
+TS = "2026-11-01T10:00:00.000Z"
+
+
+def move(hand: int, ply: int, seat: int, tile: int | None, kind: str = "play") -> MoveRecord:
+    return MoveRecord(
+        hand=hand, ply=ply, seq=10 * hand + ply, seat=seat, kind=kind,  # type: ignore[arg-type]
+        tile=tile, end=None if ply == 1 else "left", left=6, right=3, pips=(10, 20),
+        stock=0, legal=2, forced=False, legal_moves=("63:left", "PASS"), ts=TS,
+    )  # fmt: skip
+
+
+def report(
+    mid: str,
+    *,
+    anchor: str = "a" * 64,
+    seeds: tuple[str, ...] = ("b" * 64,),
+    players: tuple[tuple[str, str | None], ...] = (("p-1", "Ann"), ("p-2", None)),
+    findings: tuple[Finding, ...] = (),
+    started: str = TS,
+    rematch_of: str | None = None,
+) -> MatchReport:
+    hands = tuple(
+        HandReport(
+            hand=i + 1, result="domino", winner=0, points=(10, 0), score=(10 * (i + 1), 0),
+            leader=i % 2, opener=i % 2, hands=((27, 1), (2, 3)), stock=(4, 5), pips=(0, 5),
+            client_seeds=("", "c1"), server_seed=seed, seed_ok=True, deal_ok=True,
+            claimed_result="domino", claimed_winner=0, claimed_points=(10, 0),
+            claimed_score=(10 * (i + 1), 0), started=TS, ended=TS,
+            moves=(move(i + 1, 1, 0, 21), move(i + 1, 2, 1, None, "pass")),
+        )
+        for i, seed in enumerate(seeds)
+    )  # fmt: skip
+    errors = any(f.severity == "error" for f in findings)
+    return MatchReport(
+        match=mid, verdict="invalid" if errors else "valid", profile="international",
+        table="t-1", rules={"players": 2}, players=2, hands=hands, result="win", winner=0,
+        score=(10 * len(hands), 0), findings=findings,
+        seats=tuple(SeatRecord(s, p, n) for s, (p, n) in enumerate(players)),
+        anchor=anchor, rematch_of=rematch_of, started=started, ended=started, events=7,
+        lead_draw=((0, 27), (1, 3)),
+    )  # fmt: skip
+
+
+def spool(
+    spool_dir: Path, batch: str, reports: list[MatchReport], sha: str = "f1", mode: str = "add"
+) -> Path:
+    frames = Frames(batch, {})
+    for r in reports:
+        frames.add(r, {sha: r.events})
+    return write_batch(spool_dir, batch, frames.tables(), {"mode": mode, "files": {}})
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    conn = open_store(tmp_path / "data" / "replay.duckdb")
+    yield conn
+    conn.close()
+
+
+def spool_of(conn: duckdb.DuckDBPyConnection) -> Path:
+    row = conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return layout(row[0][0]).spool
+
+
+def rows(conn: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
+    return conn.execute(sql).fetchall()
+
+
+# -- schema --------------------------------------------------------------------
+
+
+def test_fresh_store_has_every_migration_and_table(store: duckdb.DuckDBPyConnection) -> None:
+    versions = [v for v, _, _ in migrations()]
+    assert versions[0] == 1 and versions == sorted(set(versions))
+    assert schema_version(store) == versions[-1]
+    tables = {r[0] for r in rows(store, "SELECT table_name FROM information_schema.tables")}
+    assert {"schema_version", "log_files", "matches", "seats", "hands", "moves", "findings",
+            "players", "match_files", "seeds", "batches"} <= tables  # fmt: skip
+    assert set(table_counts(store).values()) == {0}
+
+
+def test_arrow_schemas_name_the_sql_columns() -> None:
+    check_schemas()  # raises on any difference
+
+
+def test_migrate_twice_applies_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    open_store(db).close()
+    conn = duckdb.connect(str(db))
+    assert migrate(conn) == []
+    assert rows(conn, "SELECT count(*) FROM schema_version") == [(len(migrations()),)]
+    conn.close()
+
+
+def test_a_newer_database_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    open_store(db).close()
+    conn = duckdb.connect(str(db))
+    conn.execute("INSERT INTO schema_version VALUES (999, 'future', now())")
+    conn.close()
+    with pytest.raises(RuntimeError, match="999"):
+        open_store(db)
+
+
+def test_read_only_needs_a_store(tmp_path: Path) -> None:
+    duckdb.connect(str(tmp_path / "empty.duckdb")).close()
+    with pytest.raises(RuntimeError, match="not a replay store"):
+        open_store(tmp_path / "empty.duckdb", read_only=True)
+
+
+def test_a_database_held_by_another_process_is_locked(tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    open_store(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys
+            c = duckdb.connect({str(db)!r})
+            print("held", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreLocked):
+            open_store(db)
+    finally:
+        holder.communicate("")
+    open_store(db).close()  # free again
+
+
+# -- frames --------------------------------------------------------------------
+
+
+def test_move_codes_round_trip() -> None:
+    for name, code in MOVE_CODES.items():
+        back = move_name(code)
+        assert MOVE_CODES[back] == code
+        if ":" in name:
+            assert sorted(back.split(":")[0]) == sorted(name.split(":")[0])
+    assert len({c for c in MOVE_CODES.values()}) == 28 * 2 + 3
+
+
+def test_frames_carry_every_report_value() -> None:
+    f = Finding("FALSE_PASS", "seat 1 could play", 1, 12, match="m-1")
+    frames = Frames("b-1", {})
+    frames.add(report("m-1", findings=(f,)), {"sha-x": 7})
+    t = frames.tables()
+    m = t["matches"].to_pylist()[0]
+    assert (m["verdict"], m["errors"], m["warnings"], m["hands"], m["first_leader"]) == ("invalid", 1, 0, 1, 0)
+    assert m["lead_draw"] == [{"seat": 0, "tile": 27}, {"seat": 1, "tile": 3}]
+    h = t["hands"].to_pylist()[0]
+    assert h["dealt"] == [[27, 1], [2, 3]] and h["plies"] == 2 and h["claimed_points"] == [10, 0]
+    mv = t["moves"].to_pylist()
+    assert [x["kind"] for x in mv] == ["play", "pass"]
+    assert mv[0]["legal_moves"] == [MOVE_CODES["63:left"], -1] and mv[0]["match"] == "m-1"
+    assert mv[0]["ts"].isoformat() == "2026-11-01T10:00:00+00:00"
+    assert t["findings"].to_pylist()[0]["severity"] == "error"
+    assert t["seeds"].to_pylist() == [
+        {"seed": "a" * 64, "match": "m-1", "hand": 0},
+        {"seed": "b" * 64, "match": "m-1", "hand": 1},
+    ]
+    assert t["match_files"].to_pylist() == [{"match": "m-1", "sha256": "sha-x", "lines": 7}]
+
+
+# -- the spool -----------------------------------------------------------------
+
+
+def test_a_batch_loads_once_and_leaves_the_spool(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    bdir = spool(sp, "b-0001", [report("m-1"), report("m-2", anchor="c" * 64, seeds=("d" * 64,))])
+    assert pending_batches(sp) == [bdir]
+    assert load_spool(store, sp) == 1
+    assert not bdir.exists() and pending_batches(sp) == []
+    counts = table_counts(store)
+    assert (counts["matches"], counts["hands"], counts["moves"], counts["seeds"]) == (2, 2, 4, 4)
+    assert rows(store, "SELECT batch, mode, matches FROM batches") == [("b-0001", "add", 2)]
+    # The same batch id again (e.g. written twice by a killed run): skipped.
+    spool(sp, "b-0001", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
+    assert load_spool(store, sp) == 0
+    assert table_counts(store)["matches"] == 2 and pending_batches(sp) == []
+
+
+def test_the_same_lines_again_change_nothing(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1")])
+    load_spool(store, sp)
+    before = rows(store, "SELECT * FROM matches")
+    # add mode: a match whose file the store has is left alone
+    spool(sp, "b-2", [report("m-1", started="2026-11-02T00:00:00Z")])
+    load_spool(store, sp)
+    assert rows(store, "SELECT * FROM matches") == before
+    # replace mode (reingest): the batch's rows win
+    spool(sp, "b-3", [report("m-1", started="2026-11-02T00:00:00Z")], mode="replace")
+    load_spool(store, sp)
+    got = rows(store, "SELECT match, started::VARCHAR, batch FROM matches")
+    assert got == [("m-1", "2026-11-02 00:00:00+00", "b-3")]
+    assert table_counts(store)["hands"] == 1 and table_counts(store)["moves"] == 2
+
+
+def test_seed_reuse_across_batches_marks_both_and_clears(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1", anchor="a" * 64, seeds=("b" * 64,))], sha="f1")
+    load_spool(store, sp)
+    assert get_match(store, "m-1")["verdict"] == "valid"  # type: ignore[index]
+    # m-2 reuses m-1's hand seed as its own hand-1 seed
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("B" * 64,))], sha="f2")
+    load_spool(store, sp)
+    got = rows(store, "SELECT match, hand, message FROM findings WHERE code = 'SEED_REUSED' ORDER BY match")
+    assert got == [
+        ("m-1", 1, "the seed of hand 1 is also used by match m-2"),
+        ("m-2", 1, "the seed of hand 1 is also used by match m-1"),
+    ]
+    assert rows(store, "SELECT match, verdict, errors FROM matches ORDER BY match") == [
+        ("m-1", "invalid", 1), ("m-2", "invalid", 1)]  # fmt: skip
+    # m-2 fixed (replaced with its own seed): both valid again
+    spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f2", mode="replace")
+    load_spool(store, sp)
+    assert rows(store, "SELECT count(*) FROM findings WHERE code = 'SEED_REUSED'") == [(0,)]
+    assert rows(store, "SELECT match, verdict, errors FROM matches ORDER BY match") == [
+        ("m-1", "valid", 0), ("m-2", "valid", 0)]  # fmt: skip
+
+
+def test_players_follow_their_latest_name(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1", players=(("p-1", "Ann"), ("p-2", None)))], sha="f1")
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,), started="2026-11-05T00:00:00Z",
+                             players=(("p-1", "Ann B."), ("p-3", "Cy")))], sha="f2")  # fmt: skip
+    assert load_spool(store, sp) == 2
+    got = rows(store, "SELECT player, name, matches, first_seen::VARCHAR, last_seen::VARCHAR "
+                      "FROM players ORDER BY player")  # fmt: skip
+    assert got == [
+        ("p-1", "Ann B.", 2, "2026-11-01 10:00:00+00", "2026-11-05 00:00:00+00"),
+        ("p-2", None, 1, "2026-11-01 10:00:00+00", "2026-11-01 10:00:00+00"),
+        ("p-3", "Cy", 1, "2026-11-05 00:00:00+00", "2026-11-05 00:00:00+00"),
+    ]
+
+
+def test_files_and_lines_of_no_match(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    now = None
+    lf = file_table([{"sha256": "f1", "path": "a.jsonl", "paths": ["a.jsonl"], "size": 10,
+                      "read_at": now, "lines": 3, "bad_lines": 1, "stored": "logs/f1.jsonl"}])  # fmt: skip
+    bad = Finding("MALFORMED_LINE", "a.jsonl: line 2: not JSON", None, None, "a.jsonl", 2)
+    ff = findings_table([(None, bad)], {"a.jsonl": "f1"})
+    write_batch(sp, "b-1", {"log_files": lf, "file_findings": ff}, {"mode": "add"})
+    load_spool(store, sp)
+    assert rows(store, "SELECT path, lines, bad_lines FROM log_files") == [("a.jsonl", 3, 1)]
+    assert [(f["code"], f["file"], f["line"], f["sha256"]) for f in get_findings(store, None)] == [
+        ("MALFORMED_LINE", "a.jsonl", 2, "f1")]  # fmt: skip
+    # the same file from another path: the path is remembered, nothing doubled
+    lf2 = file_table([{"sha256": "f1", "path": "b.jsonl", "paths": ["b.jsonl"], "size": 10,
+                       "read_at": now, "lines": 3, "bad_lines": 1, "stored": "logs/f1.jsonl"}])  # fmt: skip
+    write_batch(sp, "b-2", {"log_files": lf2, "file_findings": ff}, {"mode": "add"})
+    load_spool(store, sp)
+    assert rows(store, "SELECT path, paths FROM log_files") == [("a.jsonl", ["a.jsonl", "b.jsonl"])]
+    assert len(get_findings(store, None)) == 1
+
+
+def test_half_written_batches_are_ignored_and_cleaned(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    (sp / "no-manifest").mkdir()
+    dead = sp / ".tmp" / "b-9.999999999"  # no such pid
+    dead.mkdir(parents=True)
+    assert pending_batches(sp) == []
+    assert load_spool(store, sp) == 0
+    assert not dead.exists()
+
+
+def test_a_failing_batch_rolls_back_and_is_set_aside(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    bdir = spool(sp, "b-1", [report("m-1")])
+    (bdir / "hands.parquet").write_bytes(b"not parquet")
+    with pytest.raises(duckdb.Error):
+        load_spool(store, sp)
+    assert set(table_counts(store).values()) == {0}  # nothing of it is left
+    assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == []
+
+
+def test_thin_reads(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    f = Finding("NOTE_MISMATCH", "notes differ", 1, 3, match="m-1")
+    spool(sp, "b-1", [report("m-1", seeds=("b" * 64, "c" * 64), findings=(f,))])
+    load_spool(store, sp)
+    m = get_match(store, "m-1")
+    assert m is not None and m["verdict"] == "valid" and m["warnings"] == 1 and m["hands"] == 2
+    assert get_match(store, "nope") is None
+    assert [h["hand"] for h in get_hands(store, "m-1")] == [1, 2]
+    moves = get_moves(store, "m-1", 2)
+    assert [(x["ply"], x["kind"], x["tile"]) for x in moves] == [(1, "play", 21), (2, "pass", None)]
+    assert [x["code"] for x in get_findings(store, "m-1")] == ["NOTE_MISMATCH"]
+
+
+def test_write_batch_skips_empty_tables(tmp_path: Path) -> None:
+    empty = pa.table({"match": pa.array([], pa.string())})
+    bdir = write_batch(tmp_path, "b-1", {"seats": empty}, {"mode": "add"})
+    assert sorted(p.name for p in bdir.iterdir()) == ["manifest.json"]
