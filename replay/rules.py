@@ -54,7 +54,7 @@ class PointsEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["points"] = "points"
-    target: Annotated[int, Field(ge=1)] = 200
+    target: Annotated[int, Field(ge=1)]
 
 
 class ChivaEnd(BaseModel):
@@ -62,7 +62,7 @@ class ChivaEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["chiva"] = "chiva"
-    wins: Annotated[int, Field(ge=1)] = 4
+    wins: Annotated[int, Field(ge=1)]
 
 
 class RoundsEnd(BaseModel):
@@ -70,8 +70,8 @@ class RoundsEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["rounds"] = "rounds"
-    target: Annotated[int, Field(ge=1)] = 10
-    loser_min: NonNeg = 5
+    target: Annotated[int, Field(ge=1)]
+    loser_min: NonNeg
 
 
 class MiloEnd(BaseModel):
@@ -79,7 +79,7 @@ class MiloEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["milo"] = "milo"
-    target: Annotated[int, Field(ge=1)] = 5
+    target: Annotated[int, Field(ge=1)]
 
 
 class FixedEnd(BaseModel):
@@ -87,7 +87,7 @@ class FixedEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["fixed"] = "fixed"
-    hands: Annotated[int, Field(ge=1)] = 7
+    hands: Annotated[int, Field(ge=1)]
 
 
 MatchEnd = Annotated[
@@ -124,7 +124,8 @@ class Rules(BaseModel):
     hand_bonuses: tuple[NonNeg, ...] = Field(default=(), strict=False)
     pass_bonus: tuple[NonNeg, NonNeg] | None = Field(default=None, strict=False)
     scoring: Literal["pips", "milo", "royal_rumble"] = "pips"
-    match_end: MatchEnd = Field(default_factory=PointsEnd)
+    # a log gives match_end as a whole object: every field of its kind is required
+    match_end: MatchEnd = Field(default_factory=lambda: PointsEnd(target=200))
     redeal: Literal["none", "five_doubles_claim", "five_doubles_auto"] = "none"
     next_match_lead: Literal["rotate_first"] = "rotate_first"
 
