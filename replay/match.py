@@ -313,8 +313,10 @@ def _count_win(m: MatchState, hand: HandScore) -> tuple[int, ...]:
         return m.wins
     if isinstance(m.rules.match_end, ChivaEnd) and wins[w] == 0:
         others = [wins[k] for k in range(len(wins)) if k != w]
-        # the last side without a win breaks the chiva: all back to 0
-        if others and all(c > 0 for c in others):
+        # A winless side's win breaks the chiva (all back to 0) while another
+        # side has wins; with three players only the last winless one does.
+        breaks = all(c > 0 for c in others) if len(wins) == 3 else any(c > 0 for c in others)
+        if breaks:
             return (0,) * len(wins)
     wins[w] += 1
     return tuple(wins)
