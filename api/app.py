@@ -25,7 +25,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
@@ -41,7 +41,8 @@ from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import queries as q
-from api.render import SVG_DEFS, build_plies, ply_svg, trend_svg
+from api.fairness import router as fairness_router
+from api.render import SVG_DEFS, build_plies, ply_section, ply_svg, trend_svg
 from replay.tiles import tile_name
 from reports.player import player_report
 
@@ -269,14 +270,19 @@ def create_app(
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
+    app.include_router(fairness_router)
     return app
 
 
 # --- helpers for the routes ---------------------------------------------------------
 
 
-def cursor(request: Request) -> Iterator[Cursor]:
-    """One cursor per request, closed after it."""
+async def cursor(request: Request) -> AsyncIterator[Cursor]:
+    """One cursor per request, closed after it.
+
+    Async on purpose: opening a cursor is a quick call, and a sync generator
+    dependency would cost two thread-pool hops per request.
+    """
     cur = request.app.state.store.cursor()
     try:
         yield cur
@@ -345,11 +351,12 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
     data, info = found
     plies = build_plies(data)
     seats = data.seats
+    as_json = [p.to_json() for p in plies]
     view = {
         "info": info,
         "seats": [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats],
-        "plies": [p.to_json() for p in plies],
-        "svgs": [Markup(ply_svg(p, seats, data.players)) for p in plies],
+        "plies": as_json,
+        "sections": [ply_section(j, ply_svg(p, seats, data.players)) for p, j in zip(plies, as_json, strict=True)],
     }
     cache.put(key, view)
     return view
@@ -508,7 +515,11 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
             return not_found(f"no hand {hand} in match {match_id!r}")
         last = len(view["plies"]) - 1
         cur_ply = 0 if ply is None else min(ply, last)
-        return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last, **view)
+        # every ply is sent; only the current one is shown without JavaScript
+        sections = [Markup(s.replace(" hidden>", ">", 1) if i == cur_ply else s)
+                    for i, s in enumerate(view["sections"])]
+        return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last,
+                    info=view["info"], seats=view["seats"], sections=sections)
 
     @app.get("/api/matches/{match_id}/hands/{hand}")
     def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:

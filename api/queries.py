@@ -27,7 +27,7 @@ def _ts(col: str) -> str:
     return f"strftime(timezone('UTC', {col}), '{_TS}')"
 
 
-def _rows(cur: Cursor, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+def _rows(cur: Cursor, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
     res = cur.execute(sql, params or [])
     cols = [d[0] for d in res.description]
     return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
@@ -39,7 +39,7 @@ def _scalar(cur: Cursor, sql: str, params: list[Any] | None = None) -> int:
     return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
-def _one(cur: Cursor, sql: str, params: list[Any] | None = None) -> dict[str, Any] | None:
+def _one(cur: Cursor, sql: str, params: list[Any] | dict[str, Any] | None = None) -> dict[str, Any] | None:
     rows = _rows(cur, sql, params)
     return rows[0] if rows else None
 
@@ -268,39 +268,38 @@ def _move_name(code: int) -> str:
     return {-1: "PASS", -2: "DRAW", -3: "YIELD"}.get(code, "?")
 
 
+_HAND_HEAD = f"""
+SELECT m.profile, m.players, m.verdict, m.rules->>'teams' AS teams, m.rules->>'stock' AS stock,
+       m.estimates, h.result, h.winner, h.points, h.score, h.notes, h.leader, h.blocker, h.dealt,
+       len(h.stock) AS boneyard, {_ts("h.started")} AS started, h.deal_ok, h.seed_ok, h.play_ok,
+       (SELECT list((s.seat, s.player, s.name, s.bot, s.from_hand) ORDER BY s.seq, s.seat)
+          FROM seats s WHERE s.match = $m) AS seats,
+       m.hands AS hand_count,
+       (SELECT list((f.code, f.severity, f.hand, f.seq, f.message) ORDER BY f.seq NULLS LAST)
+          FROM findings f WHERE f.match = $m AND f.hand = $h) AS findings
+FROM hands h JOIN matches m ON m.match = h.match
+WHERE h.match = $m AND h.hand = $h
+"""
+
+_HAND_MOVES = """
+SELECT ply, seq, seat, kind, tile, on_end, left_end, right_end, stock, legal_moves, forced, error
+FROM moves WHERE match = $m AND hand = $h ORDER BY ply
+"""
+
+
 def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, Any]] | None:
-    """A stored hand for the replay, with its match's header. None if unknown."""
-    head = _one(
-        cur,
-        f"""SELECT m.match, m.profile, m.players, m.verdict, m.rules->>'teams' AS teams,
-                   m.rules->>'stock' AS stock, m.hands AS hand_count, m.estimates,
-                   h.result, h.winner, h.points, h.score, h.notes, h.leader, h.blocker,
-                   h.dealt, h.stock AS boneyard, h.plies, {_ts("h.started")} AS started,
-                   h.deal_ok, h.seed_ok, h.play_ok
-            FROM hands h JOIN matches m ON m.match = h.match
-            WHERE h.match = ? AND h.hand = ?""",
-        [match, hand],
-    )
+    """A stored hand for the replay, with its match's header. None if unknown.
+
+    Two round trips (the header with its lists, then the moves): this is
+    the hot path of the replay page.
+    """
+    params = {"m": match, "h": hand}
+    head = _one(cur, _HAND_HEAD, params)
     if head is None:
         return None
     finished = head["result"] is not None
     players = int(head["players"] or 4)
-    seats = _rows(
-        cur,
-        "SELECT seat, player, name, bot, from_hand, seq FROM seats WHERE match = ? ORDER BY seq, seat",
-        [match],
-    )
-    moves = cur.execute(
-        """SELECT ply, seq, seat, kind, tile, on_end, left_end, right_end, stock,
-                  legal_moves, forced, error
-           FROM moves WHERE match = ? AND hand = ? ORDER BY ply""",
-        [match, hand],
-    ).fetchall()
-    findings = cur.execute(
-        """SELECT code, severity, hand, seq, message FROM findings
-           WHERE match = ? AND hand = ? ORDER BY seq NULLS LAST""",
-        [match, hand],
-    ).fetchall()
+    moves = cur.execute(_HAND_MOVES, params).fetchall()
     rows = []
     for ply, seq, seat, kind, tile, end, left, right, stock, legal, forced, error in moves:
         rows.append(
@@ -317,10 +316,14 @@ def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, A
     dealt = tuple(tuple(h) for h in (head["dealt"] or ())) if finished else ()
     if head["stock"] == "doubles_aside":
         stock0 = 0
-    elif head["boneyard"] is not None and head["stock"] == "draw":
-        stock0 = len(head["boneyard"])
+    elif head["stock"] == "draw" and head["boneyard"] is not None:
+        stock0 = int(head["boneyard"])
     else:
         stock0 = 28 - 7 * players
+    seats = [
+        {"seat": s[0], "player": s[1], "name": s[2], "bot": s[3], "from_hand": s[4]}
+        for s in (_tuples(head["seats"]))
+    ]
     data = HandData(
         match=match,
         hand=hand,
@@ -337,10 +340,8 @@ def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, A
         stock0=stock0,
         seats=tuple(_seats_at(seats, hand, players)),
         moves=tuple(rows),
-        findings=tuple(FindingRow(*f) for f in findings),
+        findings=tuple(FindingRow(*f) for f in _tuples(head["findings"])),
     )
-    others = [r[0] for r in cur.execute(
-        "SELECT hand FROM hands WHERE match = ? ORDER BY hand", [match]).fetchall()]
     info = {
         "match": match,
         "hand": hand,
@@ -357,11 +358,19 @@ def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, A
         "seed_ok": head["seed_ok"],
         "play_ok": head["play_ok"],
         "estimates": list(head["estimates"] or []),
-        "prev": max((h for h in others if h < hand), default=None),
-        "next": min((h for h in others if h > hand), default=None),
+        # hands are numbered 1.. with every deal listed (cancelled ones too)
+        "prev": hand - 1 if hand > 1 else None,
+        "next": hand + 1 if hand < (head["hand_count"] or 0) else None,
         "sides": _sides(head["teams"] or "pairs", players),
     }
     return data, info
+
+
+def _tuples(items: Any) -> list[tuple[Any, ...]]:
+    """A DuckDB list of unnamed structs as tuples (they arrive as dicts or tuples)."""
+    if not items:
+        return []
+    return [tuple(x.values()) if isinstance(x, dict) else tuple(x) for x in items]
 
 
 # --- findings ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ SVG markup; the templates receive the SVG as `Markup`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -461,30 +462,46 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
     y = line_h + 14
     parts.append(f'<line x1="8" y1="{y - 8}" x2="{WIDTH - 8}" y2="{y - 8}" class="sep"/>')
     acting = ply.move.seat if ply.move else -1
+    row_h = int(U * 1.6) + 8
     for s in range(players):
         lab = seats[s] if s < len(seats) else SeatLabel(s, "?")
-        cls = "seat act" if s == acting else "seat"
-        bot = " [bot]" if lab.bot else ""
-        parts.append(f'<text x="10" y="{y + 16}" class="{cls}">seat {s}</text>')
-        parts.append(f'<text x="62" y="{y + 16}" class="name">{esc(_clip(lab.label, 18))}{esc(bot)}</text>')
+        void = tuple(ply.voids[s]) if s < len(ply.voids) else ()
         if ply.hands is not None and ply.pips is not None:
-            hx = 230
-            for t in ply.hands[s]:
-                parts.append(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{hx}" y="{y}" width="{U * 0.8:g}" height="{U * 1.6:g}"/>')
-                hx += int(U * 0.8) + 3
-            parts.append(f'<text x="{WIDTH - 10}" y="{y + 16}" class="pips" text-anchor="end">{ply.pips[s]} pips</text>')
+            tiles, pips = tuple(ply.hands[s]), ply.pips[s]
         else:
-            parts.append(f'<text x="230" y="{y + 16}" class="muted">hidden until the hand is over</text>')
-        void = ply.voids[s] if s < len(ply.voids) else []
-        if void:
-            parts.append(f'<text x="{WIDTH - 90}" y="{y + 16}" class="void" text-anchor="end">no {",".join(map(str, void))}</text>')
-        y += int(U * 1.6) + 8
+            tiles, pips = None, None
+        row = _seat_row(s, lab.label, lab.bot, s == acting, tiles, pips, void)
+        parts.append(f'<g transform="translate(0 {y})">{row}</g>')
+        y += row_h
     parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}</text>')
     height = y + 22
     return (
         f'<svg class="board" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
         f'role="img" aria-label="{esc(ply.title)}">' + "".join(parts) + "</svg>"
     )
+
+
+@lru_cache(maxsize=8192)
+def _seat_row(s: int, label: str, bot: bool, acting: bool, tiles: tuple[int, ...] | None,
+              pips: int | None, void: tuple[int, ...]) -> str:
+    """One seat's row of a frame, at y = 0 (memoized: most rows repeat from ply to ply)."""
+    cls = "seat act" if acting else "seat"
+    tag = " [bot]" if bot else ""
+    out = [
+        f'<text x="10" y="16" class="{cls}">seat {s}</text>',
+        f'<text x="62" y="16" class="name">{esc(_clip(label, 18))}{esc(tag)}</text>',
+    ]
+    if tiles is not None:
+        hx = 230
+        for t in tiles:
+            out.append(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{hx}" width="{U * 0.8:g}" height="{U * 1.6:g}"/>')
+            hx += int(U * 0.8) + 3
+        out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pips</text>')
+    else:
+        out.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
+    if void:
+        out.append(f'<text x="{WIDTH - 90}" y="16" class="void" text-anchor="end">no {",".join(map(str, void))}</text>')
+    return "".join(out)
 
 
 def _end_badge(x: int, y: int, num: int, side: str) -> str:
@@ -544,3 +561,46 @@ def trend_svg(points: list[tuple[str, float, float]], width: int = 640, height: 
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# --- one ply as an HTML section (built here, not in Jinja: it is the hot path) ---------
+
+
+def ply_section(p: dict[str, Any], svg: str) -> str:
+    """The `<section>` of one ply (hidden; the page unhides the current one).
+
+    `p` is `Ply.to_json()`; every text in it is escaped here.
+    """
+    out = [
+        f'<section class="ply" id="ply-{p["ply"]}" data-ply="{p["ply"]}" hidden>'
+        f'<h2 class="ply-title"><span class="plyn">{p["ply"]}</span> {esc(p["title"])}'
+    ]
+    if p["seq"] is not None:
+        out.append(f' <small>seq {p["seq"]}</small>')
+    out.append(f'</h2><div class="frame">{svg}<div class="notes">')
+    if p["alternatives"]:
+        forced = ' <span class="tag forced">forced</span>' if p["forced"] else ""
+        chips = " ".join(
+            f'<span class="alt{" played" if a["played"] else ""}">{esc(a["move"])}</span>'
+            for a in p["alternatives"]
+        )
+        out.append(f'<h3>Legal moves{forced}</h3><p class="alts">{chips}</p>')
+    notes = [n for n in p["notes"] if n["kind"] not in ("forced", "legal")]
+    if notes:
+        out.append('<ul class="anns">')
+        for n in notes:
+            sev = f' s-{esc(n["severity"])}' if n["severity"] else ""
+            out.append(f'<li class="ann k-{esc(n["kind"])}{sev}">{esc(n["text"])}</li>')
+        out.append("</ul>")
+    if any(p["voids"]):
+        head = "".join(f"<th>{n}</th>" for n in range(7))
+        rows = "".join(
+            f"<tr><th>seat {s}</th>" + "".join(f"<td>{'✕' if n in v else ''}</td>" for n in range(7)) + "</tr>"
+            for s, v in enumerate(p["voids"])
+        )
+        out.append(f'<h3>Known voids</h3><table class="voids"><thead><tr><th></th>{head}</tr></thead>'
+                   f"<tbody>{rows}</tbody></table>")
+    if p["hanged"]:
+        out.append(f'<p class="muted">hanged doubles: {esc(", ".join(p["hanged"]))}</p>')
+    out.append("</div></div></section>")
+    return "".join(out)

@@ -1,4 +1,4 @@
-"""A player's report: polars over one DuckDB query of the hands they held.
+"""A player's report: polars over three DuckDB reads of the hands they held.
 
 A player is whoever held the seat in that hand: the seat history
 (`seats.from_hand`, seat changes included) decides, so a player who left
@@ -30,61 +30,72 @@ EXPECTED_DOUBLES = 1.75
 VAR_DOUBLES = 7 * (7 / 28) * (21 / 28) * (21 / 27)
 SHUTOUT_NOTES = ("shutout", "chiva", "zapato")
 
-_PIPS_SQL = "[" + ",".join(str(p) for p in PIPS) + "]"
-_DBL_SQL = "[" + ",".join(str(int(d)) for d in IS_DOUBLE) + "]"
+_PIPS_MAP = dict(enumerate(PIPS))
+_DBL_MAP = {t: int(d) for t, d in enumerate(IS_DOUBLE)}
 
-# One row per hand the player held (cancelled ones too), with the partner
-# (pairs) and the passes made while the hand was being played.
-_SEAT_HANDS = f"""
-WITH mine AS (SELECT DISTINCT match FROM seats WHERE player = $player),
-rng AS (
-    SELECT s.match, s.seat, s.player, s.name, s.bot, s.from_hand,
-           coalesce(lead(s.from_hand) OVER (PARTITION BY s.match, s.seat
-                                            ORDER BY s.from_hand, s.seq), 2147483647) AS to_hand
-    FROM seats s WHERE s.match IN (SELECT match FROM mine)
-),
-held AS (
-    SELECT h.match, h.hand, r.seat, r.bot, h.result, h.winner, h.points, h.notes, h.dealt,
-           h.started, m.profile, m.players, m.rules->>'teams' AS teams,
-           m.rules->>'stock' AS stock, m.result AS match_result, m.winner AS match_winner,
-           m.notes AS match_notes, m.hands AS match_hands
-    FROM rng r
-    JOIN hands h ON h.match = r.match AND h.hand >= r.from_hand AND h.hand < r.to_hand
-    JOIN matches m ON m.match = h.match
-    WHERE r.player = $player
-),
-passes AS (
-    -- passes while the hand was on: not the closing passes after a blocking tile
-    SELECT mv.match, mv.hand, mv.seat, count(*) AS passes
-    FROM moves mv
-    JOIN held ON held.match = mv.match AND held.hand = mv.hand AND held.seat = mv.seat
-    WHERE mv.kind = 'pass'
-      AND NOT (held.result = 'block' AND mv.ply > (
-            SELECT max(p.ply) FROM moves p
-            WHERE p.match = mv.match AND p.hand = mv.hand AND p.kind = 'play'))
-    GROUP BY ALL
-)
-SELECT held.match, held.hand, held.seat, held.bot, held.result, held.winner,
-       held.points, held.notes, held.profile, held.players, held.teams, held.stock,
-       held.match_result, held.match_winner, held.match_notes, held.match_hands,
-       timezone('UTC', held.started) AS started,
-       list_sum(list_transform(held.dealt[held.seat + 1], lambda t: {_PIPS_SQL}[t + 1])) AS dealt_pips,
-       list_sum(list_transform(held.dealt[held.seat + 1], lambda t: {_DBL_SQL}[t + 1])) AS dealt_doubles,
-       len(held.dealt[held.seat + 1]) AS dealt_tiles,
-       coalesce(p.passes, 0) AS passes,
-       partner.player AS partner, partner.name AS partner_name, partner.bot AS partner_bot
-FROM held
-LEFT JOIN passes p ON p.match = held.match AND p.hand = held.hand AND p.seat = held.seat
-LEFT JOIN rng partner ON held.teams = 'pairs' AND partner.match = held.match
-     AND partner.seat = (held.seat + 2) % 4
-     AND held.hand >= partner.from_hand AND held.hand < partner.to_hand
-ORDER BY held.started, held.match, held.hand
+# Three plain reads (DuckDB), then the joins in polars. The seat ranges are
+# computed in polars: DuckDB's window and correlated-aggregate operators
+# cost ~10 ms of setup each, which is most of a report.
+_MINE = "(SELECT match FROM seats WHERE player = $player)"
+_Q_SEATS = f"SELECT match, seat, player, name, bot, from_hand, seq FROM seats WHERE match IN {_MINE}"
+_Q_HANDS = f"""
+SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.dealt,
+       timezone('UTC', h.started) AS started, m.profile, m.rules->>'teams' AS teams,
+       m.rules->>'stock' AS stock, m.rules->>'block_end' AS block_end,
+       m.result AS match_result, m.winner AS match_winner, m.notes AS match_notes
+FROM hands h JOIN matches m ON m.match = h.match
+WHERE h.match IN {_MINE}
 """
+# The store keeps no pass count per hand and seat, so it is counted from `moves`.
+_Q_PASSES = f"""
+SELECT match, hand, seat, count(*)::INTEGER AS passes FROM moves
+WHERE kind = 'pass' AND match IN {_MINE} GROUP BY ALL
+"""
+_OPEN = 2**31 - 1
 
 
 def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
-    """Every hand the player held, one row each (see `_SEAT_HANDS`)."""
-    return cur.sql(_SEAT_HANDS, params={"player": player}).pl()
+    """Every hand the player held (cancelled ones too), one row each: the seat, the
+    partner (pairs), the passes made while the hand was on, and what was dealt."""
+    par = {"player": player}
+    seats = cur.sql(_Q_SEATS, params=par).pl()
+    hands = cur.sql(_Q_HANDS, params=par).pl()
+    passes = cur.sql(_Q_PASSES, params=par).pl()
+    # seat s is held from from_hand until the next change of that seat
+    ranges = seats.sort("match", "seat", "from_hand", "seq").with_columns(
+        to_hand=pl.col("from_hand").shift(-1).over("match", "seat").fill_null(_OPEN)
+    )
+    mine = ranges.filter(pl.col("player") == player).select("match", "seat", "bot", "from_hand", "to_hand")
+    held = (
+        hands.join(mine, on="match")
+        .filter((pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand")))
+        .drop("from_hand", "to_hand")
+    )
+    partner = (
+        held.filter(pl.col("teams") == "pairs")
+        .select("match", "hand", pseat=((pl.col("seat") + 2) % 4).cast(ranges["seat"].dtype))
+        .join(ranges.rename({"seat": "pseat"}), on=["match", "pseat"])
+        .filter((pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand")))
+        .select("match", "hand", partner="player", partner_name="name", partner_bot="bot")
+    )
+    tiles = pl.col("dealt").list.get(pl.col("seat").cast(pl.Int64), null_on_oob=True)
+    closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
+    return (
+        held.join(passes, on=["match", "hand", "seat"], how="left")
+        .join(partner, on=["match", "hand"], how="left")
+        .with_columns(dealt_mine=tiles)
+        .with_columns(
+            # under all_pass every seat passes once after the blocking tile: not a pass in play
+            passes=(pl.col("passes").fill_null(0) - closing.cast(pl.Int32)).clip(lower_bound=0),
+            dealt_pips=pl.col("dealt_mine").list.eval(
+                pl.element().replace_strict(_PIPS_MAP, return_dtype=pl.Int32)).list.sum(),
+            dealt_doubles=pl.col("dealt_mine").list.eval(
+                pl.element().replace_strict(_DBL_MAP, return_dtype=pl.Int32)).list.sum(),
+            dealt_tiles=pl.col("dealt_mine").list.len(),
+        )
+        .drop("dealt")
+        .sort("started", "match", "hand", nulls_last=True)
+    )
 
 
 def _with_outcome(df: pl.DataFrame) -> pl.DataFrame:
