@@ -41,7 +41,6 @@ from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import queries as q
-from api.fairness import router as fairness_router
 from api.render import SVG_DEFS, build_plies, ply_section, ply_svg, trend_svg
 from replay.tiles import tile_name
 from reports.player import player_report
@@ -270,8 +269,23 @@ def create_app(
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
-    app.include_router(fairness_router)
+    _optional_routers(app)
     return app
+
+
+def _optional_routers(app: FastAPI) -> None:
+    """Pages that live in their own modules (the fairness audit), when present."""
+    import importlib
+
+    for name in ("api.fairness",):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # not built yet
+                continue
+            raise
+        app.include_router(module.router)
+        _env.globals["has_fairness"] = True
 
 
 # --- helpers for the routes ---------------------------------------------------------
