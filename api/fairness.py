@@ -1,0 +1,249 @@
+"""The fairness page and its JSON twin: GET /fairness and GET /api/fairness.
+
+Both take the same filters as query parameters (table, profile, player,
+match, date_from, date_to; dates YYYY-MM-DD on the hand's start, UTC) and
+run `reports.audit` over the app's DuckDB connection (one cursor per
+request). An audit of a million deals takes seconds, so reports are cached
+per store generation and filters: a reload of the store invalidates them.
+
+The router needs only ``app.state.store`` with ``cursor()`` and
+``generation`` (api/app.py's `Store`); it imports nothing from api.app,
+which includes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+import duckdb
+import orjson
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from reports.audit import AuditReport, Filters, run_audit
+
+router = APIRouter()
+
+Cursor = duckdb.DuckDBPyConnection
+Text = Annotated[str | None, Query(max_length=200)]
+CACHE_SIZE = 16
+LUCK_ROWS = 50  # players shown on the page (all of them in the JSON)
+
+_env = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _u(*parts: object, **params: object) -> str:
+    """A path with every part quoted (ids come from logs), as api.app's `u`."""
+    path = "/" + "/".join(quote(str(p), safe="") for p in parts)
+    kept = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+_env.globals.update(u=_u, has_fairness=True)  # base.html links the page
+
+
+def _cursor(request: Request) -> Iterator[Cursor]:
+    cur = request.app.state.store.cursor()
+    try:
+        yield cur
+    finally:
+        cur.close()
+
+
+Cur = Annotated[Cursor, Depends(_cursor)]
+
+
+def _day(text: str | None, name: str) -> dt.date | None:
+    # the page's form sends "" for an empty date: parsed here, not by FastAPI
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise HTTPException(422, f"{name}: not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _api_filters(
+    table: Text = None,
+    profile: Text = None,
+    player: Text = None,
+    match: Text = None,
+    date_from: Annotated[dt.date | None, Query(description="hands started on or after (UTC)")] = None,
+    date_to: Annotated[dt.date | None, Query(description="hands started on or before (UTC)")] = None,
+) -> Filters:
+    return Filters(table or None, profile or None, player or None, match or None, date_from, date_to)
+
+
+def _page_filters(
+    table: Text = None,
+    profile: Text = None,
+    player: Text = None,
+    match: Text = None,
+    date_from: Annotated[str | None, Query(max_length=40)] = None,
+    date_to: Annotated[str | None, Query(max_length=40)] = None,
+) -> Filters:
+    return _api_filters(
+        table, profile, player, match, _day(date_from, "date_from"), _day(date_to, "date_to")
+    )
+
+
+ApiChosen = Annotated[Filters, Depends(_api_filters)]
+PageChosen = Annotated[Filters, Depends(_page_filters)]
+
+
+class _Cache:
+    """Reports by (store generation, filters); small LRU, thread-safe."""
+
+    def __init__(self) -> None:
+        self.data: OrderedDict[Any, dict[str, Any]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_or_make(self, key: Any, make: Any) -> dict[str, Any]:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = make()
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > CACHE_SIZE:
+                self.data.popitem(last=False)
+        return value
+
+
+def _audit(request: Request, cur: Cursor, filters: Filters) -> dict[str, Any]:
+    state = request.app.state
+    cache = getattr(state, "fairness_cache", None)
+    if cache is None:
+        cache = state.fairness_cache = _Cache()
+    key = (getattr(state.store, "generation", 0), filters)
+
+    def make() -> dict[str, Any]:
+        report: AuditReport = run_audit(cur, filters)
+        return {"report": report, "json": report.to_dict()}
+
+    return cache.get_or_make(key, make)
+
+
+def _json(data: Any) -> Response:
+    body = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+    return Response(body, media_type="application/json")
+
+
+@router.get("/api/fairness")
+def api_fairness(request: Request, cur: Cur, filters: ApiChosen) -> Response:
+    """The fairness audit of the window chosen by the filters (see docs/fairness.md)."""
+    return _json(_audit(request, cur, filters)["json"])
+
+
+@router.get("/fairness", response_class=HTMLResponse, include_in_schema=False)
+def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLResponse:
+    data = _audit(request, cur, filters)["json"]
+    luck = data["luck"]
+    rows: list[dict[str, Any]] = []
+    svg = Markup("")
+    if luck:
+        def strength(r: dict[str, Any]) -> float:
+            return max(abs(r["pips_z"] or 0.0), abs(r["doubles_z"] or 0.0))
+
+        rows = sorted(luck["players"], key=lambda r: (not r["flagged"], -strength(r)))
+        svg = Markup(luck_svg(luck["histogram"]))
+    params = {k: v for k, v in filters.to_dict().items() if v}
+    html = _env.get_template("fairness.html").render(
+        nav="fairness",
+        r=data,
+        filters=filters.to_dict(),
+        choices=_choices(cur),
+        luck_rows=rows[:LUCK_ROWS],
+        luck_more=max(0, len(rows) - LUCK_ROWS),
+        luck_svg=svg,
+        json_url="/api/fairness" + ("?" + urlencode(params) if params else ""),
+    )
+    return HTMLResponse(html)
+
+
+def _choices(cur: Cursor) -> dict[str, list[str]]:
+    rows = cur.execute(
+        "SELECT list(DISTINCT profile ORDER BY profile) FILTER (WHERE profile IS NOT NULL), "
+        "list(DISTINCT table_id ORDER BY table_id) FILTER (WHERE table_id IS NOT NULL) FROM matches"
+    ).fetchall()
+    profiles, tables = rows[0] if rows else (None, None)
+    return {"profiles": profiles or [], "tables": tables or []}
+
+
+# --------------------------------------------------------------------------- the chart
+
+
+def luck_svg(hist: dict[str, Any], width: int = 640, height: int = 220) -> str:
+    """Histogram of the players' luck z-scores (pips and doubles) against N(0, 1).
+
+    Bars: players per bin of 0.5 (outer bins open); the line: the counts a
+    fair deal expects. Numbers only: nothing from a log enters this SVG.
+    """
+    series = [(k, hist[k]) for k in ("pips", "doubles") if hist.get(k)]
+    if not series or not any(sum(h["counts"]) for _, h in series):
+        return '<p class="muted">no player with enough hands for a z-score</p>'
+    edges = series[0][1]["edges"]
+    nb = len(edges) + 1
+    top = max(max(max(h["counts"]), max(h["expected"])) for _, h in series) or 1
+    pad_l, pad_r, pad_t, pad_b = 34, 10, 14, 34
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+    bw = w / nb
+
+    def y(v: float) -> float:
+        return pad_t + h - v / top * h
+
+    out = [
+        f'<svg class="lucksvg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        'role="img" aria-label="histogram of the players\' luck z-scores">',
+        f'<line x1="{pad_l}" y1="{pad_t + h}" x2="{width - pad_r}" y2="{pad_t + h}" class="axis"/>',
+        f'<text x="4" y="{pad_t + 8}" class="ax">{top:g}</text>',
+        f'<text x="4" y="{pad_t + h}" class="ax">0</text>',
+    ]
+    inner = bw * 0.8 / len(series)
+    for k, (name, hs) in enumerate(series):
+        for i, c in enumerate(hs["counts"]):
+            if not c:
+                continue
+            x = pad_l + i * bw + bw * 0.1 + k * inner
+            label = _bin_label(edges, i)
+            out.append(
+                f'<rect x="{x:.1f}" y="{y(c):.1f}" width="{inner:.1f}" height="{pad_t + h - y(c):.1f}" '
+                f'class="bar {name}"><title>{name} z {label}: {c} players '
+                f'(fair: {hs["expected"][i]:.1f})</title></rect>'
+            )
+    exp = series[0][1]["expected"]
+    pts = " ".join(f"{pad_l + (i + 0.5) * bw:.1f},{y(e):.1f}" for i, e in enumerate(exp))
+    out.append(f'<polyline points="{pts}" class="expected"/>')
+    for i in range(0, nb, 2):
+        out.append(
+            f'<text x="{pad_l + (i + 0.5) * bw:.1f}" y="{height - pad_b + 14}" class="ax" '
+            f'text-anchor="middle">{_bin_label(edges, i)}</text>'
+        )
+    out.append(
+        f'<text x="{pad_l + w / 2:.1f}" y="{height - 4}" class="ax" text-anchor="middle">'
+        "z-score of each player's mean per hand; line: what fair deals expect</text>"
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _bin_label(edges: list[float], i: int) -> str:
+    if i == 0:
+        return f"&lt;{edges[0]:g}"
+    if i == len(edges):
+        return f"≥{edges[-1]:g}"
+    return f"{edges[i - 1]:g}"
