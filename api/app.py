@@ -166,6 +166,9 @@ class Store:
         self.db_path = str(db_path)
         self.spool_dir = Path(spool_dir) if spool_dir else None
         self.conn = _open(self.db_path)
+        threads = os.environ.get("REPLAY_SERVE_THREADS")
+        if threads:
+            self.conn.execute(f"SET threads = {int(threads)}")
         self.generation = 0
         self.load_lock = threading.RLock()
 
@@ -206,16 +209,23 @@ def _count(got: Any) -> int:
     return int(bool(got))
 
 
-# `replay.ingest.ingest` opens the database with this memory limit; DuckDB
-# hands a same-process connection to the same file only if the config
-# matches, so the server uses it too and an upload is ingested in-process.
-INGEST_MEMORY = "1GB"
+def _ingest_memory() -> str | None:
+    """The memory limit `replay.ingest.ingest` opens the database with.
+
+    DuckDB hands a second same-process connection to a file only if its
+    config matches the first one's, so the server opens the store exactly as
+    ingest does, and an upload is ingested in-process through the same
+    database instance.
+    """
+    from replay import ingest
+
+    return getattr(ingest, "_MEMORY", None)
 
 
 def _open(db_path: str) -> Cursor:
     from replay.store import open_store
 
-    return open_store(db_path, memory_limit=INGEST_MEMORY)
+    return open_store(db_path, memory_limit=_ingest_memory())
 
 
 # --- app ---------------------------------------------------------------------------
@@ -265,6 +275,7 @@ def create_app(
     app.state.token = secret
     app.state.data_dir = Path(data_dir) if data_dir else None
     app.state.hand_cache = LRU(512)
+    app.state.bundle_cache = LRU(256)
     app.state.player_cache = LRU(256)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
@@ -359,7 +370,15 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
     got = cache.get(key)
     if got is not None:
         return got
-    found = q.hand_data(cur, match, hand)
+    bkey = (store.generation, match)
+    bundles: LRU = request.app.state.bundle_cache
+    bundle = bundles.get(bkey)
+    if bundle is None:
+        bundle = q.match_bundle(cur, match)
+        if bundle is None:
+            return None
+        bundles.put(bkey, bundle)
+    found = q.hand_data(cur, match, hand, bundle)
     if found is None:
         return None
     data, info = found
@@ -450,7 +469,10 @@ def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[
     # ingest writes Parquet batches to the spool (and loads them if it can
     # open the database); either way the owner's load below picks them up
     with store.load_lock:
-        ingest([path], db=store.db_path, workers=0)
+        try:
+            ingest([path], db=store.db_path, workers=0)
+        except duckdb.ConnectionException as exc:  # the store was opened another way
+            raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
     store.load(force=True)
     rows = cur.execute(
         "SELECT match FROM match_files WHERE sha256 = ? ORDER BY match", [sha256]

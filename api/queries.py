@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -268,44 +269,71 @@ def _move_name(code: int) -> str:
     return {-1: "PASS", -2: "DRAW", -3: "YIELD"}.get(code, "?")
 
 
-_HAND_HEAD = f"""
-SELECT m.profile, m.players, m.verdict, m.rules->>'teams' AS teams, m.rules->>'stock' AS stock,
-       m.estimates, h.result, h.winner, h.points, h.score, h.notes, h.leader, h.blocker, h.dealt,
-       len(h.stock) AS boneyard, {_ts("h.started")} AS started, h.deal_ok, h.seed_ok, h.play_ok,
-       (SELECT list((s.seat, s.player, s.name, s.bot, s.from_hand) ORDER BY s.seq, s.seat)
-          FROM seats s WHERE s.match = $m) AS seats,
-       m.hands AS hand_count,
-       (SELECT list((f.code, f.severity, f.hand, f.seq, f.message) ORDER BY f.seq NULLS LAST)
-          FROM findings f WHERE f.match = $m AND f.hand = $h) AS findings
-FROM hands h JOIN matches m ON m.match = h.match
-WHERE h.match = $m AND h.hand = $h
-"""
+@dataclass(slots=True)
+class MatchBundle:
+    """Everything the replay needs of one match, read at once.
 
-_HAND_MOVES = """
-SELECT ply, seq, seat, kind, tile, on_end, left_end, right_end, stock, legal_moves, forced, error
-FROM moves WHERE match = $m AND hand = $h ORDER BY ply
-"""
-
-
-def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, Any]] | None:
-    """A stored hand for the replay, with its match's header. None if unknown.
-
-    Two round trips (the header with its lists, then the moves): this is
-    the hot path of the replay page.
+    Reading a whole match costs about what one hand costs (the scans are
+    pruned to the same row groups), so the replay reads and caches matches:
+    the hand after this one is then free.
     """
-    params = {"m": match, "h": hand}
-    head = _one(cur, _HAND_HEAD, params)
+
+    head: dict[str, Any]
+    seats: list[dict[str, Any]]
+    hands: dict[int, dict[str, Any]]
+    moves: dict[int, list[tuple[Any, ...]]]
+    findings: dict[int, list[tuple[Any, ...]]]
+
+
+_B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
+                     estimates, hands AS hand_count FROM matches WHERE match = $m"""
+_B_SEATS = "SELECT seat, player, name, bot, from_hand FROM seats WHERE match = $m ORDER BY seq, seat"
+_B_HANDS = f"""SELECT hand, result, winner, points, score, notes, leader, blocker, dealt,
+                      len(stock) AS boneyard, {_ts("started")} AS started, deal_ok, seed_ok, play_ok
+               FROM hands WHERE match = $m"""
+_B_MOVES = """SELECT hand, ply, seq, seat, kind, tile, on_end, left_end, right_end, stock,
+                     legal_moves, forced, error
+              FROM moves WHERE match = $m ORDER BY hand, ply"""
+_B_FINDINGS = """SELECT code, severity, hand, seq, message FROM findings
+                 WHERE match = $m AND hand IS NOT NULL ORDER BY seq NULLS LAST"""
+
+
+def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
+    """The replay data of a match (five plain reads), or None if unknown."""
+    par = {"m": match}
+    head = _one(cur, _B_MATCH, par)
     if head is None:
         return None
-    finished = head["result"] is not None
-    players = int(head["players"] or 4)
-    moves = cur.execute(_HAND_MOVES, params).fetchall()
+    seats = _rows(cur, _B_SEATS, par)
+    hands = {r["hand"]: r for r in _rows(cur, _B_HANDS, par)}
+    moves: dict[int, list[tuple[Any, ...]]] = {}
+    for row in cur.execute(_B_MOVES, par).fetchall():
+        moves.setdefault(row[0], []).append(row[1:])
+    findings: dict[int, list[tuple[Any, ...]]] = {}
+    for row in cur.execute(_B_FINDINGS, par).fetchall():
+        findings.setdefault(row[2], []).append(row)
+    return MatchBundle(head, seats, hands, moves, findings)
+
+
+def hand_data(
+    cur: Cursor, match: str, hand: int, bundle: MatchBundle | None = None
+) -> tuple[HandData, dict[str, Any]] | None:
+    """A stored hand for the replay, with its match's header. None if unknown.
+
+    Nothing hidden leaves here for a hand without a result: no dealt
+    tiles, no drawn tile, no legal alternatives (they show what was held).
+    """
+    b = bundle or match_bundle(cur, match)
+    if b is None or hand not in b.hands:
+        return None
+    m, h = b.head, b.hands[hand]
+    finished = h["result"] is not None
+    players = int(m["players"] or 4)
     rows = []
-    for ply, seq, seat, kind, tile, end, left, right, stock, legal, forced, error in moves:
+    for ply, seq, seat, kind, tile, end, left, right, stock, legal, forced, error in b.moves.get(hand, ()):
         rows.append(
             MoveRow(
                 ply=ply, seq=seq, seat=seat, kind=kind,
-                # a drawn tile stays private until the hand is over
                 tile=tile if (finished or kind == "play") else None,
                 end=end, left=left, right=right, stock=stock,
                 legal_moves=tuple(_move_name(c) for c in legal) if finished else (),
@@ -313,64 +341,53 @@ def hand_data(cur: Cursor, match: str, hand: int) -> tuple[HandData, dict[str, A
                 error=error,
             )
         )
-    dealt = tuple(tuple(h) for h in (head["dealt"] or ())) if finished else ()
-    if head["stock"] == "doubles_aside":
+    dealt = tuple(tuple(x) for x in (h["dealt"] or ())) if finished else ()
+    if m["stock"] == "doubles_aside":
         stock0 = 0
-    elif head["stock"] == "draw" and head["boneyard"] is not None:
-        stock0 = int(head["boneyard"])
+    elif m["stock"] == "draw" and h["boneyard"] is not None:
+        stock0 = int(h["boneyard"])
     else:
         stock0 = 28 - 7 * players
-    seats = [
-        {"seat": s[0], "player": s[1], "name": s[2], "bot": s[3], "from_hand": s[4]}
-        for s in (_tuples(head["seats"]))
-    ]
+    teams = m["teams"] or "pairs"
     data = HandData(
         match=match,
         hand=hand,
         players=players,
-        teams=head["teams"] or "pairs",
-        result=head["result"],
-        winner=head["winner"],
-        points=tuple(head["points"] or ()),
-        score=tuple(head["score"] or ()),
-        notes=tuple(head["notes"] or ()),
-        leader=head["leader"],
-        blocker=head["blocker"],
+        teams=teams,
+        result=h["result"],
+        winner=h["winner"],
+        points=tuple(h["points"] or ()),
+        score=tuple(h["score"] or ()),
+        notes=tuple(h["notes"] or ()),
+        leader=h["leader"],
+        blocker=h["blocker"],
         dealt=dealt,
         stock0=stock0,
-        seats=tuple(_seats_at(seats, hand, players)),
+        seats=tuple(_seats_at(b.seats, hand, players)),
         moves=tuple(rows),
-        findings=tuple(FindingRow(*f) for f in _tuples(head["findings"])),
+        findings=tuple(FindingRow(*f) for f in b.findings.get(hand, ())),
     )
     info = {
         "match": match,
         "hand": hand,
-        "profile": head["profile"],
-        "verdict": head["verdict"],
-        "started": head["started"],
+        "profile": m["profile"],
+        "verdict": m["verdict"],
+        "started": h["started"],
         "finished": finished,
-        "result": head["result"],
-        "winner": head["winner"],
-        "points": list(head["points"] or []),
-        "score": list(head["score"] or []),
-        "notes": list(head["notes"] or []),
-        "deal_ok": head["deal_ok"],
-        "seed_ok": head["seed_ok"],
-        "play_ok": head["play_ok"],
-        "estimates": list(head["estimates"] or []),
-        # hands are numbered 1.. with every deal listed (cancelled ones too)
-        "prev": hand - 1 if hand > 1 else None,
-        "next": hand + 1 if hand < (head["hand_count"] or 0) else None,
-        "sides": _sides(head["teams"] or "pairs", players),
+        "result": h["result"],
+        "winner": h["winner"],
+        "points": list(h["points"] or []),
+        "score": list(h["score"] or []),
+        "notes": list(h["notes"] or []),
+        "deal_ok": h["deal_ok"],
+        "seed_ok": h["seed_ok"],
+        "play_ok": h["play_ok"],
+        "estimates": list(m["estimates"] or []),
+        "prev": max((x for x in b.hands if x < hand), default=None),
+        "next": min((x for x in b.hands if x > hand), default=None),
+        "sides": _sides(teams, players),
     }
     return data, info
-
-
-def _tuples(items: Any) -> list[tuple[Any, ...]]:
-    """A DuckDB list of unnamed structs as tuples (they arrive as dicts or tuples)."""
-    if not items:
-        return []
-    return [tuple(x.values()) if isinstance(x, dict) else tuple(x) for x in items]
 
 
 # --- findings ----------------------------------------------------------------------------

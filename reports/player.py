@@ -39,12 +39,15 @@ _DBL_MAP = {t: int(d) for t, d in enumerate(IS_DOUBLE)}
 _MINE = "(SELECT match FROM seats WHERE player = $player)"
 _Q_SEATS = f"SELECT match, seat, player, name, bot, from_hand, seq FROM seats WHERE match IN {_MINE}"
 _Q_HANDS = f"""
+WITH mm AS MATERIALIZED (  -- the rules JSON is read once per match, not once per hand
+    SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
+           rules->>'block_end' AS block_end, result AS match_result, winner AS match_winner,
+           notes AS match_notes
+    FROM matches WHERE match IN {_MINE}
+)
 SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.dealt,
-       timezone('UTC', h.started) AS started, m.profile, m.rules->>'teams' AS teams,
-       m.rules->>'stock' AS stock, m.rules->>'block_end' AS block_end,
-       m.result AS match_result, m.winner AS match_winner, m.notes AS match_notes
-FROM hands h JOIN matches m ON m.match = h.match
-WHERE h.match IN {_MINE}
+       timezone('UTC', h.started) AS started, mm.* EXCLUDE (match)
+FROM hands h JOIN mm ON mm.match = h.match
 """
 # The store keeps no pass count per hand and seat, so it is counted from `moves`.
 _Q_PASSES = f"""
@@ -58,24 +61,22 @@ def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
     """Every hand the player held (cancelled ones too), one row each: the seat, the
     partner (pairs), the passes made while the hand was on, and what was dealt."""
     par = {"player": player}
-    seats = cur.sql(_Q_SEATS, params=par).pl()
-    hands = cur.sql(_Q_HANDS, params=par).pl()
-    passes = cur.sql(_Q_PASSES, params=par).pl()
+    seats = cur.sql(_Q_SEATS, params=par).pl().lazy()
+    hands = cur.sql(_Q_HANDS, params=par).pl().lazy()
+    passes = cur.sql(_Q_PASSES, params=par).pl().lazy()
     # seat s is held from from_hand until the next change of that seat
     ranges = seats.sort("match", "seat", "from_hand", "seq").with_columns(
         to_hand=pl.col("from_hand").shift(-1).over("match", "seat").fill_null(_OPEN)
     )
+    in_range = (pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand"))
     mine = ranges.filter(pl.col("player") == player).select("match", "seat", "bot", "from_hand", "to_hand")
-    held = (
-        hands.join(mine, on="match")
-        .filter((pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand")))
-        .drop("from_hand", "to_hand")
-    )
+    held = hands.join(mine, on="match").filter(in_range).drop("from_hand", "to_hand")
     partner = (
         held.filter(pl.col("teams") == "pairs")
-        .select("match", "hand", pseat=((pl.col("seat") + 2) % 4).cast(ranges["seat"].dtype))
-        .join(ranges.rename({"seat": "pseat"}), on=["match", "pseat"])
-        .filter((pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand")))
+        .select("match", "hand", pseat=((pl.col("seat") + 2) % 4).cast(pl.Int8))
+        .join(ranges.rename({"seat": "pseat"}).with_columns(pl.col("pseat").cast(pl.Int8)),
+              on=["match", "pseat"])
+        .filter(in_range)
         .select("match", "hand", partner="player", partner_name="name", partner_bot="bot")
     )
     tiles = pl.col("dealt").list.get(pl.col("seat").cast(pl.Int64), null_on_oob=True)
@@ -95,6 +96,7 @@ def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
         )
         .drop("dealt")
         .sort("started", "match", "hand", nulls_last=True)
+        .collect()
     )
 
 

@@ -1,0 +1,212 @@
+"""Latency of the replay page and the player report under 20 concurrent clients.
+
+Builds (once, cached under /tmp) a store of N simulated hands with the
+simulator and the ingest module, starts `replay serve` in a subprocess on a
+free loopback port, and sends a bounded number of requests from 20 client
+threads (http.client, keep-alive): replay pages of random hands, then player
+reports (every player once, cold, then a mixed round). Prints p50/p95 per
+kind; the headline figures come last, one per line.
+
+    python bench/api.py            # 20,000 hands (< 1 min once cached)
+    python bench/api.py --full     # 1,000,000 hands
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import httpx
+
+PROFILES = (
+    "international", "domena_2p", "pr_3p", "puerto_rico", "venezuela", "dominican",
+    "quinientos", "pase_sureno", "doubles_in_boneyard", "domena_4p",
+)
+
+
+def build(hands: int, players: int, where: Path) -> Path:
+    """The cached store for `hands` hands (simulated, then ingested)."""
+    from replay.ingest import ingest
+    from replay.simulate import SimConfig, simulate, write_lines
+
+    db = where / "data" / "replay.duckdb"
+    if (where / "READY").exists():
+        return db
+    shutil.rmtree(where, ignore_errors=True)
+    (where / "data").mkdir(parents=True)
+    t0 = time.perf_counter()
+    cfg = SimConfig(profiles=PROFILES, hands=hands, seed=2026, players_pool=players,
+                    tables=len(PROFILES))
+    log = where / "sim.jsonl.gz"
+    write_lines(simulate(cfg), log, gz=True)
+    t1 = time.perf_counter()
+    summary = ingest([log], db=db, workers=2)
+    t2 = time.perf_counter()
+    print(f"built {hands:,} hands: simulate {t1 - t0:.0f} s, ingest {t2 - t1:.0f} s "
+          f"({summary.matches:,} matches)", file=sys.stderr)
+    (where / "READY").write_text("ok\n")
+    return db
+
+
+def targets(db: Path, n_hands: int, seed: int) -> tuple[list[str], list[str]]:
+    """Random finished hands (as URLs) and every non-bot player."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        every = con.execute(
+            "SELECT match, hand FROM hands WHERE result IS NOT NULL ORDER BY match, hand"
+        ).fetchall()
+        hands = random.Random(seed).sample(every, min(n_hands, len(every)))
+        players = [r[0] for r in con.execute(
+            "SELECT player FROM players WHERE NOT bot ORDER BY player").fetchall()]
+    finally:
+        con.close()
+    from urllib.parse import quote
+
+    return [f"/matches/{quote(m, safe='')}/hands/{h}" for m, h in hands], players
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(db: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "REPLAY_TOKEN": ""}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replay", "serve", "--db", str(db), "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/summary", timeout=5).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("server did not start")
+
+
+def hammer(base: str, urls: Sequence[str], clients: int) -> list[float]:
+    """Fetch every URL once, `clients` at a time; latencies in ms (asserting 200s).
+
+    Each client thread keeps one connection (http.client: the lightest
+    client, so that the clients, on the same two cores, steal little).
+    """
+    host, port = base.removeprefix("http://").split(":")
+    lock = threading.Lock()
+    todo = list(urls)
+    out: list[float] = []
+    errors: list[str] = []
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        try:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    url = todo.pop()
+                t = time.perf_counter()
+                conn.request("GET", url)
+                resp = conn.getresponse()
+                resp.read()
+                ms = (time.perf_counter() - t) * 1000
+                with lock:
+                    out.append(ms)
+                    if resp.status != 200:
+                        errors.append(f"{resp.status} {url}")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise SystemExit(f"{len(errors)} failed requests, e.g. {errors[:3]}")
+    return out
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) of a process so far, in ms (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def pct(xs: Sequence[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def line(name: str, xs: Sequence[float], show: Callable[[str], None]) -> None:
+    show(f"{name}: n={len(xs)} p50 {pct(xs, 50):.1f} ms, p95 {pct(xs, 95):.1f} ms, "
+         f"mean {statistics.fmean(xs):.1f} ms, max {max(xs):.1f} ms")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="1,000,000 hands")
+    ap.add_argument("--hands", type=int, default=None, help="hands stored (default 20,000)")
+    ap.add_argument("--players", type=int, default=200, help="player pool of the simulator")
+    ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument("--requests", type=int, default=600, help="replay requests (bounded)")
+    ap.add_argument("--cache", default="/tmp/replay-bench-api", help="where the built stores live")
+    args = ap.parse_args(argv)
+    hands = args.hands or (1_000_000 if args.full else 20_000)
+    db = build(hands, args.players, Path(args.cache) / f"h{hands}-p{args.players}")
+    replay_urls, players = targets(db, args.requests, 7)
+    port = free_port()
+    proc = serve(db, port)
+    base = f"http://127.0.0.1:{port}"
+    say = print
+    cpu: dict[str, float] = {}
+
+    def phase(name: str, urls: Sequence[str]) -> list[float]:
+        before = cpu_ms(proc.pid)
+        got = hammer(base, urls, args.clients)
+        cpu[name] = (cpu_ms(proc.pid) - before) / len(urls)
+        return got
+
+    try:
+        hammer(base, replay_urls[:40], args.clients)  # warm the process (imports, first queries)
+        replay = phase("replay", replay_urls[40:])
+        rng = random.Random(1)
+        player_urls = [f"/players/{p}" for p in players]
+        cold = phase("cold", player_urls)
+        mixed = phase("mixed", [rng.choice(player_urls) for _ in range(len(player_urls))])
+        api = phase("api", [u.replace("/matches/", "/api/matches/", 1) for u in replay_urls[:200]])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    say(f"store: {hands:,} hands, {len(players)} players, {args.clients} concurrent clients")
+    line("replay page (random hands, uncached)", replay, say)
+    line("replay JSON (second visit: cached)", api, say)
+    line("player report, first visit (uncached)", cold, say)
+    line("player report, mixed revisits", mixed, say)
+    say("server CPU per request: " + ", ".join(f"{k} {v:.1f} ms" for k, v in cpu.items()))
+    say(f"player_report_cold_p95_ms: {pct(cold, 95):.1f} ms")
+    say(f"replay_p95_ms: {pct(replay, 95):.1f} ms")
+    say(f"player_report_p95_ms: {pct(cold + mixed, 95):.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
