@@ -166,9 +166,6 @@ class Store:
         self.db_path = str(db_path)
         self.spool_dir = Path(spool_dir) if spool_dir else None
         self.conn = _open(self.db_path)
-        threads = os.environ.get("REPLAY_SERVE_THREADS")
-        if threads:
-            self.conn.execute(f"SET threads = {int(threads)}")
         self.generation = 0
         self.load_lock = threading.RLock()
 
@@ -384,12 +381,11 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
     data, info = found
     plies = build_plies(data)
     seats = data.seats
-    as_json = [p.to_json() for p in plies]
     view = {
         "info": info,
         "seats": [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats],
-        "plies": as_json,
-        "sections": [ply_section(j, ply_svg(p, seats, data.players)) for p, j in zip(plies, as_json, strict=True)],
+        "plies": plies,  # the JSON twin converts them when asked
+        "sections": [ply_section(p, ply_svg(p, seats, data.players)) for p in plies],
     }
     cache.put(key, view)
     return view
@@ -562,7 +558,8 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         view = _hand_view(request, cur, match_id, hand)
         if view is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
-        return _json({k: view[k] for k in ("info", "seats", "plies")})
+        return _json({"info": view["info"], "seats": view["seats"],
+                      "plies": [p.to_json() for p in view["plies"]]})
 
     # players
     @app.get("/players", response_class=HTMLResponse, include_in_schema=False)

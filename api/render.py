@@ -566,41 +566,47 @@ def trend_svg(points: list[tuple[str, float, float]], width: int = 640, height: 
 # --- one ply as an HTML section (built here, not in Jinja: it is the hot path) ---------
 
 
-def ply_section(p: dict[str, Any], svg: str) -> str:
+def ply_section(p: Ply, svg: str) -> str:
     """The `<section>` of one ply (hidden; the page unhides the current one).
 
-    `p` is `Ply.to_json()`; every text in it is escaped here.
+    Every text of the ply is escaped here.
     """
+    mv = p.move
     out = [
-        f'<section class="ply" id="ply-{p["ply"]}" data-ply="{p["ply"]}" hidden>'
-        f'<h2 class="ply-title"><span class="plyn">{p["ply"]}</span> {esc(p["title"])}'
+        f'<section class="ply" id="ply-{p.n}" data-ply="{p.n}" hidden>'
+        f'<h2 class="ply-title"><span class="plyn">{p.n}</span> {esc(p.title)}'
     ]
-    if p["seq"] is not None:
-        out.append(f' <small>seq {p["seq"]}</small>')
+    if mv is not None:
+        out.append(f" <small>seq {mv.seq}</small>")
     out.append(f'</h2><div class="frame">{svg}<div class="notes">')
-    if p["alternatives"]:
-        forced = ' <span class="tag forced">forced</span>' if p["forced"] else ""
+    if p.alternatives:
+        forced = ' <span class="tag forced">forced</span>' if mv is not None and mv.forced else ""
         chips = " ".join(
-            f'<span class="alt{" played" if a["played"] else ""}">{esc(a["move"])}</span>'
-            for a in p["alternatives"]
+            f'<span class="alt{" played" if played else ""}">{esc(move)}</span>'
+            for move, played in p.alternatives
         )
         out.append(f'<h3>Legal moves{forced}</h3><p class="alts">{chips}</p>')
-    notes = [n for n in p["notes"] if n["kind"] not in ("forced", "legal")]
+    notes = [n for n in p.notes if n.kind not in ("forced", "legal")]
     if notes:
         out.append('<ul class="anns">')
         for n in notes:
-            sev = f' s-{esc(n["severity"])}' if n["severity"] else ""
-            out.append(f'<li class="ann k-{esc(n["kind"])}{sev}">{esc(n["text"])}</li>')
+            sev = f" s-{esc(n.severity)}" if n.severity else ""
+            out.append(f'<li class="ann k-{esc(n.kind)}{sev}">{esc(n.text)}</li>')
         out.append("</ul>")
-    if any(p["voids"]):
-        head = "".join(f"<th>{n}</th>" for n in range(7))
-        rows = "".join(
-            f"<tr><th>seat {s}</th>" + "".join(f"<td>{'✕' if n in v else ''}</td>" for n in range(7)) + "</tr>"
-            for s, v in enumerate(p["voids"])
-        )
-        out.append(f'<h3>Known voids</h3><table class="voids"><thead><tr><th></th>{head}</tr></thead>'
-                   f"<tbody>{rows}</tbody></table>")
-    if p["hanged"]:
-        out.append(f'<p class="muted">hanged doubles: {esc(", ".join(p["hanged"]))}</p>')
+    if any(p.voids):
+        out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
+    if p.hanged:
+        out.append(f'<p class="muted">hanged doubles: {", ".join(tile_name(t) for t in p.hanged)}</p>')
     out.append("</div></div></section>")
     return "".join(out)
+
+
+@lru_cache(maxsize=4096)
+def _voids_table(voids: tuple[tuple[int, ...], ...]) -> str:
+    head = "".join(f"<th>{n}</th>" for n in range(7))
+    rows = "".join(
+        f"<tr><th>seat {s}</th>" + "".join(f"<td>{'✕' if n in v else ''}</td>" for n in range(7)) + "</tr>"
+        for s, v in enumerate(voids)
+    )
+    return (f'<h3>Known voids</h3><table class="voids"><thead><tr><th></th>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
