@@ -114,6 +114,15 @@ def test_browse_and_step(base_url: str) -> None:
             # an HTML-looking name is shown as text, never run
             page.goto(base_url + "/players/p-00005")
             assert "<script>alert(1)</script>" in page.locator("h1").inner_text()
+            # upload through the page (the token goes as a bearer header), then follow the link
+            page.goto(base_url + "/upload")
+            page.set_input_files("input[type=file]", str(SAMPLES / "pagat.jsonl"))
+            page.fill("input[name=token]", "t")
+            page.click("form#upload button")
+            page.wait_for_selector("#result a")
+            assert "match(es) stored" in page.locator("#result").inner_text()
+            page.locator("#result a").first.click()
+            page.wait_for_selector("text=Score sheet")
         finally:
             browser.close()
     assert (ARTIFACTS / "replay.png").stat().st_size > 10_000
