@@ -168,12 +168,15 @@ class Store:
         self.conn = _open(self.db_path)
         self.generation = 0
         self.load_lock = threading.RLock()
+        self.gen_lock = threading.Lock()
 
     def cursor(self) -> Cursor:
         return self.conn.cursor()
 
     def bump(self) -> None:
-        self.generation += 1
+        """The store changed: every cached page keyed by the old generation is stale."""
+        with self.gen_lock:
+            self.generation += 1
 
     def load(self, *, force: bool = False) -> int:
         """Load pending spool batches; returns how many loaded (0 without a spool)."""
@@ -189,21 +192,12 @@ class Store:
         with self.load_lock:
             cur = self.conn.cursor()
             try:
-                got = load_spool(cur, spool)
+                n = int(load_spool(cur, spool))
             finally:
                 cur.close()
-        n = _count(got)
-        if n:
-            self.bump()
+            if n:
+                self.bump()
         return n
-
-
-def _count(got: Any) -> int:
-    if isinstance(got, int):
-        return got
-    if isinstance(got, list | tuple):
-        return len(got)
-    return int(bool(got))
 
 
 def _ingest_memory() -> str | None:
@@ -233,10 +227,14 @@ def create_app(
     token: str | None = None,
     *,
     spool_dir: str | os.PathLike[str] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
     load_every: float = 2.0,
 ) -> FastAPI:
-    """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN."""
+    """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN.
+
+    With `spool_dir`, batches that `replay ingest` leaves there (it cannot
+    open a database the server holds) are loaded at start and every
+    `load_every` seconds.
+    """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -270,7 +268,6 @@ def create_app(
     )
     secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
     app.state.token = secret
-    app.state.data_dir = Path(data_dir) if data_dir else None
     app.state.hand_cache = LRU(512)
     app.state.bundle_cache = LRU(256)
     app.state.player_cache = LRU(256)

@@ -464,3 +464,31 @@ def test_puerta_and_ahorcado() -> None:
     assert [n.kind for n in notes] == ["ahorcado"]
     assert "33 can no longer be played (held by seat 1)" in notes[0].text
     assert plies[-1].hanged == [_t("33")]
+
+
+def test_spool_is_loaded_on_a_timer(tmp_path: Path) -> None:
+    """`replay ingest` while the server holds the database: its batches wait in
+    the spool and the server loads them within a few seconds."""
+    import subprocess
+    import sys
+    import time
+
+    from replay.store import layout
+
+    db = build_store(tmp_path / "data", [SAMPLES / "pr_2p.jsonl"])
+    app = create_app(db, token=TOKEN, spool_dir=layout(db).spool, load_every=0.2)
+    with TestClient(app) as c:
+        before = _j(c, "/api/summary")["counts"]["matches"]
+        gen = app.state.store.generation
+        done = subprocess.run(
+            [sys.executable, "-m", "replay", "ingest", str(SAMPLES / "mexico.jsonl"), "--db", str(db)],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "spool" in done.stdout + done.stderr  # the server holds the file
+        deadline = time.monotonic() + 20
+        while _j(c, "/api/summary")["counts"]["matches"] == before:
+            assert time.monotonic() < deadline, "spool not loaded"
+            time.sleep(0.2)
+        assert _j(c, "/api/summary")["counts"]["matches"] == before + 3
+        assert app.state.store.generation > gen
