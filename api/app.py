@@ -512,29 +512,8 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     ) -> Response:
         return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page))
 
-    @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
-    def match_page(cur: Cur, match_id: str) -> HTMLResponse:
-        data = q.match_detail(cur, match_id)
-        if data is None:
-            return not_found(f"no match {match_id!r} in the store")
-        return page("match.html", nav="matches", **data)
-
-    @app.get("/api/matches/{match_id}")
-    def api_match(cur: Cur, match_id: str) -> Response:
-        data = q.match_detail(cur, match_id)
-        if data is None:
-            raise HTTPException(404, f"no match {match_id!r}")
-        return _json(data)
-
-    @app.delete("/api/matches/{match_id}")
-    def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
-        if not q.delete_match(cur, match_id):
-            raise HTTPException(404, f"no match {match_id!r}")
-        request.app.state.store.bump()
-        return _json({"deleted": match_id})
-
-    # hands
-    @app.get("/matches/{match_id}/hands/{hand}", response_class=HTMLResponse, include_in_schema=False)
+    # hands (before the match routes: a match id may hold "/", so "{match_id:path}")
+    @app.get("/matches/{match_id:path}/hands/{hand}", response_class=HTMLResponse, include_in_schema=False)
     def hand_page(
         request: Request, cur: Cur, match_id: str, hand: HandNo,
         ply: Annotated[int | None, Query(ge=0, le=10_000)] = None,
@@ -550,13 +529,34 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last,
                     info=view["info"], seats=view["seats"], sections=sections)
 
-    @app.get("/api/matches/{match_id}/hands/{hand}")
+    @app.get("/api/matches/{match_id:path}/hands/{hand}")
     def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:
         view = _hand_view(request, cur, match_id, hand)
         if view is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
         return _json({"info": view["info"], "seats": view["seats"],
                       "plies": [p.to_json() for p in view["plies"]]})
+
+    @app.get("/matches/{match_id:path}", response_class=HTMLResponse, include_in_schema=False)
+    def match_page(cur: Cur, match_id: str) -> HTMLResponse:
+        data = q.match_detail(cur, match_id)
+        if data is None:
+            return not_found(f"no match {match_id!r} in the store")
+        return page("match.html", nav="matches", **data)
+
+    @app.get("/api/matches/{match_id:path}")
+    def api_match(cur: Cur, match_id: str) -> Response:
+        data = q.match_detail(cur, match_id)
+        if data is None:
+            raise HTTPException(404, f"no match {match_id!r}")
+        return _json(data)
+
+    @app.delete("/api/matches/{match_id:path}")
+    def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
+        if not q.delete_match(cur, match_id):
+            raise HTTPException(404, f"no match {match_id!r}")
+        request.app.state.store.bump()
+        return _json({"deleted": match_id})
 
     # players
     @app.get("/players", response_class=HTMLResponse, include_in_schema=False)
@@ -569,7 +569,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
                     page_no: PageNo = 1) -> Response:
         return _json(q.list_players(cur, q=q_, page=page_no))
 
-    @app.get("/players/{player}", response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/players/{player:path}", response_class=HTMLResponse, include_in_schema=False)
     def player_page(request: Request, cur: Cur, player: str) -> HTMLResponse:
         rep = _player_view(request, cur, player)
         if rep is None:
@@ -577,7 +577,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
         return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)))
 
-    @app.get("/api/players/{player}")
+    @app.get("/api/players/{player:path}")
     def api_player(request: Request, cur: Cur, player: str) -> Response:
         rep = _player_view(request, cur, player)
         if rep is None:

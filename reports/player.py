@@ -211,7 +211,8 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
     )
 
     # deal luck over every deal the player received
-    dealt = df.filter(pl.col("dealt_tiles") == 7)
+    # a hand still on keeps its deal secret, even as an average
+    dealt = df.filter((pl.col("dealt_tiles") == 7) & pl.col("result").is_not_null())
     pips_n = dealt.height
     pips_mean = dealt["dealt_pips"].mean() if pips_n else None
     dbl = dealt.filter(pl.col("stock") != "doubles_aside")

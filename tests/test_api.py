@@ -312,6 +312,11 @@ def test_unfinished_hand_hides_every_hand(client: TestClient) -> None:
     # the finished hand 1 of the same match does show its hands
     done = _j(client, f"/api/matches/{OPEN_MATCH}/hands/1")
     assert done["plies"][0]["hands"] is not None
+    # nor does the open hand's deal enter the player's deal luck
+    from urllib.parse import quote
+
+    rep = _j(client, "/api/players/" + quote(EVIL_ID, safe=""))
+    assert rep["hands"] == 1 and rep["unfinished"] == 1 and rep["deal_luck"]["hands"] == 1
 
 
 def test_writes_need_the_token(client: TestClient) -> None:
