@@ -273,7 +273,7 @@ def build_plies(hand: HandData) -> list[Ply]:
             closing = hand.result == "block" and mv.ply > last_play
             if closing:
                 title = f"Seat {s} passes (the line is blocked)"
-            elif left >= 0 and seat_ok:
+            elif left >= 0 and seat_ok and mv.error is None:
                 nums = sorted({left, right})
                 voids[s].update(nums)
                 title = f"Seat {s} passes"
@@ -286,7 +286,7 @@ def build_plies(hand: HandData) -> list[Ply]:
             got = f" {tile_name(mv.tile)}" if show and mv.tile is not None else " a tile"
             title = f"Seat {s} draws{got} ({mv.stock} left)"
             closing = hand.result == "block" and mv.ply > last_play
-            if left >= 0 and seat_ok and not closing:
+            if left >= 0 and seat_ok and not closing and mv.error is None:
                 nums = sorted({left, right})
                 # what was drawn before may carry any other number: only these stay known
                 voids[s] = set(nums)
@@ -296,6 +296,8 @@ def build_plies(hand: HandData) -> list[Ply]:
         else:
             title = f"Seat {s}: {mv.kind}"
         stock = mv.stock if mv.stock >= 0 else stock
+        if mv.error is not None:
+            title += f" (not legal: {mv.error})"
         p = snapshot(mv.ply, mv, title, new)
         if show:
             p.alternatives = _alternatives(mv, before)
@@ -365,6 +367,10 @@ def _alternatives(mv: MoveRow, before: tuple[int, int]) -> list[tuple[str, bool]
             # on equal ends left and right are one move
             hit = same and (end == played_end or before[0] == before[1])
             out.append((f"{tile} {end}", hit))
+    if mv.kind != "yield" and not any(hit for _, hit in out):
+        # the move made was none of the legal ones: show it beside them
+        what = mv.kind if mv.tile is None else f"{tile_name(mv.tile)} {mv.end or ''}".strip()
+        out.append((f"{what} (not legal)", True))
     return out
 
 

@@ -156,6 +156,10 @@ def test_match_findings_link_to_their_ply(client: TestClient) -> None:
     ply = hand["plies"][f["ply"]]
     assert ply["seq"] == f["seq"]
     assert any(n["kind"] == "finding" and "FALSE_PASS" in n["text"] for n in ply["notes"])
+    # a false pass reveals nothing: no void is inferred, and the pass is shown as not legal
+    assert not any(n["kind"] == "pass" for n in ply["notes"])
+    assert ply["voids"][ply["seat"]] == [] and "not legal: FALSE_PASS" in ply["title"]
+    assert {"move": "pass (not legal)", "played": True} in ply["alternatives"]
     html = client.get(f"/matches/{f['match']}").text
     assert f"ply={f['ply']}" in html and f"#ply={f['ply']}" in html
 
