@@ -201,13 +201,13 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
            WHERE match = ? ORDER BY hand NULLS FIRST, seq NULLS LAST, code""",
         [match],
     )
-    finished = {h["hand"] for h in hands if h["result"] is not None}
+    still_on = {h["hand"] for h in hands if h["result"] is None}
     by_hand: dict[int, list[tuple[int, int]]] = {}
     for hand, ply, seq in plies:
         by_hand.setdefault(hand, []).append((seq, ply))
     for f in findings:
         f["ply"] = ply_of_seq(by_hand.get(f["hand"], []), f["seq"]) if f["hand"] else None
-        if f["hand"] is not None and f["hand"] not in finished:
+        if f["hand"] in still_on:
             f["message"] = _withheld(f)
     players = int(m["players"] or 0) or (max((s["seat"] for s in seats), default=-1) + 1)
     m["players"] = players
@@ -417,7 +417,7 @@ def list_findings(
     rows = _rows(
         cur,
         f"""SELECT f.match, f.hand, f.seq, f.code, f.severity, f.message, f.file, f.line,
-                   (h.result IS NULL AND f.hand IS NOT NULL) AS hand_open,
+                   (h.match IS NOT NULL AND h.result IS NULL) AS hand_open,
                    (SELECT max(mv.ply) FROM moves mv
                      WHERE mv.match = f.match AND mv.hand = f.hand AND mv.seq <= f.seq) AS ply
             FROM findings f LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand

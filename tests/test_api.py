@@ -257,6 +257,9 @@ def test_findings_browser(client: TestClient) -> None:
     assert data["findings"] and all(f["severity"] == "warning" for f in data["findings"])
     one = _j(client, "/api/findings?match=m-seq-gap-0")
     assert one["findings"] and {f["match"] for f in one["findings"]} == {"m-seq-gap-0"}
+    # a line of no match is shown in full (only a hand still on withholds details)
+    lost = _j(client, "/api/findings?code=SCHEMA_ERROR")["findings"]
+    assert lost and all("withheld" not in f["message"] for f in lost if f["match"] is None)
     html = client.get("/findings?code=SEQ_GAP").text
     assert "SEQ_GAP" in html and "m-seq-gap-0" in html
     assert client.get("/api/findings?severity=fatal").status_code == 422
