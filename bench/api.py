@@ -49,14 +49,18 @@ def build(hands: int, players: int, where: Path) -> Path:
     db = where / "data" / "replay.duckdb"
     if (where / "READY").exists():
         return db
-    shutil.rmtree(where, ignore_errors=True)
-    (where / "data").mkdir(parents=True)
-    t0 = time.perf_counter()
-    cfg = SimConfig(profiles=PROFILES, hands=hands, seed=2026, players_pool=players,
-                    tables=len(PROFILES))
     log = where / "sim.jsonl.gz"
-    write_lines(simulate(cfg), log, gz=True)
+    t0 = time.perf_counter()
+    if not log.exists():  # written under another name, renamed when whole
+        where.mkdir(parents=True, exist_ok=True)
+        cfg = SimConfig(profiles=PROFILES, hands=hands, seed=2026, players_pool=players,
+                        tables=len(PROFILES))
+        part = where / "sim.part.gz"
+        write_lines(simulate(cfg), part, gz=True)
+        part.rename(log)
     t1 = time.perf_counter()
+    shutil.rmtree(where / "data", ignore_errors=True)
+    (where / "data").mkdir(parents=True)
     summary = ingest([log], db=db, workers=2)
     t2 = time.perf_counter()
     print(f"built {hands:,} hands: simulate {t1 - t0:.0f} s, ingest {t2 - t1:.0f} s "
