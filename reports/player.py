@@ -100,7 +100,7 @@ def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
     )
 
 
-def _with_outcome(df: pl.DataFrame) -> pl.DataFrame:
+def _with_outcome(lf: pl.LazyFrame) -> pl.LazyFrame:
     side = pl.when(pl.col("teams") == "pairs").then(pl.col("seat") % 2).otherwise(pl.col("seat"))
     wside = (
         pl.when(pl.col("teams") == "pairs")
@@ -108,7 +108,7 @@ def _with_outcome(df: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("winner"))
     )
     played = pl.col("result").is_in(["domino", "block"])
-    return df.with_columns(
+    return lf.with_columns(
         side=side.cast(pl.Int32),
         played=played,
     ).with_columns(
@@ -134,8 +134,16 @@ def _r(x: Any, nd: int = 2) -> Any:
     return None if x is None else round(float(x), nd)
 
 
+def _count(cond: pl.Expr) -> pl.Expr:
+    return cond.sum().cast(pl.Int64)
+
+
 def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any] | None:
-    """The whole report as JSON values; None if the player never held a seat."""
+    """The whole report as JSON values; None if the player never held a seat.
+
+    Every figure is a lazy polars query over the player's hands, all
+    collected in one `collect_all` (each eager step would cost a collect).
+    """
     found = cur.execute(
         "SELECT player, name, bot, matches FROM players WHERE player = ?", [player]
     ).fetchall()
@@ -143,22 +151,25 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
     df = seat_hands(cur, player)
     if info is None and df.is_empty():
         return None
-    df = _with_outcome(df)
-    hands = df.filter(pl.col("played"))
-    n = hands.height
-    tot = hands.select(
-        wins=pl.col("won").sum(),
-        losses=pl.col("lost").sum(),
-        ties=pl.col("tied").sum(),
-        pts_for=pl.col("pts_for").sum(),
-        pts_against=pl.col("pts_against").sum(),
-        wins_domino=(pl.col("won") & (pl.col("result") == "domino")).sum(),
-        wins_block=(pl.col("won") & (pl.col("result") == "block")).sum(),
-        went_out=pl.col("went_out").sum(),
-        passes=pl.col("passes").sum(),
-        as_bot=pl.col("bot").sum(),
-    ).row(0, named=True)
-
+    all_hands = _with_outcome(df.lazy())
+    hands = all_hands.filter(pl.col("played"))
+    played = pl.col("played")
+    totals = all_hands.select(
+        matches=pl.col("match").n_unique(),
+        hands=_count(played),
+        cancelled=_count(pl.col("result") == "cancelled"),
+        unfinished=_count(pl.col("result").is_null()),
+        wins=_count(pl.col("won")),
+        losses=_count(pl.col("lost")),
+        ties=_count(pl.col("tied")),
+        pts_for=pl.col("pts_for").sum().cast(pl.Int64),
+        pts_against=pl.col("pts_against").sum().cast(pl.Int64),
+        wins_domino=_count(pl.col("won") & (pl.col("result") == "domino")),
+        wins_block=_count(pl.col("won") & (pl.col("result") == "block")),
+        went_out=_count(pl.col("went_out")),
+        passes=pl.col("passes").filter(played).sum().cast(pl.Int64),
+        as_bot=_count(pl.col("bot") & played),
+    )
     # bonus words on the hands this player went out with
     bonus = (
         hands.filter(pl.col("went_out"))
@@ -168,22 +179,17 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
         .len()
         .sort("note")
     )
-
-    # shutouts: a points match that ended with a side on 0, seen from the player's last seat in it
-    last = df.sort("hand").group_by("match", maintain_order=True).last()
-    shut = last.filter(
-        pl.col("match_notes").list.eval(pl.element().is_in(list(SHUTOUT_NOTES))).list.any()
-        & pl.col("match_winner").is_not_null()
+    # match results and shutouts, seen from the player's last seat in each match
+    last = all_hands.sort("hand").group_by("match", maintain_order=True).last()
+    shutout = pl.col("match_notes").list.eval(pl.element().is_in(list(SHUTOUT_NOTES))).list.any()
+    mine = pl.col("match_winner") == pl.col("side")
+    won_match = pl.col("match_result") == "win"
+    matches = last.select(
+        match_wins=_count(won_match & mine),
+        match_losses=_count(won_match & ~mine),
+        given=_count(shutout & pl.col("match_winner").is_not_null() & mine),
+        taken=_count(shutout & pl.col("match_winner").is_not_null() & ~mine),
     )
-    given = shut.filter(pl.col("match_winner") == pl.col("side")).height
-    taken = shut.height - given
-    match_wins = last.filter(
-        (pl.col("match_result") == "win") & (pl.col("match_winner") == pl.col("side"))
-    ).height
-    match_losses = last.filter(
-        (pl.col("match_result") == "win") & (pl.col("match_winner") != pl.col("side"))
-    ).height
-
     partners = (
         hands.filter(pl.col("partner").is_not_null())
         .group_by("partner")
@@ -200,7 +206,7 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
         .sort(["hands", "partner"], descending=[True, False])
     )
     profiles = (
-        df.group_by("profile")
+        all_hands.group_by("profile")
         .agg(
             matches=pl.col("match").n_unique(),
             hands=pl.col("played").sum(),
@@ -209,76 +215,80 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
         )
         .sort(["hands", "profile"], descending=[True, False])
     )
-
-    # deal luck over every deal the player received
-    # a hand still on keeps its deal secret, even as an average
-    dealt = df.filter((pl.col("dealt_tiles") == 7) & pl.col("result").is_not_null())
-    pips_n = dealt.height
-    pips_mean = dealt["dealt_pips"].mean() if pips_n else None
-    dbl = dealt.filter(pl.col("stock") != "doubles_aside")
-    dbl_n = dbl.height
-    dbl_mean = dbl["dealt_doubles"].mean() if dbl_n else None
-
-    trend = _trend(hands)
+    # deal luck over every deal the player received; a hand still on keeps
+    # its deal secret, even as an average
+    dealt = pl.col("dealt_tiles") == 7
+    with_doubles = pl.col("stock") != "doubles_aside"
+    luck = all_hands.filter(dealt & pl.col("result").is_not_null()).select(
+        pips_n=pl.len(),
+        pips_mean=pl.col("dealt_pips").mean(),
+        dbl_n=_count(with_doubles),
+        dbl_mean=pl.col("dealt_doubles").filter(with_doubles).mean(),
+    )
+    span = hands.select(lo=pl.col("started").min(), hi=pl.col("started").max())
+    got = pl.collect_all([totals, bonus, matches, partners, profiles, luck, span])
+    tot, bonus_df, m, partners_df, profiles_df, lk, sp = got
+    t = tot.row(0, named=True)
+    mw = m.row(0, named=True)
+    lr = lk.row(0, named=True)
+    n = t["hands"]
     return {
         "player": player,
         "name": info[1] if info else None,
-        "bot": bool(info[2]) if info else bool(tot["as_bot"]),
-        "matches": df["match"].n_unique(),
-        "match_wins": match_wins,
-        "match_losses": match_losses,
+        "bot": bool(info[2]) if info else bool(t["as_bot"]),
+        "matches": t["matches"],
+        "match_wins": mw["match_wins"],
+        "match_losses": mw["match_losses"],
         "hands": n,
-        "hands_as_bot": int(tot["as_bot"] or 0),
-        "cancelled": df.filter(pl.col("result") == "cancelled").height,
-        "unfinished": df.filter(pl.col("result").is_null()).height,
-        "wins": int(tot["wins"] or 0),
-        "losses": int(tot["losses"] or 0),
-        "ties": int(tot["ties"] or 0),
-        "points_for": int(tot["pts_for"] or 0),
-        "points_against": int(tot["pts_against"] or 0),
-        "points_per_hand": _r(tot["pts_for"] / n) if n else None,
-        "points_against_per_hand": _r(tot["pts_against"] / n) if n else None,
-        "wins_by_domino": int(tot["wins_domino"] or 0),
-        "wins_by_block": int(tot["wins_block"] or 0),
-        "went_out": int(tot["went_out"] or 0),
-        "passes": int(tot["passes"] or 0),
-        "passes_per_hand": _r(tot["passes"] / n, 3) if n else None,
-        "bonuses": {r["note"]: r["len"] for r in bonus.iter_rows(named=True)},
-        "shutouts_given": given,
-        "shutouts_taken": taken,
-        "partners": partners.to_dicts(),
-        "profiles": profiles.to_dicts(),
+        "hands_as_bot": t["as_bot"],
+        "cancelled": t["cancelled"],
+        "unfinished": t["unfinished"],
+        "wins": t["wins"],
+        "losses": t["losses"],
+        "ties": t["ties"],
+        "points_for": t["pts_for"],
+        "points_against": t["pts_against"],
+        "points_per_hand": _r(t["pts_for"] / n) if n else None,
+        "points_against_per_hand": _r(t["pts_against"] / n) if n else None,
+        "wins_by_domino": t["wins_domino"],
+        "wins_by_block": t["wins_block"],
+        "went_out": t["went_out"],
+        "passes": t["passes"],
+        "passes_per_hand": _r(t["passes"] / n, 3) if n else None,
+        "bonuses": {r["note"]: r["len"] for r in bonus_df.iter_rows(named=True)},
+        "shutouts_given": mw["given"],
+        "shutouts_taken": mw["taken"],
+        "partners": partners_df.to_dicts(),
+        "profiles": profiles_df.to_dicts(),
         "deal_luck": {
-            "hands": pips_n,
-            "pips_mean": _r(pips_mean, 3),
+            "hands": lr["pips_n"],
+            "pips_mean": _r(lr["pips_mean"], 3),
             "pips_expected": EXPECTED_PIPS,
-            "pips_z": _r(_z(pips_mean, EXPECTED_PIPS, VAR_PIPS, pips_n)),
-            "doubles_hands": dbl_n,
-            "doubles_mean": _r(dbl_mean, 3),
+            "pips_z": _r(_z(lr["pips_mean"], EXPECTED_PIPS, VAR_PIPS, lr["pips_n"])),
+            "doubles_hands": lr["dbl_n"],
+            "doubles_mean": _r(lr["dbl_mean"], 3),
             "doubles_expected": EXPECTED_DOUBLES,
-            "doubles_z": _r(_z(dbl_mean, EXPECTED_DOUBLES, VAR_DOUBLES, dbl_n)),
+            "doubles_z": _r(_z(lr["dbl_mean"], EXPECTED_DOUBLES, VAR_DOUBLES, lr["dbl_n"])),
         },
-        "trend": trend,
+        "trend": _trend(hands, sp.row(0)),
     }
 
 
-def _trend(hands: pl.DataFrame, most: int = 60) -> list[dict[str, Any]]:
+def _trend(hands: pl.LazyFrame, span: tuple[Any, Any], most: int = 60) -> list[dict[str, Any]]:
     """Points per hand and win rate by day, week or month: at most `most` buckets."""
-    if hands.is_empty() or hands["started"].null_count() == hands.height:
+    lo, hi = span
+    if lo is None or hi is None:
         return []
-    h = hands.filter(pl.col("started").is_not_null())
-    span = (h["started"].max() - h["started"].min()).days  # type: ignore[operator]
-    every, fmt = ("1d", "%Y-%m-%d") if span <= most else (
-        ("1w", "%Y-%m-%d") if span <= most * 7 else ("1mo", "%Y-%m"))
+    days = (hi - lo).days
+    every, fmt = ("1d", "%Y-%m-%d") if days <= most else (
+        ("1w", "%Y-%m-%d") if days <= most * 7 else ("1mo", "%Y-%m"))
     out = (
-        h.with_columns(bucket=pl.col("started").dt.truncate(every))
+        hands.filter(pl.col("started").is_not_null())
+        .with_columns(bucket=pl.col("started").dt.truncate(every))
         .group_by("bucket")
-        .agg(
-            hands=pl.len(),
-            ppf=pl.col("pts_for").mean(),
-            win=pl.col("won").mean(),
-        )
+        .agg(hands=pl.len(), ppf=pl.col("pts_for").mean(), win=pl.col("won").mean())
         .sort("bucket")
+        .collect()
     )
     return [
         {"bucket": r["bucket"].strftime(fmt), "hands": r["hands"], "points_per_hand": round(r["ppf"], 2),
