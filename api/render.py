@@ -210,6 +210,7 @@ def build_plies(hand: HandData) -> list[Ply]:
     first = snapshot(0, None, f"The deal: {lead}", None)
     first.notes.extend(_finding_notes(by_seq.get(hand.deal_seq, []) if hand.deal_seq is not None else [], show))
     plies = [first]
+    prev: MoveRow | None = None
     for mv in hand.moves:
         new: int | None = None
         notes: list[Note] = []
@@ -289,8 +290,10 @@ def build_plies(hand: HandData) -> list[Ply]:
             if left >= 0 and seat_ok and not closing and mv.error is None:
                 nums = sorted({left, right})
                 # what was drawn before may carry any other number: only these stay known
+                again = prev is not None and prev.kind == "draw" and prev.seat == s
                 voids[s] = set(nums)
-                notes.append(Note("draw", f"seat {s} held {_no_numbers(nums)}"))
+                if not again:  # one note for a run of draws
+                    notes.append(Note("draw", f"seat {s} held {_no_numbers(nums)}"))
         elif mv.kind == "yield":
             title = f"Seat {s} hands the lead to seat {(s + 2) % n}"
         else:
@@ -309,6 +312,7 @@ def build_plies(hand: HandData) -> list[Ply]:
         p.notes.extend(notes)
         p.notes.extend(_finding_notes(by_seq.get(mv.seq, []), show))
         plies.append(p)
+        prev = mv
     if hand.end_seq is not None and plies:
         plies[-1].notes.extend(_finding_notes(by_seq.get(hand.end_seq, []), show))
     if hand.finished and hand.result != "cancelled" and plies:
