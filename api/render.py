@@ -506,7 +506,7 @@ def _seat_row(s: int, label: str, bot: bool, acting: bool, tiles: tuple[int, ...
         for t in tiles:
             out.append(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{hx}" width="{U * 0.8:g}" height="{U * 1.6:g}"/>')
             hx += int(U * 0.8) + 3
-        out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pips</text>')
+        out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pip{"" if pips == 1 else "s"}</text>')
     else:
         out.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
     if void:
