@@ -366,6 +366,7 @@ def hand_data(
         seats=tuple(_seats_at(b.seats, hand, players)),
         moves=tuple(rows),
         findings=tuple(FindingRow(*f) for f in b.findings.get(hand, ())),
+        aside=7 if m["stock"] == "doubles_aside" else 0,
     )
     info = {
         "match": match,

@@ -90,6 +90,7 @@ class HandData:
     findings: tuple[FindingRow, ...] = ()
     deal_seq: int | None = None
     end_seq: int | None = None
+    aside: int = 0  # tiles out of play from the start (the doubles under doubles_aside)
 
     @property
     def finished(self) -> bool:
@@ -132,6 +133,7 @@ class Ply:
     alternatives: list[tuple[str, bool]] = field(default_factory=list)  # (move, was it played)
     hanged: list[int] = field(default_factory=list)  # doubles that can no longer be played
     new_tile: int | None = None  # index in `line` of the tile just laid
+    aside: int = 0
 
     def to_json(self) -> dict[str, Any]:
         mv = self.move
@@ -204,6 +206,7 @@ def build_plies(hand: HandData) -> list[Ply]:
             voids=[sorted(v) for v in voids],
             hanged=list(hanged),
             new_tile=new,
+            aside=hand.aside,
         )
 
     lead = f"seat {hand.leader} leads" if hand.leader is not None else "the deal"
@@ -483,7 +486,8 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
         row = _seat_row(s, lab.label, lab.bot, s == acting, tiles, pips, void)
         parts.append(f'<g transform="translate(0 {y})">{row}</g>')
         y += row_h
-    parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}</text>')
+    aside = f" · {ply.aside} doubles set aside" if ply.aside else ""
+    parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}{aside}</text>')
     height = y + 22
     return (
         f'<svg class="board" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
