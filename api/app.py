@@ -269,7 +269,7 @@ def create_app(
     secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
     app.state.token = secret
     app.state.hand_cache = LRU(512)
-    app.state.bundle_cache = LRU(256)
+    app.state.bundle_cache = LRU(64)  # the matches being stepped through now
     app.state.player_cache = LRU(256)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
@@ -378,11 +378,14 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
     data, info = found
     plies = build_plies(data)
     seats = data.seats
+    seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats]
+    # the cache keeps strings and bytes only: millions of small cached objects
+    # would make every full garbage collection a long pause for all requests
     view = {
         "info": info,
-        "seats": [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats],
-        "plies": plies,  # the JSON twin converts them when asked
+        "seats": seat_rows,
         "sections": [ply_section(p, ply_svg(p, seats, data.players)) for p in plies],
+        "json": orjson.dumps({"info": info, "seats": seat_rows, "plies": [p.to_json() for p in plies]}),
     }
     cache.put(key, view)
     return view
@@ -521,7 +524,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         view = _hand_view(request, cur, match_id, hand)
         if view is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
-        last = len(view["plies"]) - 1
+        last = len(view["sections"]) - 1
         cur_ply = 0 if ply is None else min(ply, last)
         # every ply is sent; only the current one is shown without JavaScript
         sections = [Markup(s.replace(" hidden>", ">", 1) if i == cur_ply else s)
@@ -534,8 +537,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         view = _hand_view(request, cur, match_id, hand)
         if view is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
-        return _json({"info": view["info"], "seats": view["seats"],
-                      "plies": [p.to_json() for p in view["plies"]]})
+        return Response(view["json"], media_type="application/json")
 
     @app.get("/matches/{match_id:path}", response_class=HTMLResponse, include_in_schema=False)
     def match_page(cur: Cur, match_id: str) -> HTMLResponse:
