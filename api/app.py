@@ -439,7 +439,9 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
                     raise HTTPException(413, _too_big_msg(MAX_UPLOAD))
                 digest.update(chunk)
                 out.write(chunk)
-        if safe.endswith(".gz"):
+        with path.open("rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        if gz:  # by content, not by name: the reader sniffs the magic bytes too
             _check_gzip(path)
         t0 = time.perf_counter()
         matches = _run_ingest(request, path, digest.hexdigest(), cur)

@@ -381,6 +381,9 @@ def test_upload_gzip_bomb(writable: TestClient) -> None:
     assert len(bomb) < MAX_UPLOAD
     r = writable.post("/api/upload", files={"file": ("bomb.jsonl.gz", bomb)}, headers=_auth())
     assert r.status_code == 413 and "decompressed" in r.json()["detail"]
+    # a gzip stream under a plain name is checked too (the reader goes by content)
+    r = writable.post("/api/upload", files={"file": ("plain.jsonl", bomb)}, headers=_auth())
+    assert r.status_code == 413 and "decompressed" in r.json()["detail"]
 
 
 def test_delete_match(writable: TestClient) -> None:
