@@ -268,9 +268,9 @@ def create_app(
     )
     secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
     app.state.token = secret
-    app.state.hand_cache = LRU(512)
-    app.state.bundle_cache = LRU(64)  # the matches being stepped through now
-    app.state.player_cache = LRU(256)
+    app.state.hand_cache = Versioned(512)
+    app.state.bundle_cache = Versioned(64)  # the matches being stepped through now
+    app.state.player_cache = Versioned(256)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
@@ -356,52 +356,73 @@ HandNo = Annotated[int, PathParam(ge=0, le=1_000_000)]
 Text = Annotated[str | None, Query(max_length=200)]
 
 
-def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str, Any] | None:
-    """The replay of one hand: plies as JSON and as SVG (cached per store generation)."""
-    store: Store = request.app.state.store
-    key = (store.generation, match, hand)
-    cache: LRU = request.app.state.hand_cache
-    got = cache.get(key)
-    if got is not None:
-        return got
-    bkey = (store.generation, match)
-    bundles: LRU = request.app.state.bundle_cache
-    bundle = bundles.get(bkey)
-    if bundle is None:
-        bundle = q.match_bundle(cur, match)
-        if bundle is None:
+class Versioned(LRU):
+    """An LRU whose entries stay valid across store generations while the data
+    they were made from is unchanged.
+
+    A spool load (every 2 s while an ingest runs) bumps the generation; an
+    entry made at an older generation is checked with a cheap version query
+    (the batch that stored the match, or a digest over a player's matches)
+    before it is recomputed.
+    """
+
+    def fetch(self, key: Any, gen: int, version: Callable[[], Any], make: Callable[[], Any]) -> Any:
+        got = self.get(key)
+        if got is not None and got[0] == gen:
+            return got[2]
+        ver = version()
+        if ver is None:  # gone from the store
             return None
-        bundles.put(bkey, bundle)
-    found = q.hand_data(cur, match, hand, bundle)
-    if found is None:
-        return None
-    data, info = found
-    plies = build_plies(data)
-    seats = data.seats
-    seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats]
-    # the cache keeps strings and bytes only: millions of small cached objects
-    # would make every full garbage collection a long pause for all requests
-    view = {
-        "info": info,
-        "seats": seat_rows,
-        "sections": [ply_section(p, ply_svg(p, seats, data.players)) for p in plies],
-        "json": orjson.dumps({"info": info, "seats": seat_rows, "plies": [p.to_json() for p in plies]}),
-    }
-    cache.put(key, view)
+        if got is not None and got[1] == ver:
+            self.put(key, (gen, ver, got[2]))
+            return got[2]
+        value = make()
+        if value is not None:
+            self.put(key, (gen, ver, value))
+        return value
+
+
+def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str, Any] | None:
+    """The replay of one hand: every ply as SVG sections and as JSON (cached)."""
+    state = request.app.state
+    gen = state.store.generation
+
+    def version() -> Any:
+        return q.match_version(cur, match)
+
+    def bundle() -> q.MatchBundle | None:
+        return q.match_bundle(cur, match)
+
+    def make() -> dict[str, Any] | None:
+        b = state.bundle_cache.fetch(match, gen, version, bundle)
+        found = q.hand_data(cur, match, hand, b) if b is not None else None
+        if found is None:
+            return None
+        data, info = found
+        plies = build_plies(data)
+        seats = data.seats
+        seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats]
+        # the cache keeps strings and bytes only: millions of small cached objects
+        # would make every full garbage collection a long pause for all requests
+        return {
+            "info": info,
+            "seats": seat_rows,
+            "sections": [ply_section(p, ply_svg(p, seats, data.players)) for p in plies],
+            "json": orjson.dumps({"info": info, "seats": seat_rows, "plies": [p.to_json() for p in plies]}),
+        }
+
+    view: dict[str, Any] | None = state.hand_cache.fetch((match, hand), gen, version, make)
     return view
 
 
 def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
-    store: Store = request.app.state.store
-    key = (store.generation, player)
-    cache: LRU = request.app.state.player_cache
-    got = cache.get(key)
-    if got is not None:
-        return got
-    rep = player_report(cur, player)
-    if rep is not None:
-        cache.put(key, rep)
-    return rep
+    state = request.app.state
+    report: dict[str, Any] | None = state.player_cache.fetch(
+        player, state.store.generation,
+        lambda: q.player_version(cur, player),
+        lambda: player_report(cur, player),
+    )
+    return report
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")

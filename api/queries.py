@@ -315,6 +315,24 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     return MatchBundle(head, seats, hands, moves, findings)
 
 
+def match_version(cur: Cursor, match: str) -> str | None:
+    """The batch that stored the match (None if it is not stored)."""
+    rows = cur.execute("SELECT batch FROM matches WHERE match = ?", [match]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def player_version(cur: Cursor, player: str) -> tuple[int, int] | None:
+    """A digest of the player's matches and the batches that stored them."""
+    rows = cur.execute(
+        """SELECT count(*), coalesce(bit_xor(hash(m.match || '/' || m.batch)), 0)
+           FROM matches m WHERE m.match IN (SELECT match FROM seats WHERE player = ?)""",
+        [player],
+    ).fetchall()
+    if not rows or not rows[0][0]:
+        return None
+    return int(rows[0][0]), int(rows[0][1])
+
+
 def hand_data(
     cur: Cursor, match: str, hand: int, bundle: MatchBundle | None = None
 ) -> tuple[HandData, dict[str, Any]] | None:
