@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import gzip
 import hashlib
 import hmac
@@ -387,6 +388,7 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
     state = request.app.state
     gen = state.store.generation
 
+    @functools.cache  # asked by both caches on a miss: one query
     def version() -> Any:
         return q.match_version(cur, match)
 
