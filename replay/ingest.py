@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -34,7 +35,7 @@ import sys
 import threading
 import time
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ from replay.store import (
     load_spool,
     one,
     open_store,
+    pending_batches,
     stored_files,
     write_batch,
 )
@@ -92,9 +94,11 @@ __all__ = [
 ]
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
-CHUNK_HANDS: Final = 4000
+CHUNK_HANDS: Final = 10000
 
 _TYPE: Final = b'{"type":"'
+#: DuckDB's memory while ingesting (its cache; the run streams).
+_MEMORY: Final = "512MB"
 _GZIP: Final = b"\x1f\x8b"
 _MATCH: Final = b'","match":"'
 
@@ -257,6 +261,7 @@ class _Result:
     top: dict[bytes, list[Finding]]  # lines of no match, by routing key
     bad: dict[bytes, dict[str, int]]  # bad lines by routing key and sha256
     path: str
+    stages: dict[str, float]  # CPU seconds: parse, validate, frames, write
 
 
 def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterator[Record]:
@@ -269,14 +274,41 @@ def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterato
 
 
 def _work(task: _Task) -> _Result:
-    """Parse, validate and write one batch (runs in a pool worker)."""
+    """Parse, validate and write one batch (runs in a pool worker).
+
+    Match by match: one match's parsed lines are alive at a time, the
+    reports (and their moves) until the batch is written.
+
+    The cyclic GC is off meanwhile: parsing and validating allocate
+    millions of small tracked objects while the batch's reports stay
+    alive, and every full collection would walk all of them again (it
+    more than doubled the time). Reports hold no cycles; refcounting
+    frees them, and a collection between tasks catches the rest.
+    """
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _work_batch(task)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _work_batch(task: _Task) -> _Result:
+    clock = time.process_time
+    stages: defaultdict[str, float] = defaultdict(float)
     where = {label: sha for label, sha, _ in task.files}
-    by_key: dict[bytes, dict[str, list[Record]]] = {}
     top: dict[bytes, list[Finding]] = {}
     bad: dict[bytes, dict[str, int]] = {}
+    frames = Frames(task.batch, where)
+    leaders = dict(task.leaders)
+    out_leaders: dict[bytes, int | None] = {}
+    summary: list[tuple[bytes, str, int, tuple[str, ...]]] = []
+    hands = 0
 
-    def take(key: bytes, recs: Iterable[Record]) -> None:
-        groups = by_key.setdefault(key, {})
+    def take(key: bytes, recs: Iterable[Record]) -> dict[str, list[Record]]:
+        groups: dict[str, list[Record]] = {}
         for rec in recs:
             if rec.__class__ is BadLine:
                 sha = where[rec.file]
@@ -287,21 +319,10 @@ def _work(task: _Task) -> _Result:
                 top.setdefault(key, []).append(_line_finding(rec))  # type: ignore[arg-type]
             else:
                 groups.setdefault(m, []).append(rec)
+        return groups
 
-    for item in task.items:
-        take(item.key, _item_records(item, task.files))
-    if task.refetch:
-        wanted = {key.decode("utf-8", "surrogatepass"): key for key, _ in task.refetch}
-        fis = sorted({fi for _, idx in task.refetch for fi in idx})
-        got = read_match_records([(task.files[fi][0], Path(task.files[fi][2])) for fi in fis], wanted)
-        for m, recs in got.items():
-            take(wanted.get(m, _key(m)), recs)
-    frames = Frames(task.batch, where)
-    leaders = dict(task.leaders)
-    out_leaders: dict[bytes, int | None] = {}
-    summary: list[tuple[bytes, str, int, tuple[str, ...]]] = []
-    hands = 0
-    for key, groups in by_key.items():
+    def check(key: bytes, groups: dict[str, list[Record]]) -> None:
+        nonlocal hands
         for m, recs in groups.items():
             rep = validate_match(recs, rematch_leaders=leaders)
             lead = first_leader(rep)
@@ -310,10 +331,32 @@ def _work(task: _Task) -> _Result:
             frames.add(rep, Counter(where[r.file] for r in recs))
             hands += len(rep.hands)
             summary.append((key, rep.verdict, len(rep.hands), tuple(f.code for f in rep.findings)))
+
+    for item in task.items:
+        t0 = clock()
+        groups = take(item.key, _item_records(item, task.files))
+        t1 = clock()
+        check(item.key, groups)
+        stages["parse"] += t1 - t0
+        stages["validate"] += clock() - t1
+    if task.refetch:
+        t0 = clock()
+        wanted = {key.decode("utf-8", "surrogatepass"): key for key, _ in task.refetch}
+        fis = sorted({fi for _, idx in task.refetch for fi in idx})
+        got = read_match_records([(task.files[fi][0], Path(task.files[fi][2])) for fi in fis], wanted)
+        stages["parse"] += clock() - t0
+        for m, recs in got.items():
+            key = wanted.get(m, _key(m))
+            check(key, take(key, recs))
+    t0 = clock()
+    tables = frames.tables()
+    t1 = clock()
     used = {sha for _, sha, _ in frames.file_lines}
     listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
-    path = write_batch(Path(task.spool), task.batch, frames.tables(), {"mode": task.mode, "files": listed})
-    return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path))
+    path = write_batch(Path(task.spool), task.batch, tables, {"mode": task.mode, "files": listed})
+    stages["frames"] += t1 - t0
+    stages["write"] += clock() - t1
+    return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path), dict(stages))
 
 
 def revalidate(
@@ -433,6 +476,7 @@ class IngestSummary:
     pending: int = 0  # batches left in the spool
     seconds: float = 0.0
     db: str = ""
+    stages: dict[str, float] = field(default_factory=dict)  # seconds spent, by stage
 
     def lines_out(self) -> list[str]:
         v = self.verdicts
@@ -448,6 +492,8 @@ class IngestSummary:
             out.append("findings: none")
         rate = self.hands / self.seconds if self.seconds else 0.0
         out.append(f"time: {self.seconds:.1f} s ({rate:,.0f} hands/s)")
+        if self.stages:
+            out.append("stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.stages.items()))
         if self.loaded:
             out.append(f"stored in {self.db} ({self.batches} batches)")
         else:
@@ -502,14 +548,17 @@ class _Loader(threading.Thread):
         self.jobs: queue.Queue[Path | None] = queue.Queue()
         self.error: BaseException | None = None
         self.loaded = 0
+        self.seconds = 0.0  # wall time spent loading
 
     def run(self) -> None:
         while (bdir := self.jobs.get()) is not None:
             if self.error is not None:
                 continue
             try:
+                t0 = time.perf_counter()
                 if load_batch(self.conn, bdir, self.data_dir):
                     self.loaded += 1
+                self.seconds += time.perf_counter() - t0
             except BaseException as exc:  # re-raised by the main thread
                 self.error = exc
 
@@ -531,6 +580,7 @@ class _Run:
         *,
         mode: str,
         conn: duckdb.DuckDBPyConnection | None,
+        pool: ProcessPoolExecutor | None,
         workers: int,
         chunk_hands: int,
         progress: _Progress,
@@ -545,12 +595,8 @@ class _Run:
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + f"-{os.getpid()}"
         self.seq = 0
         self.task_files = [(f.path, f.sha256, str(f.kept)) for f in files]
-        self.pool: ProcessPoolExecutor | None = None
-        if workers > 0:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["replay.ingest"])
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-        self.max_inflight = max(workers, 1) + 1
+        self.pool = pool
+        self.max_inflight = workers  # one more chunk fills meanwhile
         self.loader = _Loader(conn, lay.data) if conn is not None else None
         if self.loader is not None:
             self.loader.start()
@@ -574,6 +620,7 @@ class _Run:
         self.hands_done = 0
         self.bytes_done = 0.0
         self.batches: list[str] = []
+        self.stages: defaultdict[str, float] = defaultdict(float)
 
     # -- routing
 
@@ -597,11 +644,12 @@ class _Run:
             self._refetch()
 
     def _route_file(self, fi: int, kf: KeptFile) -> None:
+        # The hot loop of the main process: _fast_key and _Pending.add inlined.
         groups, done = self.groups, self.done
+        type_, match_ = _TYPE, _MATCH
         label = kf.path
         gz = kf.stored.endswith(".gz")
         n = 0
-        seen = 0
         base = self.bytes_done
         tick = 0
         try:
@@ -611,10 +659,16 @@ class _Run:
                     self._top(fi, BadLine(label, n, "MALFORMED_LINE",
                         f"line {n}: longer than {MAX_LINE_BYTES} bytes", None, None, None, ""))  # fmt: skip
                     continue
-                fast = _fast_key(raw)
-                if fast is not None:
-                    key, typ = fast
-                else:
+                key = None
+                if raw.startswith(type_):
+                    j = raw.find(b'"', 9)
+                    if raw.startswith(match_, j):
+                        k = raw.find(b'"', j + 11)
+                        if k > j + 11:
+                            key = raw[j + 11 : k]
+                            if not key.isascii() or b"\\" in key:
+                                key = None
+                if key is None:
                     if _is_blank(raw):
                         continue
                     rec = _parse(raw, label, n)
@@ -623,7 +677,10 @@ class _Run:
                         self._top(fi, rec)  # type: ignore[arg-type]
                         continue
                     key = _key(m)
-                    typ = rec.event.type.encode() if isinstance(rec, EventLine) else b""
+                    kind = rec.event.type.encode() if isinstance(rec, EventLine) else b""
+                else:
+                    # only deal, match_start and match_end matter: d... and m...
+                    kind = raw[9:j] if raw[9] in (100, 109) else b""
                 p = groups.get(key)
                 if p is None:
                     if key in done:  # a line after the match was sent off
@@ -632,15 +689,19 @@ class _Run:
                             done[key] = (*done[key], fi)
                         continue
                     p = groups[key] = _Pending(fi)
-                p.add(fi, raw, n)
-                if typ == b"deal":
-                    p.hands += 1
-                    seen += 1
-                elif typ == b"match_end":
-                    del groups[key]
-                    self._ready(key, p)
-                elif typ == b"match_start" and p.start is None:
-                    p.start = raw
+                elif p.fi != fi:
+                    p.fi = fi
+                    p.segments.append((fi, len(p.raws)))
+                p.raws.append(raw)
+                p.lines.append(n)
+                if kind:
+                    if kind == b"deal":
+                        p.hands += 1
+                    elif kind == b"match_end":
+                        del groups[key]
+                        self._ready(key, p)
+                    elif kind == b"match_start" and p.start is None:
+                        p.start = raw
                 tick += 1
                 if tick >= 4096:
                     tick = 0
@@ -733,11 +794,14 @@ class _Run:
             res = fut.result()
             self.batches.append(res.batch)
             self.hands_done += res.hands
+            for k, v in res.stages.items():
+                self.stages[k] += v
             for key, verdict, hands, codes in res.summary:
                 self.results[key] = (verdict, hands, codes)
             for key in {k for k, *_ in res.summary} | set(res.top) | set(res.bad):
-                self.worker_top[key] = res.top.get(key, [])
-                self.worker_bad[key] = res.bad.get(key, {})
+                # a key's latest batch is the truth (a refetch replaces); keep only what is there
+                _put(self.worker_top, key, res.top.get(key))
+                _put(self.worker_bad, key, res.bad.get(key))
             self.leaders.update(res.leaders)
             if self.loader is not None:
                 self.loader.jobs.put(Path(res.path))
@@ -750,8 +814,9 @@ class _Run:
     def _refetch(self) -> None:
         """Matches with lines after their match_end: read again whole, replaced."""
         keys = sorted(self.reopened)
-        for i in range(0, len(keys), 256):
-            self._flush([(k, list(self.done[k])) for k in keys[i : i + 256]])
+        # Each task scans the files once for its matches: few tasks, big enough.
+        for i in range(0, len(keys), 2000):
+            self._flush([(k, list(self.done[k])) for k in keys[i : i + 2000]])
         while self.inflight:
             self._collect(block=True)
 
@@ -784,10 +849,45 @@ class _Run:
         )
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        for fut in self.inflight:
+            fut.cancel()
         if self.lookup is not None:
             self.lookup.close()
+
+
+def _put(d: dict[bytes, Any], key: bytes, value: Any) -> None:
+    if value:
+        d[key] = value
+    else:
+        d.pop(key, None)
+
+
+def _watch_parent(parent: int) -> None:
+    """Pool initializer: leave when the ingest that forked us is gone (kill -9
+    leaves workers blocked on their task queue otherwise)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="replay-parent-watch", daemon=True).start()
+
+
+def _make_pool(workers: int) -> ProcessPoolExecutor | None:
+    """The validating processes, forked at once, before this process opens the
+    database or starts a thread: a fork is cheap (nothing to import again,
+    pages shared) and safe while the process is still single-threaded."""
+    if workers <= 0:
+        return None
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_watch_parent,
+        initargs=(os.getpid(),),
+    )
+    pool.submit(os.getpid).result()  # fork start: every worker is launched on first use
+    return pool
 
 
 def _counting(chunks: Iterator[bytes], tick: Callable[[int], None]) -> Iterator[bytes]:
@@ -801,9 +901,18 @@ def _counting(chunks: Iterator[bytes], tick: Callable[[int], None]) -> Iterator[
 # -- the commands ------------------------------------------------------------------
 
 
+def _writer(db: Path, threads: int | None) -> duckdb.DuckDBPyConnection:
+    conn = open_store(db, threads=threads, memory_limit=_MEMORY)
+    # Bulk loading: checkpoint (rewrite the WAL into the file) seldom, and
+    # once at the end of the run, not every 16 MB (it halved the load time).
+    # The WAL keeps every commit durable either way.
+    conn.execute("SET checkpoint_threshold = '1GB'")
+    return conn
+
+
 def _open_owner(db: Path, threads: int | None) -> duckdb.DuckDBPyConnection | None:
     try:
-        return open_store(db, threads=threads, memory_limit="1GB")
+        return _writer(db, threads)
     except StoreLocked:
         return None
 
@@ -852,7 +961,7 @@ def _execute(
     *,
     mode: str,
     conn: duckdb.DuckDBPyConnection | None,
-    workers: int,
+    pool: ProcessPoolExecutor | None,
     chunk_hands: int,
     progress_out: IO[str] | None,
     summary: IngestSummary,
@@ -864,10 +973,14 @@ def _execute(
         summary.loaded = conn is not None
         return summary
     progress = _Progress(sum(f.size for f in files), progress_out)
-    run = _Run(lay, files, mode=mode, conn=conn, workers=workers, chunk_hands=chunk_hands, progress=progress)
+    workers = getattr(pool, "_max_workers", 0)
+    run = _Run(lay, files, mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
+               chunk_hands=chunk_hands, progress=progress)  # fmt: skip
     try:
+        t_route = time.thread_time()
         run.route()
         final = run.final_batch(extra_paths)
+        summary.stages["route (main)"] = time.thread_time() - t_route
         if run.loader is not None:
             run.loader.jobs.put(final)
     finally:
@@ -876,13 +989,27 @@ def _execute(
         if run.loader is not None:
             run.loader.finish()  # re-raises what the loader ran into
     _summarize(run, summary)
+    for k in ("parse", "validate", "frames", "write"):
+        summary.stages[f"{k} (workers)"] = run.stages[k]
+    if run.loader is not None:
+        summary.stages["load (wall)"] = run.loader.seconds
     if conn is not None:
         load_spool(conn, lay.spool)  # batches of a run killed before this one
         _store_summary(conn, run, summary)
         summary.loaded = True
         conn.execute("CHECKPOINT")
+        return summary
+    # The holder may be gone by now (another ingest that ended): try once more.
+    late = _open_owner(lay.db, None)
+    if late is not None:
+        try:
+            load_spool(late, lay.spool)
+            _store_summary(late, run, summary)
+            summary.loaded = True
+        finally:
+            late.close()
     else:
-        summary.pending = len([p for p in lay.spool.iterdir() if not p.name.startswith(".")])
+        summary.pending = len(pending_batches(lay.spool))
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -903,11 +1030,13 @@ def ingest(
     """
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
-    lay = layout(db_path).make()
     found = list(iter_paths(paths))
-    conn = _open_owner(db_path, workers or None)
+    lay = layout(db_path).make()
+    pool = _make_pool(workers)  # first: before any thread exists
+    conn = None
     summary = IngestSummary(db=str(db_path))
     try:
+        conn = _open_owner(db_path, workers or None)
         if conn is not None:
             load_spool(conn, lay.spool)
         kept: dict[str, KeptFile] = {}
@@ -927,11 +1056,13 @@ def ingest(
             }  # fmt: skip
         summary.files_known = len(known)
         todo = [kf for sha, kf in kept.items() if sha not in known]
-        _execute(lay, todo, mode="add", conn=conn, workers=workers, chunk_hands=chunk_hands,
+        _execute(lay, todo, mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
                  progress_out=progress_out, summary=summary, extra_paths=extra_paths)  # fmt: skip
         if conn is not None:
             _record_paths(conn, kept, known, {s: ps for s, ps in extra_paths.items() if s in known})
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         if conn is not None:
             conn.close()
     summary.seconds = time.perf_counter() - t0
@@ -969,7 +1100,13 @@ def reingest(
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     lay = layout(db_path).make()
-    conn = open_store(db_path, threads=workers or None, memory_limit="1GB")
+    pool = _make_pool(workers)  # first: before any thread exists
+    try:
+        conn = _writer(db_path, workers or None)
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=True)
+        raise
     summary = IngestSummary(db=str(db_path))
     try:
         load_spool(conn, lay.spool)
@@ -982,9 +1119,11 @@ def reingest(
             )
             for r in rows
         ]  # fmt: skip
-        _execute(lay, files, mode="replace", conn=conn, workers=workers, chunk_hands=chunk_hands,
+        _execute(lay, files, mode="replace", conn=conn, pool=pool, chunk_hands=chunk_hands,
                  progress_out=progress_out, summary=summary)  # fmt: skip
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         conn.close()
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -337,6 +337,13 @@ def test_reingest_refuses_a_locked_database(sample: Path, tmp_path: Path) -> Non
 # -- crash safety --------------------------------------------------------------------
 
 
+def children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
 def test_kill_9_mid_ingest_then_rerun_completes_without_doubles(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     for i in range(3):
@@ -347,16 +354,23 @@ def test_kill_9_mid_ingest_then_rerun_completes_without_doubles(tmp_path: Path) 
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     spool = layout(db).spool
     deadline = time.monotonic() + 120
-    # kill once the loader has committed a few batches (their folders are gone)
+    # kill right after the loader committed a batch: its folder appeared, then went
+    seen: set[str] = set()
     while time.monotonic() < deadline and proc.poll() is None:
-        seen = len(list((spool / ".tmp").glob("*"))) if (spool / ".tmp").exists() else 0
-        if seen or (spool.exists() and any(spool.iterdir())):
-            time.sleep(1.5)
+        now = {p.name for p in spool.iterdir() if not p.name.startswith(".")} if spool.exists() else set()
+        if seen - now:
             break
-        time.sleep(0.05)
+        seen |= now
+        time.sleep(0.01)
     assert proc.poll() is None, "the ingest ended before it could be killed"
+    workers = children(proc.pid)
+    assert workers  # the pool
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL
+    while workers and time.monotonic() < deadline:  # orphaned workers leave by themselves
+        workers = [p for p in workers if Path(f"/proc/{p}").exists()]
+        time.sleep(0.1)
+    assert workers == []
     conn = open_store(db)  # consistent: every stored match is whole
     partial = table_counts(conn)
     broken = conn.execute(
@@ -392,6 +406,26 @@ def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatc
     assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--quiet"]) == 0
     assert (tmp_path / "data" / "replay.duckdb").exists()
     assert len(list((tmp_path / "data" / "logs").iterdir())) == 1
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    import io
+
+    from replay.ingest import _Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for out in (tty, pipe):
+        bar = _Progress(1000, out)
+        bar.show(500, 1234, force=True)
+        bar.close()
+    assert pipe.getvalue() == ""
+    text = tty.getvalue()
+    assert text.startswith("\r[###############") and "50.0%" in text and "1,234 hands" in text
+    assert "hands/s" in text and "ETA" in text
 
 
 def test_read_match_records_reads_only_those_matches(sample: Path) -> None:
