@@ -249,7 +249,7 @@ def build_plies(hand: HandData) -> list[Ply]:
                 if show and seat_ok:
                     held[s].discard(t)
             where = "opens with" if before[0] < 0 else "plays"
-            on = "" if before[0] < 0 else f" on the {mv.end or 'left'} ({before[0] if (mv.end or 'left') == 'left' else before[1]})"
+            on = "" if before[0] < 0 else f" on the {mv.end or 'left'} end ({before[0] if (mv.end or 'left') == 'left' else before[1]})"
             title = f"Seat {s} {where} {name}{on}"
             # puerta: this tile puts the last of a number on the line
             for num in sorted({LOW[t], HIGH[t]}):
