@@ -91,7 +91,7 @@ def group_records(records: Iterable[Record]) -> tuple[dict[str, list[Record]], l
 
 def _line_finding(rec: BadLine) -> Finding:
     return Finding(
-        rec.code, f"{rec.file}: {rec.message}", rec.hand, rec.seq, rec.file, rec.line, rec.match
+        rec.code, rec.message, rec.hand, rec.seq, rec.file, rec.line, rec.match
     )
 
 
