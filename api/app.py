@@ -9,6 +9,18 @@ cursor from the connection.
 
 Writes (POST, DELETE) need `Authorization: Bearer <REPLAY_TOKEN>`; the
 guard runs before any body is read, and caps the body size.
+
+Pages and their JSON twins:
+
+    /                                  /api/summary
+    /matches?player&table&profile&verdict&date_from&date_to&page
+                                       /api/matches (same filters, per_page)
+    /matches/{match}                   /api/matches/{match}   (DELETE too)
+    /matches/{match}/hands/{n}?ply=N   /api/matches/{match}/hands/{n}
+    /players?q                         /api/players
+    /players/{player}                  /api/players/{player}
+    /findings?code&severity&match      /api/findings
+    /upload                            POST /api/upload (multipart `file`)
 """
 
 from __future__ import annotations
