@@ -383,12 +383,15 @@ class Versioned(LRU):
         got = self.get(key)
         if got is not None and got[0] == gen:
             return got[2]
-        ver = version()
-        if ver is None:  # gone from the store
-            return None
-        if got is not None and got[1] == ver:
-            self.put(key, (gen, ver, got[2]))
-            return got[2]
+        # a first visit skips the version query; the entry is then checked
+        # (and its version learnt) at the first generation change
+        ver = version() if got is not None else None
+        if got is not None:
+            if ver is None:  # gone from the store
+                return None
+            if got[1] == ver:
+                self.put(key, (gen, ver, got[2]))
+                return got[2]
         value = make()
         if value is not None:
             self.put(key, (gen, ver, value))
