@@ -68,6 +68,7 @@ from replay.report import Finding
 from replay.store import (
     Layout,
     StoreLocked,
+    clean_tmp,
     default_db_path,
     layout,
     load_batch,
@@ -98,7 +99,7 @@ CHUNK_HANDS: Final = 10000
 
 _TYPE: Final = b'{"type":"'
 #: DuckDB's memory while ingesting (its cache; the run streams).
-_MEMORY: Final = "512MB"
+_MEMORY: Final = "256MB"
 _GZIP: Final = b"\x1f\x8b"
 _MATCH: Final = b'","match":"'
 
@@ -153,14 +154,18 @@ def keep_file(path: str | os.PathLike[str], lay: Layout) -> KeptFile:
 
 
 def _fast_key(raw: bytes) -> tuple[bytes, bytes] | None:
-    """(match id, type) of a line in the server's own layout, else None."""
+    """(match id, type) of a line in the server's own layout, else None.
+
+    Exact: the id has no escapes, and no second "match" key follows (JSON
+    readers keep the last one); anything else is read by the slow path.
+    """
     if raw.startswith(_TYPE):
         j = raw.find(b'"', 9)
         if raw.startswith(_MATCH, j):
             k = raw.find(b'"', j + 11)
             if k > j + 11:
                 key = raw[j + 11 : k]
-                if key.isascii() and b"\\" not in key:
+                if key.isascii() and b"\\" not in key and raw.find(b'"match"', k) < 0:
                     return key, raw[9:j]
     return None
 
@@ -666,8 +671,8 @@ class _Run:
                         k = raw.find(b'"', j + 11)
                         if k > j + 11:
                             key = raw[j + 11 : k]
-                            if not key.isascii() or b"\\" in key:
-                                key = None
+                            if not key.isascii() or b"\\" in key or raw.find(b'"match"', k) >= 0:
+                                key = None  # as _fast_key
                 if key is None:
                     if _is_blank(raw):
                         continue
@@ -1032,6 +1037,7 @@ def ingest(
     db_path = Path(db) if db is not None else default_db_path()
     found = list(iter_paths(paths))
     lay = layout(db_path).make()
+    clean_tmp(lay)
     pool = _make_pool(workers)  # first: before any thread exists
     conn = None
     summary = IngestSummary(db=str(db_path))

@@ -44,6 +44,7 @@ __all__ = [
     "Layout",
     "StoreLocked",
     "check_schemas",
+    "clean_tmp",
     "default_db_path",
     "get_findings",
     "get_hands",
@@ -263,6 +264,17 @@ def _clean_tmp(spool: Path) -> None:
         pid = p.name.rsplit(".", 1)[-1]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def clean_tmp(lay: Layout) -> None:
+    """Drop what killed processes left half-written: spool batches and
+    copies of logs (``logs/.<pid>.<thread>.tmp``)."""
+    _clean_tmp(lay.spool)
+    if lay.logs.is_dir():
+        for p in lay.logs.glob(".*.tmp"):
+            pid = p.name.split(".")[1]
+            if pid.isdigit() and not _alive(int(pid)):
+                p.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

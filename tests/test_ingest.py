@@ -259,6 +259,10 @@ def test_unreadable_lines_are_findings_with_file_and_line(tmp_path: Path) -> Non
         + [b'{"match": "' + mid.encode() + b'", "type": "nap", "seq": 9999, "ts": "2026-11-01T00:00:00Z"}'] \
         + [b"[1,2]", b'{"type":"play","match":"m-\xff","seq":1}', b"\xff\xfe", b'{"type":"pass","seq":3}'] \
         + lines[5:]  # fmt: skip
+    # a repeated "match" key: JSON readers keep the last one, and so must routing
+    other = next(orjson.loads(x)["match"] for x in lines if orjson.loads(x)["match"] != mid)
+    twice = next(x for x in lines[5:] if b'"type":"pass"' in x and mid.encode() in x)
+    mixed.append(twice[:-1] + b',"match":"' + other.encode() + b'"}')
     a = write(tmp_path / "logs" / "mixed.jsonl", mixed)
     raw = gzip.compress(b"\n".join(lines[:40]) + b"\n")
     broken = tmp_path / "logs" / "broken.jsonl.gz"

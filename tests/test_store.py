@@ -5,6 +5,7 @@ Reports are built by hand here; tests/test_ingest.py drives real logs.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -19,6 +20,7 @@ from replay.report import Finding, HandReport, MatchReport, MoveRecord, SeatReco
 from replay.store import (
     StoreLocked,
     check_schemas,
+    clean_tmp,
     get_findings,
     get_hands,
     get_match,
@@ -298,9 +300,16 @@ def test_half_written_batches_are_ignored_and_cleaned(store: duckdb.DuckDBPyConn
     (sp / "no-manifest").mkdir()
     dead = sp / ".tmp" / "b-9.999999999"  # no such pid
     dead.mkdir(parents=True)
+    live = sp / ".tmp" / f"b-8.{os.getpid()}"  # being written by a live process
+    live.mkdir()
     assert pending_batches(sp) == []
     assert load_spool(store, sp) == 0
-    assert not dead.exists()
+    assert not dead.exists() and live.exists()
+    lay = layout(sp.parent / "replay.duckdb")
+    copy = lay.logs / ".999999999.1.tmp"
+    copy.write_bytes(b"half a log")
+    clean_tmp(lay)
+    assert not copy.exists()
 
 
 def test_a_failing_batch_rolls_back_and_is_set_aside(store: duckdb.DuckDBPyConnection) -> None:
