@@ -510,7 +510,9 @@ class IngestSummary:
 
 
 class _Progress:
-    """One line on a terminal: done, hands/s, ETA (stderr, only if a tty)."""
+    """One line on a terminal (stderr, only if a tty): hands validated,
+    hands/s and ETA. The total is estimated from the hands read so far and
+    the share of the bytes read (the pool is a few chunks behind the reading)."""
 
     def __init__(self, total_bytes: int, out: IO[str] | None) -> None:
         self.total = max(total_bytes, 1)
@@ -518,21 +520,23 @@ class _Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
 
-    def show(self, done_bytes: float, hands: int, *, force: bool = False) -> None:
+    def show(self, done_bytes: float, read: int, done: int, *, force: bool = False) -> None:
         if self.out is None:
             return
         now = time.monotonic()
         if not force and now - self.last < 0.25:
             return
         self.last = now
-        frac = min(done_bytes / self.total, 1.0)
+        share = min(done_bytes / self.total, 1.0)
+        expected = max(read / share if share > 0.001 else 0.0, done, 1.0)
+        frac = min(done / expected, 1.0)
         dt = now - self.t0
-        rate = hands / dt if dt > 0 else 0.0
-        eta = dt * (1 - frac) / frac if frac > 0.001 else 0.0
+        rate = done / dt if dt > 0 else 0.0
+        eta = f"{int((expected - done) / rate) // 60}:{int((expected - done) / rate) % 60:02d}" if rate else "?"
         bar = "#" * int(frac * 30)
         self.out.write(
-            f"\r[{bar:<30}] {frac:6.1%}  {hands:>10,} hands  {rate:>8,.0f} hands/s  "
-            f"ETA {int(eta) // 60}:{int(eta) % 60:02d} "
+            f"\r[{bar:<30}] {frac:6.1%}  {done:>10,} hands  {rate:>8,.0f} hands/s  ETA {eta:>5}  "
+            f"(read {share:.0%}) "
         )
         self.out.flush()
 
@@ -622,7 +626,8 @@ class _Run:
         self.worker_top: dict[bytes, list[Finding]] = {}
         self.worker_bad: dict[bytes, dict[str, int]] = {}
         self.results: dict[bytes, tuple[str, int, tuple[str, ...]]] = {}
-        self.hands_done = 0
+        self.hands_done = 0  # validated (results back)
+        self.hands_read = 0  # deals routed: the pace of the run (the pool is at most 3 chunks behind)
         self.bytes_done = 0.0
         self.batches: list[str] = []
         self.stages: defaultdict[str, float] = defaultdict(float)
@@ -702,6 +707,7 @@ class _Run:
                 if kind:
                     if kind == b"deal":
                         p.hands += 1
+                        self.hands_read += 1
                     elif kind == b"match_end":
                         del groups[key]
                         self._ready(key, p)
@@ -721,7 +727,7 @@ class _Run:
         # gzip: the uncompressed size is unknown; assume 8:1 and stay inside the file
         share = got / 8 if gz else got
         self.bytes_done = base + min(share, kf.size * 0.99)
-        self.progress.show(self.bytes_done, self.hands_done)
+        self.progress.show(self.bytes_done, self.hands_read, self.hands_done)
 
     def _top(self, fi: int, rec: BadLine) -> None:
         self.top.setdefault(fi, []).append(_line_finding(rec))
@@ -814,7 +820,7 @@ class _Run:
                 for child in self.parked.pop(key, []):
                     self.waiting.discard(child[0])
                     self._add(*child)
-        self.progress.show(self.bytes_done, self.hands_done)
+        self.progress.show(self.bytes_done, self.hands_read, self.hands_done)
 
     def _refetch(self) -> None:
         """Matches with lines after their match_end: read again whole, replaced."""

@@ -424,12 +424,12 @@ def test_progress_bar_only_on_a_terminal() -> None:
     tty, pipe = Tty(), io.StringIO()
     for out in (tty, pipe):
         bar = _Progress(1000, out)
-        bar.show(500, 1234, force=True)
+        bar.show(500, 2000, 1000, force=True)  # half read: ~4000 hands expected, 1000 done
         bar.close()
     assert pipe.getvalue() == ""
     text = tty.getvalue()
-    assert text.startswith("\r[###############") and "50.0%" in text and "1,234 hands" in text
-    assert "hands/s" in text and "ETA" in text
+    assert text.startswith("\r[#######       ") and "25.0%" in text and "1,000 hands" in text
+    assert "hands/s" in text and "ETA" in text and "(read 50%)" in text
 
 
 def test_read_match_records_reads_only_those_matches(sample: Path) -> None:
