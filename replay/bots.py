@@ -27,6 +27,7 @@ Play(tile='66', end='left')
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final
@@ -62,16 +63,16 @@ class Memo:
             self.lacks[seat] |= 1 << left | 1 << right
 
 
-class Bot:
-    """A playing style. Subclasses override `choose` and the two hand-level calls."""
+class Bot(ABC):
+    """A playing style. Subclasses implement `choose`; the hand-level calls have defaults."""
 
     style: ClassVar[str] = ""
 
+    @abstractmethod
     def choose(
         self, state: HandState, moves: Sequence[Move], memo: Memo, rng: random.Random
     ) -> Move:
         """One of `moves` (the engine's legal moves for `state.turn`; never empty)."""
-        raise NotImplementedError
 
     def flip_opening(self, tile: int, rng: random.Random) -> bool:
         """Whether to lay the opening tile low half left ("36" instead of "63")."""
