@@ -165,6 +165,7 @@ class MatchReplayer:
         self.lead_draw: ev.LeadDraw | None = None
         self.drawn_leader: int | None = None
         self.lead_draw_bad = False
+        self.chain: dict[int, bool] = {}  # hand -> its revealed seed chains to the anchor
         self.reveals: dict[int, tuple[str, int, str]] = {}  # hand -> (seed, seq, ts)
         self.ended_hands: dict[int, int] = {}  # hand -> seq of its end
         self.first_leader: int | None = None
@@ -249,17 +250,17 @@ class MatchReplayer:
         """Events in seq order; sequence findings; bad lines as findings."""
         by_seq: dict[int, ev.Event] = {}
         bad_seqs: set[int] = set()
-        files: dict[str, None] = {}
-        for rec in self.records:
-            files[rec.file] = None
-            if isinstance(rec, BadLine):
+        records = self.records
+        self.files = list(dict.fromkeys([rec.file for rec in records]))
+        for rec in records:
+            if rec.__class__ is BadLine:
+                assert isinstance(rec, BadLine)
                 self.match_id = self.match_id or (rec.match or "")
                 self.findings.append(_line_finding(rec))
                 if rec.seq is not None:
                     bad_seqs.add(rec.seq)
                 continue
-            e = rec.event
-            self.match_id = e.match
+            e = rec.event  # type: ignore[union-attr]
             old = by_seq.get(e.seq)
             if old is None:
                 by_seq[e.seq] = e
@@ -274,40 +275,47 @@ class MatchReplayer:
                     getattr(e, "hand", None),
                     e.seq,
                 )
-        self.files = list(files)
-        starts = [e for e in by_seq.values() if isinstance(e, ev.MatchStart)]
+        for rec in records:
+            if rec.__class__ is EventLine:
+                self.match_id = rec.event.match
+                break
+        starts = [e for e in by_seq.values() if e.type == "match_start"]
         if not starts:
             return []
         start = min(starts, key=lambda e: e.seq)
         self._on_start(start)
-        seqs = sorted(set(by_seq) | bad_seqs)
-        expected = 0
-        for s in seqs:
-            if s > expected:
-                missing = f"{expected}" if s == expected + 1 else f"{expected}..{s - 1}"
-                self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
-            expected = s + 1
-        ordered = [by_seq[s] for s in sorted(by_seq) if by_seq[s] is not start]
+        order = sorted(by_seq)  # logs come in seq order: timsort makes this one pass
+        if bad_seqs or order[-1] != len(order) - 1:  # else seq 0..n-1 has no gap
+            expected = 0
+            for s in sorted(set(order) | bad_seqs):
+                if s > expected:
+                    missing = f"{expected}" if s == expected + 1 else f"{expected}..{s - 1}"
+                    self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
+                expected = s + 1
+        ordered = [by_seq[s] for s in order]
+        ordered.remove(start)
         # one pass: time order, and what is known up front (reveals: a hand's
         # deal and draws are checked against its seed while it is replayed)
         # Same-format UTC times compare as strings; only one that looks
         # earlier is converted, so the common case costs one comparison.
         last: ev.Event = start
         reveals, end_seqs, dealt, draws = self.reveals, self.end_seqs, self.dealt, self.draws
+        before = start.ts
         for e in ordered:
-            ts, before = e.ts, last.ts
+            ts = e.ts
             if ts >= before and len(ts) == len(before) and ts[-1] == "Z" == before[-1]:
-                last = e
+                last, before = e, ts
             elif e.ts_ms < last.ts_ms:
                 self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it ({before})",
                             getattr(e, "hand", None), e.seq)  # fmt: skip
             else:
-                last = e
+                last, before = e, ts
             kind = e.type
+            if kind == "play" or kind == "pass":
+                continue
             hand: int = getattr(e, "hand", 0)
-            if kind in _MOVES:
-                if kind == "draw":
-                    draws.setdefault(hand, []).append(e.tile)  # type: ignore[union-attr]
+            if kind == "draw":
+                draws.setdefault(hand, []).append(e.tile)  # type: ignore[union-attr]
             elif kind == "reveal":
                 if hand not in reveals:
                     reveals[hand] = (e.server_seed, e.seq, e.ts)  # type: ignore[union-attr]
@@ -315,6 +323,8 @@ class MatchReplayer:
                 end_seqs.setdefault(hand, e.seq)
             elif kind == "deal":
                 dealt.add(hand)
+        if start.anchor and start.scheme == "deal-v1":
+            self.chain = verify_chain(start.anchor, {h: v[0] for h, v in reveals.items()})
         return ordered
 
     def _on_start(self, e: ev.MatchStart) -> None:
@@ -842,6 +852,7 @@ class MatchReplayer:
             pips=s.pips(),
             client_seeds=tuple(h.deal.client_seeds),
             server_seed=seed[0] if seed else None,
+            seed_ok=self.chain.get(h.no),
             deal_ok=h.deal_ok,
             play_ok=not h.play_error,
             claimed_result="cancelled" if h.cancelled else (c.result if c else None),
@@ -963,14 +974,7 @@ class MatchReplayer:
         )
 
     def _collect_hands(self) -> list[HandReport]:
-        status: dict[int, bool] = {}
-        if self.start is not None and self.start.anchor and self.start.scheme == "deal-v1":
-            status = verify_chain(self.start.anchor, {h: v[0] for h, v in self.reveals.items()})
-        out = []
-        for h in self.hand_reports:
-            seed = self.reveals.get(h.hand)
-            out.append(replace(h, server_seed=seed[0] if seed else None, seed_ok=status.get(h.hand)))
-        return out
+        return self.hand_reports
 
     def _check_chain(self) -> None:
         assert self.start is not None
@@ -984,10 +988,8 @@ class MatchReplayer:
             return
         # hands played past the match's end get no findings of their own
         listed = {h.hand for h in self.hand_reports} | set(self.ended_hands)
-        reveals = {h: v[0] for h, v in self.reveals.items() if h in listed}
-        status = verify_chain(self.start.anchor, reveals)
-        for no, ok in sorted(status.items()):
-            if not ok:
+        for no, ok in sorted(self.chain.items()):
+            if not ok and no in listed:
                 self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
 
 
