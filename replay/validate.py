@@ -491,8 +491,9 @@ class MatchReplayer:
             self.report("DEAL_MISMATCH", f"stock is {e.stock}, the rules leave {r.stock_size}", e.hand, e.seq)
             deal_ok = False
         elif derived is not None:
-            if tuple(tuple(sorted(h)) for h in hands) != tuple(tuple(sorted(h)) for h in derived.hands):
-                bad = [s for s in range(n) if sorted(hands[s]) != sorted(derived.hands[s])]
+            want = [mask_of(h) for h in derived.hands]  # per seat, as sets
+            if list(masks) != want:
+                bad = [s for s in range(n) if masks[s] != want[s]]
                 self.report("DEAL_MISMATCH", f"hands of seats {bad} differ from the derivation of the revealed seed", e.hand, e.seq)
                 deal_ok = False
             else:
