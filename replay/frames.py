@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from replay.events import ts_to_ms
 from replay.report import CODES, Finding, MatchReport, MoveRecord
-from replay.tiles import N_TILES, tile_name
+from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
 
 __all__ = [
     "MOVE_CODES",
@@ -37,6 +37,7 @@ __all__ = [
     "first_leader",
     "move_code",
     "move_name",
+    "pass_counts",
     "timestamps",
 ]
 
@@ -97,7 +98,8 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("leader", _I8), ("opener", _I8), ("blocker", _I8), ("dealt", pa.list_(pa.list_(_I8))),
         ("stock", pa.list_(_I8)), ("pips", pa.list_(_I16)), ("client_seeds", _STRS),
         ("server_seed", _STR), ("seed_ok", _BOOL), ("deal_ok", _BOOL), ("play_ok", _BOOL),
-        ("plies", _I16), ("started", _TS), ("ended", _TS),
+        ("plies", _I16), ("started", _TS), ("ended", _TS), ("passes", pa.list_(_I16)),
+        ("dealt_pips", pa.list_(_I16)), ("dealt_doubles", pa.list_(_I8)), ("dealt_tiles", pa.list_(_I8)),
     ]),
     "moves": pa.schema([
         ("match", pa.dictionary(_I32, _STR)), ("hand", _I32), ("ply", _I16), ("seq", _I32),
@@ -153,6 +155,22 @@ def _codes(rows: Sequence[Sequence[str]]) -> pa.Array:
 
 def _opt_lists(rows: Sequence[Sequence[Any] | None], value_type: pa.DataType) -> pa.Array:
     return pa.array([None if r is None else list(r) for r in rows], pa.list_(value_type))
+
+
+def pass_counts(moves: Iterable[MoveRecord], seats: int | None) -> list[int]:
+    """Passes per seat in a hand (``hands.passes``): one entry per seat of the
+    match, more if a pass came from a higher seat (as migration 002 counts).
+
+    >>> pass_counts([], 4)
+    [0, 0, 0, 0]
+    """
+    counts = [0] * (seats or 0)
+    for m in moves:
+        if m.kind == "pass":
+            if m.seat >= len(counts):
+                counts.extend([0] * (m.seat + 1 - len(counts)))
+            counts[m.seat] += 1
+    return counts
 
 
 def first_leader(report: MatchReport) -> int | None:
@@ -256,6 +274,8 @@ class Frames:
     def _hands(self) -> pa.Table:
         ms = [r.match for r in self.reports for _ in r.hands]
         hs = [h for r in self.reports for h in r.hands]
+        passes = [pass_counts(h.moves, r.players) for r in self.reports for h in r.hands]
+        pips, dbl = PIPS, IS_DOUBLE
         return pa.table(
             {
                 "match": ms,
@@ -284,6 +304,10 @@ class Frames:
                 "plies": [len(h.moves) for h in hs],
                 "started": timestamps([h.started for h in hs]),
                 "ended": timestamps([h.ended for h in hs]),
+                "passes": _lists(passes, _I16),
+                "dealt_pips": _lists([[sum(pips[t] for t in d) for d in h.hands] for h in hs], _I16),
+                "dealt_doubles": _lists([[sum(dbl[t] for t in d) for d in h.hands] for h in hs], _I8),
+                "dealt_tiles": _lists([[len(d) for d in h.hands] for h in hs], _I8),
             },
             schema=SCHEMAS["hands"],
         )

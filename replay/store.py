@@ -371,6 +371,40 @@ def load_batch(conn: duckdb.DuckDBPyConnection, bdir: Path, data_dir: Path) -> b
     return True
 
 
+#: hands.passes counted from `moves` and the dealt_* summaries (as migration
+#: 002 does) for the matches of the registered table ``_take`` lacking them.
+_FILL_PASSES: Final = """
+UPDATE hands SET passes = b.passes
+FROM (
+    WITH c AS (
+        SELECT match, hand, list({'seat': seat, 'n': n}) AS per, max(seat) + 1 AS top
+        FROM (SELECT match, hand, seat, count(*) AS n FROM moves
+              WHERE kind = 'pass' AND match IN (SELECT match FROM _take) GROUP BY ALL)
+        GROUP BY ALL
+    )
+    SELECT h.match, h.hand,
+           list_transform(
+               range(greatest(coalesce(m.players, 0), coalesce(c.top, 0))),
+               lambda s: coalesce(list_sum(list_transform(
+                   list_filter(c.per, lambda e: e.seat = s), lambda e: e.n)), 0)
+           )::SMALLINT[] AS passes
+    FROM hands h
+    LEFT JOIN matches m ON m.match = h.match
+    LEFT JOIN c ON c.match = h.match AND c.hand = h.hand
+    WHERE h.passes IS NULL AND h.match IN (SELECT match FROM _take)
+) b
+WHERE hands.match = b.match AND hands.hand = b.hand;
+
+UPDATE hands SET
+    dealt_pips = list_transform(dealt, lambda d: coalesce(list_sum(list_transform(d, lambda t:
+        [0, 1, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8, 6, 7, 8, 9, 8, 9, 10, 10, 11, 12][t + 1])), 0)
+    )::SMALLINT[],
+    dealt_doubles = list_transform(dealt, lambda d: len(list_filter(d, lambda t: t IN (0, 7, 13, 18, 22, 25, 27))))::TINYINT[],
+    dealt_tiles = list_transform(dealt, lambda d: len(d))::TINYINT[]
+WHERE dealt_tiles IS NULL AND match IN (SELECT match FROM _take)
+"""
+
+
 class _BatchLoader:
     """The work of one batch, inside the caller's transaction."""
 
@@ -469,6 +503,10 @@ class _BatchLoader:
                     conn.execute(
                         f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet({_lit(self.parts[t])}){where}"
                     )
+            hands = self.parts.get("hands")
+            if hands is not None and "passes" not in pq.read_schema(hands).names:
+                # a batch spooled by code older than migration 002
+                conn.execute(_FILL_PASSES)
 
     def insert_tables(self, tables: Mapping[str, pa.Table]) -> None:
         """Insert Arrow tables of whole matches (already deleted)."""

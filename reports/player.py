@@ -22,8 +22,6 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from replay.tiles import IS_DOUBLE, PIPS
-
 EXPECTED_PIPS = 42.0
 VAR_PIPS = 49.0
 EXPECTED_DOUBLES = 1.75
@@ -34,8 +32,6 @@ SHUTOUT_NOTES = ("shutout", "chiva", "zapato")
 # time of the streaming one (the default of polars 2)
 ENGINE = "in-memory"
 
-_PIPS_MAP = dict(enumerate(PIPS))
-_DBL_MAP = {t: int(d) for t, d in enumerate(IS_DOUBLE)}
 
 # Three plain reads (DuckDB), then the joins in polars. The seat ranges are
 # computed in polars: DuckDB's window and correlated-aggregate operators
@@ -49,14 +45,10 @@ WITH mm AS MATERIALIZED (  -- the rules JSON is read once per match, not once pe
            notes AS match_notes
     FROM matches WHERE match IN {_MINE}
 )
-SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.dealt,
+SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes AS seat_passes,
+       h.dealt_pips AS seat_pips, h.dealt_doubles AS seat_doubles, h.dealt_tiles AS seat_tiles,
        timezone('UTC', h.started) AS started, mm.* EXCLUDE (match)
 FROM hands h JOIN mm ON mm.match = h.match
-"""
-# The store keeps no pass count per hand and seat, so it is counted from `moves`.
-_Q_PASSES = f"""
-SELECT match, hand, seat, count(*)::INTEGER AS passes FROM moves
-WHERE kind = 'pass' AND match IN {_MINE} GROUP BY ALL
 """
 _OPEN = 2**31 - 1
 
@@ -67,7 +59,6 @@ def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
     par = {"player": player}
     seats = cur.sql(_Q_SEATS, params=par).pl().lazy()
     hands = cur.sql(_Q_HANDS, params=par).pl().lazy()
-    passes = cur.sql(_Q_PASSES, params=par).pl().lazy()
     # seat s is held from from_hand until the next change of that seat
     ranges = seats.sort("match", "seat", "from_hand", "seq").with_columns(
         to_hand=pl.col("from_hand").shift(-1).over("match", "seat").fill_null(_OPEN)
@@ -83,22 +74,19 @@ def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
         .filter(in_range)
         .select("match", "hand", partner="player", partner_name="name", partner_bot="bot")
     )
-    tiles = pl.col("dealt").list.get(pl.col("seat").cast(pl.Int64), null_on_oob=True)
+    seat = pl.col("seat").cast(pl.Int64)
     closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
     return (
-        held.join(passes, on=["match", "hand", "seat"], how="left")
-        .join(partner, on=["match", "hand"], how="left")
-        .with_columns(dealt_mine=tiles)
+        held.join(partner, on=["match", "hand"], how="left")
         .with_columns(
-            # under all_pass every seat passes once after the blocking tile: not a pass in play
-            passes=(pl.col("passes").fill_null(0) - closing.cast(pl.Int32)).clip(lower_bound=0),
-            dealt_pips=pl.col("dealt_mine").list.eval(
-                pl.element().replace_strict(_PIPS_MAP, return_dtype=pl.Int32)).list.sum(),
-            dealt_doubles=pl.col("dealt_mine").list.eval(
-                pl.element().replace_strict(_DBL_MAP, return_dtype=pl.Int32)).list.sum(),
-            dealt_tiles=pl.col("dealt_mine").list.len(),
+            passes=pl.col("seat_passes").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_pips=pl.col("seat_pips").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_doubles=pl.col("seat_doubles").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_tiles=pl.col("seat_tiles").list.get(seat, null_on_oob=True).cast(pl.UInt32),
         )
-        .drop("dealt")
+        # under all_pass every seat passes once after the blocking tile: not a pass in play
+        .with_columns(passes=(pl.col("passes").fill_null(0) - closing.cast(pl.Int32)).clip(lower_bound=0))
+        .drop("seat_passes", "seat_pips", "seat_doubles", "seat_tiles")
         .sort("started", "match", "hand", nulls_last=True)
         .collect(engine=ENGINE)
     )

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from replay.frames import MOVE_CODES, Frames, file_table, findings_table, move_name
+from replay.frames import MOVE_CODES, Frames, file_table, findings_table, move_name, pass_counts
 from replay.report import Finding, HandReport, MatchReport, MoveRecord, SeatRecord
 from replay.store import (
     StoreLocked,
@@ -170,6 +171,13 @@ def test_a_database_held_by_another_process_is_locked(tmp_path: Path) -> None:
 # -- frames --------------------------------------------------------------------
 
 
+def test_pass_counts_cover_every_seat_and_any_higher_one() -> None:
+    pas = [move(1, 2, 1, None, "pass"), move(1, 3, 1, None, "pass"), move(1, 4, 0, 5)]
+    assert pass_counts(pas, 4) == [0, 2, 0, 0]
+    assert pass_counts(pas, None) == [0, 2]
+    assert pass_counts([move(1, 1, 3, None, "pass")], 2) == [0, 0, 0, 1]
+
+
 def test_move_codes_round_trip() -> None:
     for name, code in MOVE_CODES.items():
         back = move_name(code)
@@ -189,6 +197,8 @@ def test_frames_carry_every_report_value() -> None:
     assert m["lead_draw"] == [{"seat": 0, "tile": 27}, {"seat": 1, "tile": 3}]
     h = t["hands"].to_pylist()[0]
     assert h["dealt"] == [[27, 1], [2, 3]] and h["plies"] == 2 and h["claimed_points"] == [10, 0]
+    assert h["passes"] == [0, 1]  # seat 1 passed once
+    assert (h["dealt_pips"], h["dealt_doubles"], h["dealt_tiles"]) == ([13, 5], [1, 0], [2, 2])
     mv = t["moves"].to_pylist()
     assert [x["kind"] for x in mv] == ["play", "pass"]
     assert mv[0]["legal_moves"] == [MOVE_CODES["63:left"], -1] and mv[0]["match"] == "m-1"
@@ -217,6 +227,18 @@ def test_a_batch_loads_once_and_leaves_the_spool(store: duckdb.DuckDBPyConnectio
     spool(sp, "b-0001", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
     assert load_spool(store, sp) == 0
     assert table_counts(store)["matches"] == 2 and pending_batches(sp) == []
+
+
+def test_a_batch_spooled_before_migration_002_gets_its_passes(store: duckdb.DuckDBPyConnection) -> None:
+    """A hands Parquet without `passes` (written by older code): counted from its moves."""
+    sp = spool_of(store)
+    bdir = spool(sp, "b-old", [report("m-1"), report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))])
+    part = bdir / "hands.parquet"
+    new_cols = ["passes", "dealt_pips", "dealt_doubles", "dealt_tiles"]
+    pq.write_table(pq.read_table(part).drop_columns(new_cols), part)
+    assert load_spool(store, sp) == 1
+    got = rows(store, "SELECT match, hand, passes, dealt_pips, dealt_doubles, dealt_tiles FROM hands ORDER BY match, hand")
+    assert got == [(m, h, [0, 1], [13, 5], [1, 0], [2, 2]) for m, h in (("m-1", 1), ("m-2", 1), ("m-2", 2))]
 
 
 def test_the_same_lines_again_change_nothing(store: duckdb.DuckDBPyConnection) -> None:
