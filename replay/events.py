@@ -46,7 +46,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from replay.tiles import Tile, TileError, parse_tile, tile_name
+from replay.tiles import Tile, parse_tile, tile_name
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -80,10 +80,17 @@ __all__ = [
 # -- field types -------------------------------------------------------------
 
 
+# The names of the tiles (both orders) and their ids: parse_tile's lookup,
+# inlined, since this runs for every tile of every line.
+_TILE_IDS: Final[dict[str, Tile]] = {
+    f"{a}{b}": parse_tile(f"{a}{b}") for a in "0123456" for b in "0123456"
+}
+
+
 def _validate_tile(value: Any) -> Tile:
     try:
-        return parse_tile(value)
-    except TileError:
+        return _TILE_IDS[value]  # = parse_tile(value)
+    except (KeyError, TypeError):  # what parse_tile turns into TileError
         # A custom error type keeps the message free of pydantic's
         # "Value error, " prefix: the reader shows it as is.
         raise PydanticCustomError("tile", "not a tile: {text}", {"text": repr(value)}) from None

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from replay import events as ev
 from replay.events import EVENT_ADAPTER, EVENT_TYPES, dump_event, schema, schema_text, ts_to_ms
-from replay.tiles import parse_tile
+from replay.tiles import TileError, parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = Path(__file__).resolve().parent / "data" / "examples"
@@ -289,3 +289,23 @@ def test_committed_schema_is_the_generated_one() -> None:
         "docs/table-log.schema.json is stale: python -m replay.events > docs/table-log.schema.json"
     )
     assert json.loads(committed) == schema()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [f"{a}{b}" for a in "0167x " for b in "0156-"]
+    + ["", "6", "636", "\uff16\uff13", 63, 6.3, True, None, [], ["63"], {}, {"63": 1}, b"63"],
+)
+def test_tile_validation_is_parse_tile(value: Any) -> None:
+    try:
+        expected: Any = parse_tile(value)
+    except TileError:
+        expected = f"not a tile: {value!r}"
+    data = {**obj("draw"), "tile": value}
+    try:
+        got: Any = EVENT_ADAPTER.validate_python(data).tile
+    except ValidationError as exc:
+        (err,) = exc.errors()
+        assert (err["type"], err["loc"]) == ("tile", ("draw", "tile"))
+        got = err["msg"]
+    assert got == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import random
@@ -12,9 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from replay import reader as rd
-from replay.events import Deal, Play
+from replay.events import EVENT_ADAPTER, Deal, Play
 from replay.reader import (
     BadLine,
     EventLine,
@@ -497,3 +499,101 @@ def test_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     assert n == 20_000
     assert path.stat().st_size > 6_000_000
     assert peak < 2_000_000, peak
+
+
+# -- fast paths give the canonical records -------------------------------------
+
+
+def _reference(text: str, file: str, line: int) -> Record:
+    """A line as the union alone reads it: no peeking, no fast EventLine."""
+    try:
+        return EventLine(file, line, EVENT_ADAPTER.validate_json(text), text)
+    except ValidationError as exc:
+        return rd._bad_line(text, file, line, exc)
+
+
+def _assert_same_record(got: Record, want: Record) -> None:
+    assert type(got) is type(want)
+    assert got == want and repr(got) == repr(want)
+    assert dataclasses.astuple(got) == dataclasses.astuple(want)
+    if isinstance(got, EventLine) and isinstance(want, EventLine):
+        a, b = got.event, want.event
+        assert type(a) is type(b)
+        assert a.__dict__ == b.__dict__ and list(a.__dict__) == list(b.__dict__)
+        assert a.model_fields_set == b.model_fields_set
+        assert (a.__pydantic_extra__, a.__pydantic_private__) == (None, None)
+        assert a.model_dump() == b.model_dump()
+        if a.type != "match_start":  # its `rules` dict makes it unhashable
+            assert hash(a) == hash(b) and hash(got) == hash(want)
+        assert a.ts_ms == b.ts_ms
+
+
+def test_fast_event_line_is_an_event_line() -> None:
+    event = EVENT_ADAPTER.validate_json(ev_line(4))
+    fast = rd._event_line("f.jsonl", 9, event, ev_line(4))
+    slow = EventLine("f.jsonl", 9, event, ev_line(4))
+    _assert_same_record(fast, slow)
+    assert not hasattr(fast, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.line = 10  # type: ignore[misc]
+    assert dataclasses.replace(fast, line=10) == EventLine("f.jsonl", 10, event, ev_line(4))
+
+
+_TS_VALUES = [TS, "2026-11-02T18:04:05Z", "2024-02-29T00:00:00+05:30", "2025-02-29T00:00:00Z",
+              "2026-11-02T18:04:05", "2026-11-02T18:04:05Z\n", "٢٠٢٦-11-02T18:04:05Z", ""]  # fmt: skip
+_ODD_VALUES: st.SearchStrategy[object] = st.sampled_from(
+    [None, True, False, 0, 1, -1, 3, 2**63, 10**30, 1.0, 1.5, "", "1", "36", "63", "77", "636",
+     "left", "right", "LEFT", "m", "m-\u00f1", "a\u0000b", [], {}, ["63"], *_TS_VALUES]
+)  # fmt: skip
+_MOVE_KEYS = st.sampled_from(["type", "match", "seq", "ts", "hand", "seat", "tile", "end", "x"])
+
+
+@st.composite
+def _move_lines(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["play", "pass", "draw"]))
+    body: dict[str, object] = {
+        "type": kind,
+        "match": draw(st.sampled_from(["m-1", "m-\u00f1", 'm\\"x'])),
+        "seq": draw(st.integers(0, 2**40)),
+        "ts": draw(st.sampled_from(_TS_VALUES[:3])),
+        "hand": draw(st.integers(1, 300)),
+        "seat": draw(st.integers(0, 3)),
+    }
+    if kind != "pass":
+        body["tile"] = draw(st.sampled_from(["63", "36", "00", "66", "01"]))
+    if kind == "play":
+        body["end"] = draw(st.sampled_from([None, "left", "right"]))
+    for _ in range(draw(st.integers(0, 2))):  # slightly broken, or not
+        key = draw(_MOVE_KEYS)
+        if draw(st.booleans()):
+            body[key] = draw(_ODD_VALUES)
+        else:
+            body.pop(key, None)
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=draw(st.booleans()))
+    if draw(st.integers(0, 9)) == 0:
+        text = json.dumps(body)  # spaces after separators
+    if draw(st.integers(0, 9)) == 0:
+        text = text[:-1] + ',"type":"' + kind + '"}'  # a duplicate key
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_move_lines(), min_size=1, max_size=8), crlf=st.booleans())
+def test_reader_fast_paths_give_the_canonical_records(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], crlf: bool
+) -> None:
+    path = tmp_path_factory.mktemp("fast") / "x.jsonl"
+    path.write_bytes(("\r\n" if crlf else "\n").join(lines).encode())
+    records, stats = read_all(path)
+    assert len(records) == len(lines)
+    for n, (rec, text) in enumerate(zip(records, lines, strict=True), 1):
+        _assert_same_record(rec, _reference(text, str(path), n))
+        _assert_same_record(parse_line(text, str(path), n), _reference(text, str(path), n))
+    assert stats == FileStats(str(path), len(lines), len(bad(records)))
+
+
+def test_reader_fast_paths_on_the_examples() -> None:
+    for path in sorted(EXAMPLES.glob("*.jsonl")):
+        records, _ = read_all(path)
+        for rec in records:
+            _assert_same_record(rec, _reference(rec.raw, rec.file, rec.line))
