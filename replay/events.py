@@ -104,9 +104,13 @@ TileField: TypeAlias = Annotated[
     WithJsonSchema({"type": "string", "pattern": "^[0-6]{2}$"}),
 ]
 
-Seat: TypeAlias = Annotated[StrictInt, Field(ge=0)]
-HandNo: TypeAlias = Annotated[StrictInt, Field(ge=1)]
-Seq: TypeAlias = Annotated[StrictInt, Field(ge=0)]
+# Bounds are the store's column types (seats TINYINT, the rest INTEGER): a
+# value past them is a bad value of the field, not a crash further down.
+INT32_MAX: Final = 2**31 - 1
+Seat: TypeAlias = Annotated[StrictInt, Field(ge=0, le=127)]
+HandNo: TypeAlias = Annotated[StrictInt, Field(ge=1, le=INT32_MAX)]
+Seq: TypeAlias = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
+Points: TypeAlias = Annotated[StrictInt, Field(ge=-INT32_MAX, le=INT32_MAX)]
 
 # RFC 3339 date-time, including the number of days of each month and leap
 # years, so that the (Rust) pattern alone decides validity and no Python
@@ -218,7 +222,7 @@ class Deal(HandEvent):
     type: Literal["deal"]
     client_seeds: tuple[StrictStr, ...]
     hands: tuple[tuple[TileField, ...], ...]
-    stock: Annotated[StrictInt, Field(ge=0)]
+    stock: Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
     leader: Seat
 
 
@@ -280,8 +284,8 @@ class HandEnd(HandEvent):
     type: Literal["hand_end"]
     result: Literal["domino", "block"]
     winner: Seat | None
-    points: tuple[StrictInt, ...]
-    score: tuple[StrictInt, ...]
+    points: tuple[Points, ...]
+    score: tuple[Points, ...]
     notes: tuple[StrictStr, ...] = ()
 
 
@@ -306,7 +310,7 @@ class MatchEnd(_EventBase):
     type: Literal["match_end"]
     result: Literal["win", "tie", "abandoned"]
     winner: Seat | None
-    score: tuple[StrictInt, ...]
+    score: tuple[Points, ...]
     notes: tuple[StrictStr, ...] = ()
 
 

@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Final, TypeAlias
 import orjson
 from pydantic import ValidationError
 
-from replay.events import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, Event
+from replay.events import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, INT32_MAX, Event
 
 __all__ = [
     "LOG_SUFFIXES",
@@ -205,8 +205,8 @@ def _ids(obj: object) -> tuple[str | None, int | None, int | None]:
     m, s, h = obj.get("match"), obj.get("seq"), obj.get("hand")
     return (
         m if isinstance(m, str) and m and "\ufffd" not in m else None,
-        s if type(s) is int and s >= 0 else None,
-        h if type(h) is int and h >= 1 else None,
+        s if type(s) is int and 0 <= s <= INT32_MAX else None,
+        h if type(h) is int and 1 <= h <= INT32_MAX else None,
     )
 
 

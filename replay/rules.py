@@ -46,7 +46,10 @@ class RulesError(ValueError):
 
 
 _STRICT = ConfigDict(frozen=True, extra="forbid", strict=True)
-NonNeg = Annotated[int, Field(ge=0, strict=True)]
+# Bounded so that a match's points stay far inside the store's INTEGER columns.
+LIMIT = 1_000_000
+NonNeg = Annotated[int, Field(ge=0, le=LIMIT, strict=True)]
+Positive = Annotated[int, Field(ge=1, le=LIMIT)]
 
 
 class PointsEnd(BaseModel):
@@ -54,7 +57,7 @@ class PointsEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["points"] = "points"
-    target: Annotated[int, Field(ge=1)]
+    target: Positive
 
 
 class ChivaEnd(BaseModel):
@@ -62,7 +65,7 @@ class ChivaEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["chiva"] = "chiva"
-    wins: Annotated[int, Field(ge=1)]
+    wins: Positive
 
 
 class RoundsEnd(BaseModel):
@@ -70,7 +73,7 @@ class RoundsEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["rounds"] = "rounds"
-    target: Annotated[int, Field(ge=1)]
+    target: Positive
     loser_min: NonNeg
 
 
@@ -79,7 +82,7 @@ class MiloEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["milo"] = "milo"
-    target: Annotated[int, Field(ge=1)]
+    target: Positive
 
 
 class FixedEnd(BaseModel):
@@ -87,7 +90,7 @@ class FixedEnd(BaseModel):
 
     model_config = _STRICT
     kind: Literal["fixed"] = "fixed"
-    hands: Annotated[int, Field(ge=1)]
+    hands: Positive
 
 
 MatchEnd = Annotated[

@@ -165,6 +165,8 @@ class MatchReplayer:
         self.lead_draw: ev.LeadDraw | None = None
         self.drawn_leader: int | None = None
         self.lead_draw_bad = False
+        self.bad_hands: set[int] = set()
+        self.dealt_ok: set[int] = set()  # hands whose deal was replayed  # hands with an unreadable line: their gaps are not news
         self.chain: dict[int, bool] = {}  # hand -> its revealed seed chains to the anchor
         self.reveals: dict[int, tuple[str, int, str]] = {}  # hand -> (seed, seq, ts)
         self.ended_hands: dict[int, int] = {}  # hand -> seq of its end
@@ -259,6 +261,8 @@ class MatchReplayer:
                 self.findings.append(_line_finding(rec))
                 if rec.seq is not None:
                     bad_seqs.add(rec.seq)
+                if rec.hand is not None:
+                    self.bad_hands.add(rec.hand)
                 continue
             e = rec.event  # type: ignore[union-attr]
             old = by_seq.get(e.seq)
@@ -455,9 +459,11 @@ class MatchReplayer:
             self.report("MATCH_END_MISMATCH", f"the match was over after hand {self.last_hand_no} ({m.result}, score {list(m.score)}) but went on", e.hand, e.seq)
             self.past_end = True
             return
-        if e.hand != self.last_hand_no + 1:
+        skipped = range(self.last_hand_no + 1, e.hand)
+        if e.hand != self.last_hand_no + 1 and not (skipped and all(x in self.bad_hands for x in skipped)):
             self.report("SCHEMA_ERROR", f"deal of hand {e.hand} does not follow hand {self.last_hand_no}", e.hand, e.seq)
         self.last_hand_no = e.hand
+        self.dealt_ok.add(e.hand)
         n = r.players
         hands = [tuple(h) for h in e.hands]
         shape_ok = len(hands) == n and all(len(h) == 7 for h in hands) and len(e.client_seeds) == n
@@ -538,6 +544,8 @@ class MatchReplayer:
     def _current(self, e: ev.HandEvent) -> _Hand | None:
         h = self.hand
         if h is None or e.hand != h.no:
+            if e.hand in self.bad_hands and e.hand not in self.dealt_ok:
+                return None  # its deal was unreadable: already reported
             if e.hand <= self.last_hand_no and e.type in ("play", "pass", "draw", "lead_yield"):
                 self.report("EVENT_AFTER_END", f"{e.type} in hand {e.hand}, which is over", e.hand, e.seq)
             elif e.hand <= self.last_hand_no:
