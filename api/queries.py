@@ -324,8 +324,8 @@ def match_version(cur: Cursor, match: str) -> str | None:
 def player_version(cur: Cursor, player: str) -> tuple[int, int] | None:
     """A digest of the player's matches and the batches that stored them."""
     rows = cur.execute(
-        """SELECT count(*), coalesce(bit_xor(hash(m.match || '/' || m.batch)), 0)
-           FROM matches m WHERE m.match IN (SELECT match FROM seats WHERE player = ?)""",
+        """SELECT count(*), coalesce(bit_xor(hash(match || '/' || batch)), 0)
+           FROM (SELECT DISTINCT match, batch FROM player_seats WHERE of_player = ?)""",
         [player],
     ).fetchall()
     if not rows or not rows[0][0]:

@@ -1,4 +1,4 @@
-"""A player's report: polars over three DuckDB reads of the hands they held.
+"""A player's report: polars over two DuckDB reads of the hands they held.
 
 A player is whoever held the seat in that hand: the seat history
 (`seats.from_hand`, seat changes included) decides, so a player who left
@@ -33,23 +33,17 @@ SHUTOUT_NOTES = ("shutout", "chiva", "zapato")
 ENGINE = "in-memory"
 
 
-# Three plain reads (DuckDB), then the joins in polars. The seat ranges are
-# computed in polars: DuckDB's window and correlated-aggregate operators
-# cost ~10 ms of setup each, which is most of a report.
-_MINE = "(SELECT match FROM seats WHERE player = $player)"
-_Q_SEATS = f"SELECT match, seat, player, name, bot, from_hand, seq FROM seats WHERE match IN {_MINE}"
-_Q_HANDS = f"""
-WITH mm AS MATERIALIZED (  -- the rules JSON is read once per match, not once per hand
-    SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
-           rules->>'block_end' AS block_end, result AS match_result, winner AS match_winner,
-           notes AS match_notes
-    FROM matches WHERE match IN {_MINE}
-)
-SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes AS seat_passes,
-       h.dealt_pips AS seat_pips, h.dealt_doubles AS seat_doubles, h.dealt_tiles AS seat_tiles,
-       timezone('UTC', h.started) AS started, mm.* EXCLUDE (match)
-FROM hands h JOIN mm ON mm.match = h.match
-"""
+# Two plain reads (DuckDB) of the tables keyed by player (migration 003:
+# kept in player order, so a player's rows sit in few row groups and the
+# scan skips the rest by their min/max), then the joins in polars. The seat
+# ranges are computed in polars: DuckDB's window and correlated-aggregate
+# operators cost ~10 ms of setup each, which is most of a report.
+_Q_SEATS = """SELECT match, seat, player, name, bot, from_hand, seq
+FROM player_seats WHERE of_player = $player"""
+_Q_HANDS = """SELECT match, hand, result, winner, points, notes, seat_passes, seat_pips,
+       seat_doubles, seat_tiles, timezone('UTC', started) AS started, profile, teams, stock,
+       block_end, match_result, match_winner, match_notes
+FROM player_hands WHERE of_player = $player"""
 _OPEN = 2**31 - 1
 
 

@@ -1,19 +1,24 @@
 """The player report over a store built from the sample logs, checked against
 figures counted independently from `moves` and `seats` in plain SQL; and
-migration 002 (hands.passes) on a store that predates it.
+migration 002 (hands.passes) on a store that predates it. The tables keyed
+by player (migration 003) against the base tables they are derived from:
+the same report for every player, after a load and after a match is replaced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import orjson
 import pytest
 
 from replay import store as store_mod
 from replay.store import migrations, open_store, schema_version
 from replay.tiles import IS_DOUBLE, PIPS
+from reports import player as player_mod
 from reports.player import player_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +140,8 @@ def test_migration_002_backfills_an_old_store(
     assert "passes" not in hand_cols
     c.execute(f"ATTACH '{db}' AS src (READ_ONLY)")
     for (t,) in c.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' AND table_name <> 'schema_version'"
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' AND table_name <> 'schema_version' "
+        "AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE database_name = current_database())"
     ).fetchall():
         cols = ", ".join(r[0] for r in c.execute(f"DESCRIBE {t}").fetchall())
         c.execute(f"INSERT INTO {t} ({cols}) SELECT {cols} FROM src.{t}")
@@ -157,6 +163,13 @@ def test_migration_002_backfills_an_old_store(
         assert c.execute("SELECT count(*) FROM hands WHERE dealt_tiles IS NULL").fetchall() == [
             (0,)
         ]
+        # migration 003 builds the player tables as the load does
+        assert _stale_player_rows(c) == 0
+        for t in store_mod.PLAYER_TABLES:
+            assert c.execute(
+                f"SELECT count(*) FROM (FROM {t} EXCEPT ALL FROM src.{t}) "
+                f"UNION ALL SELECT count(*) FROM (FROM src.{t} EXCEPT ALL FROM {t})"
+            ).fetchall() == [(0,), (0,)], t
         c.execute("DETACH src")
         players = [p for (p,) in c.execute("SELECT player FROM players ORDER BY player").fetchall()]
         src = open_store(db, read_only=True)
@@ -165,5 +178,151 @@ def test_migration_002_backfills_an_old_store(
                 assert player_report(c.cursor(), p) == player_report(src.cursor(), p), p
         finally:
             src.close()
+    finally:
+        c.close()
+
+
+# -- the tables keyed by player (migration 003) ------------------------------------------
+
+# What player_seats and player_hands must hold, from the base tables.
+_DERIVED = {
+    "player_seats": """
+        SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.seq, m.batch
+        FROM (SELECT DISTINCT match, player FROM seats) p
+        JOIN seats s USING (match) JOIN matches m USING (match)""",
+    "player_hands": """
+        SELECT p.player, h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes,
+               h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started, m.profile,
+               m.rules->>'teams', m.rules->>'stock', m.rules->>'block_end', m.result, m.winner,
+               m.notes
+        FROM (SELECT DISTINCT match, player FROM seats) p
+        JOIN matches m USING (match) JOIN hands h USING (match)""",
+}
+
+# The report's reads before migration 003: the base tables.
+_BASE_MINE = "(SELECT match FROM seats WHERE player = $player)"
+_BASE_SEATS = f"SELECT match, seat, player, name, bot, from_hand, seq FROM seats WHERE match IN {_BASE_MINE}"
+_BASE_HANDS = f"""
+WITH mm AS MATERIALIZED (
+    SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
+           rules->>'block_end' AS block_end, result AS match_result, winner AS match_winner,
+           notes AS match_notes
+    FROM matches WHERE match IN {_BASE_MINE}
+)
+SELECT h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes AS seat_passes,
+       h.dealt_pips AS seat_pips, h.dealt_doubles AS seat_doubles, h.dealt_tiles AS seat_tiles,
+       timezone('UTC', h.started) AS started, mm.* EXCLUDE (match)
+FROM hands h JOIN mm ON mm.match = h.match
+"""
+
+
+def _stale_player_rows(c: duckdb.DuckDBPyConnection) -> int:
+    """Rows of the player tables missing or extra against the base tables."""
+    n = 0
+    for t, q in _DERIVED.items():
+        n += c.execute(
+            f"SELECT (SELECT count(*) FROM (FROM {t} EXCEPT ALL {q})) "
+            f"+ (SELECT count(*) FROM ({q} EXCEPT ALL FROM {t}))"
+        ).fetchall()[0][0]
+    return n
+
+
+def _all_players(c: duckdb.DuckDBPyConnection) -> list[str]:
+    return [p for (p,) in c.execute(
+        "SELECT player FROM players UNION SELECT player FROM seats ORDER BY 1").fetchall()]
+
+
+def _reports_from_base(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    with monkeypatch.context() as m:
+        m.setattr(player_mod, "_Q_SEATS", _BASE_SEATS)
+        m.setattr(player_mod, "_Q_HANDS", _BASE_HANDS)
+        return {p: player_report(c.cursor(), p) for p in _all_players(c)}
+
+
+def _same_reports(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Every player's report, byte for byte as JSON, from both sources; their number."""
+    base = _reports_from_base(c, monkeypatch)
+    for p, rep in base.items():
+        got = player_report(c.cursor(), p)
+        assert orjson.dumps(got) == orjson.dumps(rep), p
+    return len(base)
+
+
+def test_player_tables_match_the_base_tables(
+    conn: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert conn.execute("SELECT count(*) FROM player_hands").fetchall()[0][0] > 0
+    assert _stale_player_rows(conn) == 0
+    assert _same_reports(conn, monkeypatch) > 20
+    assert player_report(conn.cursor(), "nobody-at-all") is None
+
+
+def test_player_tables_follow_a_replaced_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log ingested while its matches were still on, then again grown (the
+    matches replaced), and a match whose lines come in two files (validated
+    again from both): the player tables hold the final rows, no stale ones."""
+    from replay.ingest import ingest
+
+    monkeypatch.setattr(store_mod, "RESORT_MIN_ROWS", 0)  # rewritten in player order as it grows
+    lines = [x for x in (SAMPLES / "domena_4p.jsonl").read_bytes().splitlines(keepends=True) if x.strip()]
+    more = [x for x in (SAMPLES / "dominican.jsonl").read_bytes().splitlines(keepends=True) if x.strip()]
+    log = tmp_path / "logs" / "table.jsonl"
+    log.parent.mkdir(parents=True)
+    db = tmp_path / "data" / "replay.duckdb"
+    log.write_bytes(b"".join(lines[: len(lines) // 2]))
+    ingest([log], db=db, workers=0)
+    c = open_store(db, read_only=True)
+    before = c.execute("SELECT count(*) FROM player_hands").fetchall()[0][0]
+    hands_before = dict(c.execute("SELECT match, hands FROM matches").fetchall())
+    c.close()
+    log.write_bytes(b"".join(lines))  # the same log, grown
+    (tmp_path / "logs" / "day1.jsonl").write_bytes(b"".join(more[: len(more) // 2]))
+    ingest([tmp_path / "logs"], db=db, workers=0)
+    (tmp_path / "logs2").mkdir()
+    (tmp_path / "logs2" / "day2.jsonl").write_bytes(b"".join(more[len(more) // 2:]))
+    ingest([tmp_path / "logs2"], db=db, workers=0)
+
+    c = open_store(db, read_only=True)
+    try:
+        hands_after = dict(c.execute("SELECT match, hands FROM matches").fetchall())
+        assert any(hands_after[m] > n for m, n in hands_before.items())  # a match replaced, grown
+        assert c.execute(
+            "SELECT count(*) FROM (SELECT match FROM match_files GROUP BY match HAVING count(*) > 1)"
+        ).fetchall()[0][0] > 0  # matches validated again from two files
+        assert c.execute("SELECT count(*) FROM player_hands").fetchall()[0][0] > before
+        assert _stale_player_rows(c) == 0
+        assert c.execute("SELECT sorted_rows FROM player_order").fetchall()[0][0] > before
+        # no match left twice, none missing
+        assert c.execute(
+            "SELECT count(*) FROM (SELECT of_player, match, hand FROM player_hands GROUP BY ALL HAVING count(*) > 1)"
+        ).fetchall() == [(0,)]
+        assert _same_reports(c, monkeypatch) > 0
+        grown = {p: player_report(c.cursor(), p) for p in _all_players(c)}
+    finally:
+        c.close()
+    # the same as a store that read the whole logs at once
+    whole = tmp_path / "whole"
+    (whole / "logs").mkdir(parents=True)
+    (whole / "logs" / "table.jsonl").write_bytes(b"".join(lines))
+    (whole / "logs" / "day.jsonl").write_bytes(b"".join(more))
+    ingest([whole / "logs"], db=whole / "data" / "replay.duckdb", workers=0)
+    c = open_store(whole / "data" / "replay.duckdb", read_only=True)
+    try:
+        assert orjson.dumps({p: player_report(c.cursor(), p) for p in _all_players(c)}) == orjson.dumps(grown)
+    finally:
+        c.close()
+
+
+def test_delete_match_removes_its_player_rows(tmp_path: Path) -> None:
+    from api.queries import delete_match
+
+    db = _ingest(tmp_path / "data")
+    c = open_store(db)
+    try:
+        m = c.execute("SELECT match FROM player_hands LIMIT 1").fetchall()[0][0]
+        assert delete_match(c.cursor(), m) == 1
+        assert c.execute("SELECT count(*) FROM player_hands WHERE match = ?", [m]).fetchall() == [(0,)]
+        assert c.execute("SELECT count(*) FROM player_seats WHERE match = ?", [m]).fetchall() == [(0,)]
+        assert _stale_player_rows(c) == 0
     finally:
         c.close()
