@@ -419,9 +419,11 @@ CREATE OR REPLACE TEMP TABLE _pm_players AS
 SELECT DISTINCT match, player FROM seats WHERE match IN (SELECT match FROM _pm);
 
 INSERT INTO player_seats
-SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.seq, m.batch
+SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
 FROM _pm_players p
-JOIN seats s ON s.match = p.match
+JOIN (SELECT *, coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
+                2147483647) AS to_hand
+      FROM seats WHERE match IN (SELECT match FROM _pm)) s ON s.match = p.match
 JOIN matches m ON m.match = p.match
 ORDER BY p.player, s.match, s.seq, s.seat;
 

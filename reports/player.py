@@ -35,28 +35,28 @@ ENGINE = "in-memory"
 
 # Two plain reads (DuckDB) of the tables keyed by player (migration 003:
 # kept in player order, so a player's rows sit in few row groups and the
-# scan skips the rest by their min/max), then the joins in polars. The seat
-# ranges are computed in polars: DuckDB's window and correlated-aggregate
-# operators cost ~10 ms of setup each, which is most of a report.
-_Q_SEATS = """SELECT match, seat, player, name, bot, from_hand, seq
+# scan skips the rest by their min/max), then the joins in polars. Seat s
+# is held from from_hand until the next change of that seat (to_hand,
+# computed at load time).
+_Q_SEATS = """SELECT match, seat, player, name, bot, from_hand, to_hand
 FROM player_seats WHERE of_player = $player"""
 _Q_HANDS = """SELECT match, hand, result, winner, points, notes, seat_passes, seat_pips,
        seat_doubles, seat_tiles, timezone('UTC', started) AS started, profile, teams, stock,
        block_end, match_result, match_winner, match_notes
 FROM player_hands WHERE of_player = $player"""
-_OPEN = 2**31 - 1
+
+
+def seat_ranges(cur: duckdb.DuckDBPyConnection, player: str) -> pl.LazyFrame:
+    """Every seat change of the player's matches: who held the seat from
+    from_hand up to (not including) to_hand."""
+    return cur.sql(_Q_SEATS, params={"player": player}).pl().lazy()
 
 
 def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
     """Every hand the player held (cancelled ones too), one row each: the seat, the
     partner (pairs), the passes made while the hand was on, and what was dealt."""
-    par = {"player": player}
-    seats = cur.sql(_Q_SEATS, params=par).pl().lazy()
-    hands = cur.sql(_Q_HANDS, params=par).pl().lazy()
-    # seat s is held from from_hand until the next change of that seat
-    ranges = seats.sort("match", "seat", "from_hand", "seq").with_columns(
-        to_hand=pl.col("from_hand").shift(-1).over("match", "seat").fill_null(_OPEN)
-    )
+    ranges = seat_ranges(cur, player)
+    hands = cur.sql(_Q_HANDS, params={"player": player}).pl().lazy()
     in_range = (pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand"))
     mine = ranges.filter(pl.col("player") == player).select("match", "seat", "bot", "from_hand", "to_hand")
     held = hands.join(mine, on="match").filter(in_range).drop("from_hand", "to_hand")

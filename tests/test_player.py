@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 import orjson
+import polars as pl
 import pytest
 
 from replay import store as store_mod
@@ -187,9 +188,14 @@ def test_migration_002_backfills_an_old_store(
 # What player_seats and player_hands must hold, from the base tables.
 _DERIVED = {
     "player_seats": """
-        SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.seq, m.batch
+        SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand,
+               coalesce(n.from_hand, 2147483647), s.seq, m.batch
         FROM (SELECT DISTINCT match, player FROM seats) p
-        JOIN seats s USING (match) JOIN matches m USING (match)""",
+        JOIN seats s USING (match)
+        LEFT JOIN seats n ON n.match = s.match AND n.seat = s.seat
+            AND (n.from_hand, n.seq) > (s.from_hand, s.seq)
+            AND NOT EXISTS (SELECT 1 FROM seats x WHERE x.match = s.match AND x.seat = s.seat
+                AND (x.from_hand, x.seq) > (s.from_hand, s.seq) AND (x.from_hand, x.seq) < (n.from_hand, n.seq)) JOIN matches m USING (match)""",
     "player_hands": """
         SELECT p.player, h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes,
                h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started, m.profile,
@@ -202,6 +208,14 @@ _DERIVED = {
 # The report's reads before migration 003: the base tables.
 _BASE_MINE = "(SELECT match FROM seats WHERE player = $player)"
 _BASE_SEATS = f"SELECT match, seat, player, name, bot, from_hand, seq FROM seats WHERE match IN {_BASE_MINE}"
+
+
+def _base_ranges(cur: duckdb.DuckDBPyConnection, player: str) -> pl.LazyFrame:
+    """The seat ranges as the report computed them before migration 003 (in polars)."""
+    seats = cur.sql(_BASE_SEATS, params={"player": player}).pl().lazy()
+    return seats.sort("match", "seat", "from_hand", "seq").with_columns(
+        to_hand=pl.col("from_hand").shift(-1).over("match", "seat").fill_null(2**31 - 1)
+    )
 _BASE_HANDS = f"""
 WITH mm AS MATERIALIZED (
     SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
@@ -234,7 +248,7 @@ def _all_players(c: duckdb.DuckDBPyConnection) -> list[str]:
 
 def _reports_from_base(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     with monkeypatch.context() as m:
-        m.setattr(player_mod, "_Q_SEATS", _BASE_SEATS)
+        m.setattr(player_mod, "seat_ranges", _base_ranges)
         m.setattr(player_mod, "_Q_HANDS", _BASE_HANDS)
         return {p: player_report(c.cursor(), p) for p in _all_players(c)}
 

@@ -16,6 +16,7 @@ CREATE TABLE player_seats (
     name      VARCHAR,
     bot       BOOLEAN NOT NULL,
     from_hand INTEGER NOT NULL,
+    to_hand   INTEGER NOT NULL,     -- the seat's next from_hand (2^31 - 1: none)
     seq       INTEGER NOT NULL,
     batch     VARCHAR NOT NULL      -- matches.batch (the API's cache key)
 );
@@ -43,9 +44,10 @@ CREATE TABLE player_hands (
 );
 
 INSERT INTO player_seats
-SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.seq, m.batch
+SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
 FROM (SELECT DISTINCT match, player FROM seats) p
-JOIN seats s ON s.match = p.match
+JOIN (SELECT *, coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
+                2147483647) AS to_hand FROM seats) s ON s.match = p.match
 JOIN matches m ON m.match = p.match
 ORDER BY p.player, s.match, s.seq, s.seat;
 
