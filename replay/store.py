@@ -405,15 +405,19 @@ WHERE dealt_tiles IS NULL AND match IN (SELECT match FROM _take)
 """
 
 
-#: The tables keyed by player (migration 003), derived from seats, hands and matches.
-PLAYER_TABLES: Final = ("player_seats", "player_hands")
+#: The tables keyed by player (migrations 003 and 004), derived from seats, hands and matches.
+PLAYER_TABLES: Final = ("player_seats", "player_hands", "player_held")
 
 #: Their sort order; a table once its rows grew by a quarter (and past this
 #: many) since it was last rewritten in that order.
-_PLAYER_ORDER: Final = {"player_seats": "of_player, match, seq, seat", "player_hands": "of_player, match, hand"}
+_PLAYER_ORDER: Final = {
+    "player_seats": "of_player, match, seq, seat",
+    "player_hands": "of_player, match, hand",
+    "player_held": "of_player, match, hand, seat",
+}
 RESORT_MIN_ROWS: Final = 50_000
 
-#: Their rows for the matches of the registered table ``_pm`` (as migration 003).
+#: Their rows for the matches of the registered table ``_pm`` (as migrations 003 and 004).
 _PLAYER_ROWS: Final = """
 CREATE OR REPLACE TEMP TABLE _pm_players AS
 SELECT DISTINCT match, player FROM seats WHERE match IN (SELECT match FROM _pm);
@@ -436,6 +440,31 @@ FROM _pm_players p
 JOIN matches m ON m.match = p.match
 JOIN hands h ON h.match = p.match
 ORDER BY p.player, h.match, h.hand;
+
+INSERT INTO player_held
+WITH held AS (
+    SELECT h.*, s.seat, s.bot
+    FROM player_hands h
+    JOIN player_seats s ON s.of_player = h.of_player AND s.match = h.match AND s.player = s.of_player
+     AND h.hand >= s.from_hand AND h.hand < s.to_hand
+    WHERE h.match IN (SELECT match FROM _pm)
+), partner AS (
+    SELECT x.of_player, x.match, x.hand, ps.player, ps.name, ps.bot
+    FROM held x
+    JOIN player_seats ps ON ps.of_player = x.of_player AND ps.match = x.match
+     AND ps.seat = (x.seat + 2) % 4 AND x.hand >= ps.from_hand AND x.hand < ps.to_hand
+    WHERE x.teams = 'pairs'
+)
+SELECT x.of_player, x.match, x.hand, x.seat, x.bot, p.player, p.name, p.bot,
+       x.result, x.winner,
+       x.points[(CASE WHEN x.teams = 'pairs' THEN x.seat % 2 ELSE x.seat END) + 1],
+       list_sum(x.points), x.notes,
+       x.seat_passes[x.seat + 1], x.seat_pips[x.seat + 1], x.seat_doubles[x.seat + 1], x.seat_tiles[x.seat + 1],
+       x.started, x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
+       list_has_any(x.match_notes, ['shutout', 'chiva', 'zapato'])
+FROM held x
+LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand
+ORDER BY x.of_player, x.match, x.hand, x.seat;
 
 DROP TABLE _pm_players
 """
@@ -636,7 +665,7 @@ class _BatchLoader:
     # -- derived rows
 
     def _player_rows(self) -> None:
-        """player_seats and player_hands (migration 003) of the matches the batch
+        """player_seats, player_hands and player_held (migrations 003, 004) of the matches the batch
         deleted or wrote, derived from their final rows, in player order."""
         conn = self.conn
         with _registered(conn, "_pm", _ids(self.new | self.gone)):

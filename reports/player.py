@@ -1,4 +1,4 @@
-"""A player's report: polars over two DuckDB reads of the hands they held.
+"""A player's report: polars over one DuckDB read of the hands they held.
 
 A player is whoever held the seat in that hand: the seat history
 (`seats.from_hand`, seat changes included) decides, so a player who left
@@ -33,54 +33,32 @@ SHUTOUT_NOTES = ("shutout", "chiva", "zapato")
 ENGINE = "in-memory"
 
 
-# Two plain reads (DuckDB) of the tables keyed by player (migration 003:
-# kept in player order, so a player's rows sit in few row groups and the
-# scan skips the rest by their min/max), then the joins in polars. Seat s
-# is held from from_hand until the next change of that seat (to_hand,
-# computed at load time).
-_Q_SEATS = """SELECT match, seat, player, name, bot, from_hand, to_hand
-FROM player_seats WHERE of_player = $player"""
-_Q_HANDS = """SELECT match, hand, result, winner, points, notes, seat_passes, seat_pips,
-       seat_doubles, seat_tiles, timezone('UTC', started) AS started, profile, teams, stock,
-       block_end, match_result, match_winner, match_notes
-FROM player_hands WHERE of_player = $player"""
-
-
-def seat_ranges(cur: duckdb.DuckDBPyConnection, player: str) -> pl.LazyFrame:
-    """Every seat change of the player's matches: who held the seat from
-    from_hand up to (not including) to_hand."""
-    return cur.sql(_Q_SEATS, params={"player": player}).pl().lazy()
+# One plain read (DuckDB) of player_held (migration 004): a row per hand the
+# player held, the seat already resolved through the seat changes, the
+# partner and the seat's own figures taken out of the per-seat lists at load
+# time. Kept in player order, so a player's rows sit in few row groups and
+# the scan skips the rest by their min/max; no joins left for the report.
+_Q_HELD = """SELECT match, hand, seat, bot, partner, partner_name, partner_bot, result, winner,
+       side_points, all_points, notes, passes, dealt_pips, dealt_doubles, dealt_tiles,
+       timezone('UTC', started) AS started, profile, teams, stock, block_end, match_result,
+       match_winner, match_shutout
+FROM player_held WHERE of_player = $player"""
 
 
 def seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
     """Every hand the player held (cancelled ones too), one row each: the seat, the
     partner (pairs), the passes made while the hand was on, and what was dealt."""
-    ranges = seat_ranges(cur, player)
-    hands = cur.sql(_Q_HANDS, params={"player": player}).pl().lazy()
-    in_range = (pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand"))
-    mine = ranges.filter(pl.col("player") == player).select("match", "seat", "bot", "from_hand", "to_hand")
-    held = hands.join(mine, on="match").filter(in_range).drop("from_hand", "to_hand")
-    partner = (
-        held.filter(pl.col("teams") == "pairs")
-        .select("match", "hand", pseat=((pl.col("seat") + 2) % 4).cast(pl.Int8))
-        .join(ranges.rename({"seat": "pseat"}).with_columns(pl.col("pseat").cast(pl.Int8)),
-              on=["match", "pseat"])
-        .filter(in_range)
-        .select("match", "hand", partner="player", partner_name="name", partner_bot="bot")
-    )
-    seat = pl.col("seat").cast(pl.Int64)
     closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
     return (
-        held.join(partner, on=["match", "hand"], how="left")
+        cur.sql(_Q_HELD, params={"player": player}).pl().lazy()
         .with_columns(
-            passes=pl.col("seat_passes").list.get(seat, null_on_oob=True).cast(pl.Int32),
-            dealt_pips=pl.col("seat_pips").list.get(seat, null_on_oob=True).cast(pl.Int32),
-            dealt_doubles=pl.col("seat_doubles").list.get(seat, null_on_oob=True).cast(pl.Int32),
-            dealt_tiles=pl.col("seat_tiles").list.get(seat, null_on_oob=True).cast(pl.UInt32),
+            pl.col("passes").cast(pl.Int32),
+            pl.col("dealt_pips").cast(pl.Int32),
+            pl.col("dealt_doubles").cast(pl.Int32),
+            pl.col("dealt_tiles").cast(pl.UInt32),
         )
         # under all_pass every seat passes once after the blocking tile: not a pass in play
         .with_columns(passes=(pl.col("passes").fill_null(0) - closing.cast(pl.Int32)).clip(lower_bound=0))
-        .drop("seat_passes", "seat_pips", "seat_doubles", "seat_tiles")
         .sort("started", "match", "hand", nulls_last=True)
         .collect(engine=ENGINE)
     )
@@ -101,11 +79,8 @@ def _with_outcome(lf: pl.LazyFrame) -> pl.LazyFrame:
         won=played & pl.col("winner").is_not_null() & (wside == pl.col("side")),
         lost=played & pl.col("winner").is_not_null() & (wside != pl.col("side")),
         tied=played & pl.col("winner").is_null(),
-        pts_for=pl.when(played)
-        .then(pl.col("points").list.get(pl.col("side"), null_on_oob=True))
-        .otherwise(0)
-        .fill_null(0),
-        pts_all=pl.when(played).then(pl.col("points").list.sum()).otherwise(0).fill_null(0),
+        pts_for=pl.when(played).then(pl.col("side_points")).otherwise(0).fill_null(0),
+        pts_all=pl.when(played).then(pl.col("all_points")).otherwise(0).fill_null(0),
         went_out=played & (pl.col("result") == "domino") & (pl.col("winner") == pl.col("seat")),
     ).with_columns(pts_against=pl.col("pts_all") - pl.col("pts_for"))
 
@@ -167,7 +142,7 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
     )
     # match results and shutouts, seen from the player's last seat in each match
     last = all_hands.sort("hand").group_by("match", maintain_order=True).last()
-    shutout = pl.col("match_notes").list.eval(pl.element().is_in(list(SHUTOUT_NOTES))).list.any()
+    shutout = pl.col("match_shutout")
     mine = pl.col("match_winner") == pl.col("side")
     won_match = pl.col("match_result") == "win"
     matches = last.select(

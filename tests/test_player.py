@@ -246,10 +246,47 @@ def _all_players(c: duckdb.DuckDBPyConnection) -> list[str]:
         "SELECT player FROM players UNION SELECT player FROM seats ORDER BY 1").fetchall()]
 
 
+def _base_seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
+    """The rows of player_held as the report joined them in polars before
+    migration 004, from the base tables (seats, hands, matches)."""
+    ranges = _base_ranges(cur, player)
+    hands = cur.sql(_BASE_HANDS, params={"player": player}).pl().lazy()
+    in_range = (pl.col("hand") >= pl.col("from_hand")) & (pl.col("hand") < pl.col("to_hand"))
+    mine = ranges.filter(pl.col("player") == player).select("match", "seat", "bot", "from_hand", "to_hand")
+    held = hands.join(mine, on="match").filter(in_range).drop("from_hand", "to_hand")
+    partner = (
+        held.filter(pl.col("teams") == "pairs")
+        .select("match", "hand", pseat=((pl.col("seat") + 2) % 4).cast(pl.Int8))
+        .join(ranges.rename({"seat": "pseat"}).with_columns(pl.col("pseat").cast(pl.Int8)),
+              on=["match", "pseat"])
+        .filter(in_range)
+        .select("match", "hand", partner="player", partner_name="name", partner_bot="bot")
+    )
+    seat = pl.col("seat").cast(pl.Int64)
+    side = pl.when(pl.col("teams") == "pairs").then(pl.col("seat") % 2).otherwise(pl.col("seat"))
+    closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
+    return (
+        held.join(partner, on=["match", "hand"], how="left")
+        .with_columns(
+            passes=pl.col("seat_passes").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_pips=pl.col("seat_pips").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_doubles=pl.col("seat_doubles").list.get(seat, null_on_oob=True).cast(pl.Int32),
+            dealt_tiles=pl.col("seat_tiles").list.get(seat, null_on_oob=True).cast(pl.UInt32),
+            side_points=pl.col("points").list.get(side.cast(pl.Int64), null_on_oob=True),
+            all_points=pl.col("points").list.sum(),
+            match_shutout=pl.col("match_notes")
+            .list.eval(pl.element().is_in(list(player_mod.SHUTOUT_NOTES))).list.any(),
+        )
+        .with_columns(passes=(pl.col("passes").fill_null(0) - closing.cast(pl.Int32)).clip(lower_bound=0))
+        .drop("seat_passes", "seat_pips", "seat_doubles", "seat_tiles", "points", "match_notes")
+        .sort("started", "match", "hand", nulls_last=True)
+        .collect()
+    )
+
+
 def _reports_from_base(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     with monkeypatch.context() as m:
-        m.setattr(player_mod, "seat_ranges", _base_ranges)
-        m.setattr(player_mod, "_Q_HANDS", _BASE_HANDS)
+        m.setattr(player_mod, "seat_hands", _base_seat_hands)
         return {p: player_report(c.cursor(), p) for p in _all_players(c)}
 
 
@@ -337,6 +374,7 @@ def test_delete_match_removes_its_player_rows(tmp_path: Path) -> None:
         assert delete_match(c.cursor(), m) == 1
         assert c.execute("SELECT count(*) FROM player_hands WHERE match = ?", [m]).fetchall() == [(0,)]
         assert c.execute("SELECT count(*) FROM player_seats WHERE match = ?", [m]).fetchall() == [(0,)]
+        assert c.execute("SELECT count(*) FROM player_held WHERE match = ?", [m]).fetchall() == [(0,)]
         assert _stale_player_rows(c) == 0
     finally:
         c.close()
