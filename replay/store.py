@@ -458,9 +458,9 @@ WITH held AS (
 SELECT x.of_player, x.match, x.hand, x.seat, x.bot, p.player, p.name, p.bot,
        x.result, x.winner,
        x.points[(CASE WHEN x.teams = 'pairs' THEN x.seat % 2 ELSE x.seat END) + 1],
-       list_sum(x.points), x.notes,
+       list_sum(x.points), CASE WHEN x.result = 'domino' AND x.winner = x.seat THEN x.notes END,
        x.seat_passes[x.seat + 1], x.seat_pips[x.seat + 1], x.seat_doubles[x.seat + 1], x.seat_tiles[x.seat + 1],
-       x.started, x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
+       timezone('UTC', x.started), x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
        list_has_any(x.match_notes, ['shutout', 'chiva', 'zapato'])
 FROM held x
 LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand

@@ -39,8 +39,8 @@ ENGINE = "in-memory"
 # time. Kept in player order, so a player's rows sit in few row groups and
 # the scan skips the rest by their min/max; no joins left for the report.
 _Q_HELD = """SELECT match, hand, seat, bot, partner, partner_name, partner_bot, result, winner,
-       side_points, all_points, notes, passes, dealt_pips, dealt_doubles, dealt_tiles,
-       timezone('UTC', started) AS started, profile, teams, stock, block_end, match_result,
+       side_points, all_points, out_notes AS notes, passes, dealt_pips, dealt_doubles,
+       dealt_tiles, started, profile, teams, stock, block_end, match_result,
        match_winner, match_shutout
 FROM player_held WHERE of_player = $player"""
 
@@ -102,8 +102,9 @@ def _count(cond: pl.Expr) -> pl.Expr:
 def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any] | None:
     """The whole report as JSON values; None if the player never held a seat.
 
-    Every figure is a lazy polars query over the player's hands, all
-    collected in one `collect_all` (each eager step would cost a collect).
+    Every figure is a lazy polars query over the player's hands (their
+    outcome columns collected once first), all collected in one
+    `collect_all` (each eager step would cost a collect).
     """
     found = cur.execute(
         "SELECT player, name, bot, matches FROM players WHERE player = ?", [player]
@@ -112,7 +113,8 @@ def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]
     df = seat_hands(cur, player)
     if info is None and df.is_empty():
         return None
-    all_hands = _with_outcome(df.lazy())
+    # the outcome columns once, not once per figure below
+    all_hands = _with_outcome(df.lazy()).collect(engine=ENGINE).lazy()
     hands = all_hands.filter(pl.col("played"))
     played = pl.col("played")
     totals = all_hands.select(

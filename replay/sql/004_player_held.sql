@@ -2,7 +2,8 @@
 -- unfinished hands too), with the seat resolved through the seat changes
 -- (player_seats.from_hand/to_hand), the partner (pairs) and the seat's own
 -- figures taken out of the per-seat lists: the player report is one
--- filtered read of scalar columns (but `notes`), with no joins. Derived from
+-- filtered read of scalar columns (but `out_notes`, mostly NULL), with no
+-- joins and no time zone conversion. Derived from
 -- player_seats and player_hands: here for existing data, by replay.store at
 -- load time for the matches a batch (re)writes, in player order.
 
@@ -19,12 +20,12 @@ CREATE TABLE player_held (
     winner       TINYINT,
     side_points  INTEGER,           -- points[side] (side: seat, or seat % 2 in pairs)
     all_points   BIGINT,            -- sum of points
-    notes        VARCHAR[],
+    out_notes    VARCHAR[],         -- the hand's notes if the player went out, else NULL
     passes       SMALLINT,          -- seat_passes[seat]
     dealt_pips   SMALLINT,
     dealt_doubles TINYINT,
     dealt_tiles  TINYINT,
-    started      TIMESTAMPTZ,
+    started      TIMESTAMP,         -- UTC
     profile      VARCHAR,
     teams        VARCHAR,
     stock        VARCHAR,
@@ -50,9 +51,9 @@ WITH held AS (
 SELECT x.of_player, x.match, x.hand, x.seat, x.bot, p.player, p.name, p.bot,
        x.result, x.winner,
        x.points[(CASE WHEN x.teams = 'pairs' THEN x.seat % 2 ELSE x.seat END) + 1],
-       list_sum(x.points), x.notes,
+       list_sum(x.points), CASE WHEN x.result = 'domino' AND x.winner = x.seat THEN x.notes END,
        x.seat_passes[x.seat + 1], x.seat_pips[x.seat + 1], x.seat_doubles[x.seat + 1], x.seat_tiles[x.seat + 1],
-       x.started, x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
+       timezone('UTC', x.started), x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
        list_has_any(x.match_notes, ['shutout', 'chiva', 'zapato'])
 FROM held x
 LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand
