@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
+from replay.accel import native
 from replay.tiles import DOUBLE_OF, IS_DOUBLE, N_TILES, PIPS, Tile, tile_name, weight_key
 
 __all__ = [
@@ -408,6 +409,10 @@ def derive_deck(
     doubles_aside: bool = False,
 ) -> list[Tile]:
     """The shuffled deck of a hand: all 28 ids, or the 21 non-doubles with ``doubles_aside``."""
+    ids = NON_DOUBLE_IDS if doubles_aside else ALL_IDS
+    if native is not None:
+        return _native_shuffle(server_seed, deal_nonce(table, match, hand),
+                               deal_personalization(DEAL_LABEL, beacon, players, client_seeds), ids)  # fmt: skip
     stream = deal_stream(
         server_seed,
         table=table,
@@ -417,7 +422,18 @@ def derive_deck(
         client_seeds=client_seeds,
         beacon=beacon,
     )
-    return shuffle(NON_DOUBLE_IDS if doubles_aside else ALL_IDS, stream)
+    return shuffle(ids, stream)
+
+
+_IDS_BYTES: Final[dict[tuple[Tile, ...], bytes]] = {
+    ids: bytes(ids) for ids in (ALL_IDS, NON_DOUBLE_IDS, DOUBLE_IDS)
+}
+
+
+def _native_shuffle(entropy: bytes, nonce: bytes, pers: bytes, ids: tuple[Tile, ...]) -> list[Tile]:
+    """HMAC_DRBG + Fisher-Yates in C: the same words, the same swaps (tests/test_native.py)."""
+    assert native is not None
+    return list(native.shuffle(entropy, nonce, pers, _IDS_BYTES[ids]))
 
 
 def deal_from_deck(deck: Sequence[Tile], players: int) -> Deal:
@@ -472,6 +488,11 @@ def derive_lead_deck(
     doubles_only: bool = False,
 ) -> list[Tile]:
     """The lead-draw deck: all 28 ids shuffled, or the 7 doubles (``first_lead = drawn_double``)."""
+    ids = DOUBLE_IDS if doubles_only else ALL_IDS
+    if native is not None:
+        nonce = deal_nonce(table, match, 1)
+        pers = deal_personalization(LEAD_LABEL, beacon, players, client_seeds)
+        return _native_shuffle(hand1_seed, nonce, pers, ids)
     stream = lead_stream(
         hand1_seed,
         table=table,
@@ -480,7 +501,7 @@ def derive_lead_deck(
         client_seeds=client_seeds,
         beacon=beacon,
     )
-    return shuffle(DOUBLE_IDS if doubles_only else ALL_IDS, stream)
+    return shuffle(ids, stream)
 
 
 def resolve_lead_draw(

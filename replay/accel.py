@@ -1,0 +1,27 @@
+"""The optional C accelerator (``replay/_native.c``), or ``None``.
+
+Every function of it has a pure-Python twin that stays the reference: the
+deal-v1 shuffle (:mod:`replay.deal`), the reading of canonical log lines
+(:mod:`replay.scan`) and the replay of a clean hand
+(:func:`replay.fastcheck.check_run`). Set ``REPLAY_PURE=1`` to run without
+it (the tests compare both paths).
+
+>>> native is None or native.MOVE_SIZE == 24
+True
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+native: ModuleType | None
+if os.environ.get("REPLAY_PURE"):
+    native = None
+else:
+    try:
+        from replay import _native as native
+    except ImportError:  # not compiled here: the pure-Python path
+        native = None
+
+__all__ = ["native"]

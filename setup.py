@@ -1,0 +1,18 @@
+"""The C accelerator (replay/_native.c); everything else is in pyproject.toml.
+
+Optional: where it cannot be compiled, the package installs without it and
+runs on its pure-Python path (same results, slower).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "replay._native",
+            ["replay/_native.c"],
+            optional=True,
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wno-unused-function"],
+        )
+    ]
+)
