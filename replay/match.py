@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final, Literal
 
 from replay.engine import HandState, going_out_note
+from replay.fastinit import positional
 from replay.rules import ChivaEnd, FixedEnd, MiloEnd, PointsEnd, RoundsEnd, Rules
 from replay.tiles import BIT, DOUBLE_SIX, DOUBLES, iter_tiles, weight_key
 
@@ -70,6 +71,11 @@ class MatchState:
     result: Literal["win", "tie"] | None = None
     winner: int | None = None
     notes: tuple[str, ...] = ()
+
+
+# Positional constructors (replay.fastinit): a score and a state per hand.
+_hand_score: Final = positional(HandScore)
+_match_state: Final = positional(MatchState)
 
 
 def new_match(rules: Rules, shutout_note: str = "shutout") -> MatchState:
@@ -271,16 +277,8 @@ def score_hand(m: MatchState, state: HandState) -> HandScore:
                         points[k] += first if i == 0 else later
         if r.round_down:
             points = [p - p % r.round_down for p in points]
-    return HandScore(
-        result=state.result,  # type: ignore[arg-type]
-        winner=seat,
-        side=side,
-        points=tuple(points),
-        notes=notes,
-        pips=pips,
-        blocker=blocker,
-        first_block_bonus=took_first_block,
-    )
+    # HandScore(result, winner, side, points, notes, pips, blocker, first_block_bonus)
+    return _hand_score(state.result, seat, side, tuple(points), notes, pips, blocker, took_first_block)
 
 
 # --- the match -------------------------------------------------------------------
@@ -291,17 +289,22 @@ def record(m: MatchState, hand: HandScore, *, leader: int | None = None) -> Matc
     if m.over:
         raise ValueError("the match is over")
     score = tuple(a + b for a, b in zip(m.score, hand.points, strict=True))
-    wins = _count_win(m, hand)
-    first_leader = m.first_leader if m.first_leader is not None else leader
-    m = replace(
-        m,
-        played=m.played + 1,
-        score=score,
-        wins=wins,
-        first_block_paid=m.first_block_paid or hand.first_block_bonus,
-        first_leader=first_leader,
-        prev_leader=leader if leader is not None else m.prev_leader,
-        prev=hand,
+    # The constructor, not dataclasses.replace: this runs once a hand, and
+    # replace() looks the fields up again every time (half the cost).
+    m = _match_state(
+        m.rules,
+        m.shutout_note,
+        m.played + 1,
+        score,
+        _count_win(m, hand),
+        m.first_block_paid or hand.first_block_bonus,
+        m.first_leader if m.first_leader is not None else leader,
+        leader if leader is not None else m.prev_leader,
+        hand,
+        False,
+        None,
+        None,
+        (),
     )
     return _check_end(m, hand)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import binascii
 import gc
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,7 +43,9 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
+from replay.accel import native
 from replay.fastcheck import check_run
+from replay.fastmatch import fast_report
 from replay.match import (
     HandScore,
     Lead,
@@ -67,6 +69,7 @@ from replay.report import (
     ValidationReport,
 )
 from replay.rules import PROFILES, Rules, RulesError, resolve
+from replay.scan import Source, scan_paths
 from replay.tiles import BIT, OTHER, iter_tiles, mask_of, tile_name
 
 Record = EventLine | BadLine
@@ -1068,7 +1071,6 @@ def validate_grouped(
     by_match: Mapping[str, Sequence[Record]], *, keep_moves: bool = False
 ) -> list[MatchReport]:
     """Validate every match; rematches after the match they follow."""
-    order = list(by_match)
     rematch_of: dict[str, str] = {}
     for mid, recs in by_match.items():
         for rec in recs:
@@ -1076,16 +1078,62 @@ def validate_grouped(
                 if rec.event.rematch_of:
                     rematch_of[mid] = rec.event.rematch_of
                 break
+
+    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
+        return validate_match(by_match[mid], rematch_leaders=leaders, keep_moves=keep_moves)
+
+    return _validate_in_order(list(by_match), rematch_of, one)
+
+
+def validate_sources(
+    by_match: Mapping[str, Sequence[Source]], *, keep_moves: bool = False
+) -> list[MatchReport]:
+    """:func:`validate_grouped` over what :func:`replay.scan.scan_paths` read:
+    a clean match in one file hand by hand (:mod:`replay.fastmatch`), any
+    other line by line from the same records LogReader would have made."""
+    rematch_of: dict[str, str] = {}
+    for mid, srcs in by_match.items():
+        start = _first_start(srcs)
+        if start is not None and start.rematch_of:
+            rematch_of[mid] = start.rematch_of
+
+    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
+        srcs = by_match[mid]
+        if len(srcs) == 1 and not keep_moves:
+            rep = fast_report(srcs[0], rematch_leaders=leaders)
+            if rep is not None:
+                return rep
+        records = [rec for src in srcs for rec in src.records()]
+        return validate_match(records, rematch_leaders=leaders, keep_moves=keep_moves)
+
+    return _validate_in_order(list(by_match), rematch_of, one)
+
+
+def _first_start(srcs: Sequence[Source]) -> ev.MatchStart | None:
+    # The scanner leaves every match_start to Python: it is among `others`.
+    for src in srcs:
+        for _, rec in src.others:
+            if rec.__class__ is EventLine and rec.event.type == "match_start":  # type: ignore[union-attr]
+                return rec.event  # type: ignore[union-attr, return-value]
+    return None
+
+
+def _validate_in_order(
+    order: list[str],
+    rematch_of: Mapping[str, str],
+    validate_one: Callable[[str, Mapping[str, int | None]], MatchReport],
+) -> list[MatchReport]:
     done: dict[str, MatchReport] = {}
     leaders: dict[str, int | None] = {}
+    known = set(order)
 
     def run(mid: str, stack: tuple[str, ...] = ()) -> None:
         if mid in done:
             return
         parent = rematch_of.get(mid)
-        if parent and parent in by_match and parent not in done and parent not in stack:
+        if parent and parent in known and parent not in done and parent not in stack:
             run(parent, stack + (mid,))
-        rep = validate_match(by_match[mid], rematch_leaders=leaders, keep_moves=keep_moves)
+        rep = validate_one(mid, leaders)
         done[mid] = rep
         leaders[mid] = _first_leader(rep)
 
@@ -1116,6 +1164,10 @@ def without_gc() -> Iterator[None]:
 
 
 def _validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool) -> ValidationReport:
+    if native is not None:
+        file_reports, sources, lost = scan_paths(paths)
+        reports = validate_sources(sources, keep_moves=keep_moves)
+        return ValidationReport(files=tuple(file_reports), findings=tuple(lost), matches=tuple(reports))
     files: list[FileReport] = []
     by_match: dict[str, list[Record]] = {}
     top: list[Finding] = []

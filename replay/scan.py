@@ -1,0 +1,273 @@
+"""Reading logs through the C scanner: canonical lines in bulk, the rest one by one.
+
+The game server writes every event in one layout (its keys in log order,
+no spaces, plain strings). `replay._native.scan` reads the lines written
+exactly so, a buffer at a time, and groups them by match without making a
+Python object per line: plays, passes and draws are packed into bytes,
+deals, hand ends and reveals become small tuples. Every other line (other
+event types, any other layout, any bad line) is read here by
+:mod:`replay.reader`, exactly as :class:`~replay.reader.LogReader` reads
+it. A match is *fast* when all its lines were read by the scanner or are
+clean events at the places the scanner kept for them, in one file, in seq
+order; :mod:`replay.fastmatch` then validates it at the level of hands,
+and any match it cannot vouch for is validated line by line as before.
+:meth:`Source.records` gives back exactly the records LogReader would have
+made, so both paths see the same input.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from replay.accel import native
+from replay.reader import (
+    MALFORMED_LINE,
+    MAX_LINE_BYTES,
+    BadLine,
+    EventLine,
+    Record,
+    _any_line,
+    _Broken,
+    _chunks,
+    iter_paths,
+)
+from replay.report import FileReport, Finding
+
+__all__ = [
+    "DEAL",
+    "HAND_END",
+    "MOVE",
+    "OTHER",
+    "REVEAL",
+    "Segment",
+    "Source",
+    "scan_paths",
+]
+
+# Kinds of the scanner's event tuples (the enum of _native.c).
+PLAY, PASS, DRAW, DEAL, HAND_END, REVEAL, OTHER = range(7)
+
+#: A packed move: line, offset of the line, offset of its ts, seq, hand,
+#: kind, seat, tile, end (0 left, 1 right, 2 null; + 4 x the first digit
+#: of the tile as written).
+MOVE: Final = struct.Struct("<iiiiiBbbb")
+
+#: Bytes handed to the scanner at a time (cut at a line end).
+BUFFER_BYTES: Final = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Segment:
+    """What one scanner call read of one match: its events and packed moves.
+
+    Offsets in the tuples and moves are into ``data``, the buffer scanned.
+    """
+
+    data: bytes
+    events: list[tuple[Any, ...]]
+    moves: bytes
+    count: int
+    first_seq: int
+    last_seq: int
+    first_ts: str
+    last_ts: str
+    ordered: bool
+
+
+@dataclass(slots=True)
+class Source:
+    """Every line of one match in one file: scanner segments and other records.
+
+    ``others`` are the records read in Python that belong to this match,
+    with their line numbers; ``placed`` maps the line of each scanner
+    placeholder (an event the scanner left to Python) to its record.
+    """
+
+    match: str
+    file: str
+    first_line: int
+    segments: list[Segment] = field(default_factory=list)
+    others: list[tuple[int, Record]] = field(default_factory=list)
+    placed: dict[int, Record] = field(default_factory=dict)
+    holes: int = 0  # scanner placeholders
+
+    @property
+    def fast(self) -> bool:
+        """All lines canonical or placed clean, seqs 0, 1, 2, ... and times in order."""
+        segs = self.segments
+        if not segs or not self.holes == len(self.placed) == len(self.others) or segs[0].first_seq != 0:
+            return False
+        prev: Segment | None = None
+        for seg in segs:
+            if not seg.ordered:
+                return False
+            if prev is not None and (
+                seg.first_seq != prev.last_seq + 1
+                or len(seg.first_ts) != len(prev.last_ts)
+                or seg.first_ts < prev.last_ts
+            ):
+                return False
+            prev = seg
+        return True
+
+    @property
+    def count(self) -> int:
+        """Lines of the match in this file."""
+        return sum(s.count for s in self.segments) + len(self.others) - len(self.placed)
+
+    def records(self) -> list[Record]:
+        """The match's records in line order, as LogReader reads them."""
+        file = self.file
+        got: dict[int, Record] = {}
+        for seg in self.segments:
+            data = seg.data
+            for ev in seg.events:
+                line = ev[1]
+                if ev[0] == OTHER:
+                    continue  # read in Python: in `others`
+                got[line] = _read_at(data, ev[2], file, line)
+            for rec in MOVE.iter_unpack(seg.moves):
+                got[rec[0]] = _read_at(data, rec[1], file, rec[0])
+        for line, rec in self.others:
+            got[line] = rec
+        return [got[k] for k in sorted(got)]
+
+
+def _read_at(data: bytes, off: int, file: str, line: int) -> Record:
+    end = data.find(b"\n", off)
+    raw = data[off : end if end >= 0 else len(data)]
+    rec = _any_line(raw, file, line)
+    assert rec is not None  # the scanner never keeps a blank line
+    return rec
+
+
+# -- one file ------------------------------------------------------------------
+
+
+def _buffers(path: Path) -> Iterator[bytes]:
+    """The file's bytes in pieces of whole lines (the last may lack its newline).
+
+    If reading breaks, raises :class:`_Broken` with the unfinished line as
+    ``partial`` after the whole lines read before it were given.
+    """
+    pending: list[bytes] = []
+    size = 0
+    try:
+        for chunk in _chunks(path):
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= BUFFER_BYTES:
+                data = b"".join(pending)
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    yield data[:cut]
+                    rest = data[cut:]
+                    pending, size = ([rest], len(rest)) if rest else ([], 0)
+                else:
+                    pending, size = [data], len(data)
+    except _Broken as exc:
+        data = b"".join(pending)
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        exc.partial = data[cut:]
+        raise
+    if pending:
+        yield b"".join(pending)
+
+
+@dataclass(slots=True)
+class _FileScan:
+    stats: FileReport
+    sources: dict[str, Source]  # in order of each match's first line
+    top: list[Finding]  # lines of no match
+
+
+def _scan_file(path: Path) -> _FileScan:
+    assert native is not None
+    file = os.fspath(path)
+    sources: dict[str, Source] = {}
+    loose: list[tuple[int, Record]] = []  # read in Python, in line order
+    lines = bad = 0
+    placeholders: dict[int, tuple[str, int]] = {}  # line -> (match, seq)
+
+    def take(data: bytes) -> None:
+        nonlocal lines
+        n, others, matches = native.scan(data, lines, MAX_LINE_BYTES)
+        lines = n
+        for mid, (first, ordered, events, moves, count, s0, s1, t0, t1) in matches.items():
+            src = sources.get(mid)
+            if src is None:
+                src = sources[mid] = Source(mid, file, first)
+            src.segments.append(Segment(data, events, moves, count, s0, s1, t0, t1, bool(ordered)))
+            for ev in events:
+                if ev[0] == OTHER:
+                    placeholders[ev[1]] = (mid, ev[3])
+                    src.holes += 1
+        for line, start, end in others:
+            raw = data[start:end] if end - start <= MAX_LINE_BYTES else None
+            rec = _any_line(raw, file, line)
+            if rec is not None:
+                loose.append((line, rec))
+
+    try:
+        for data in _buffers(path):
+            take(data)
+    except _Broken as exc:
+        lines += 1
+        raw_text = exc.partial.decode(errors="replace")
+        loose.append((lines, BadLine(file, lines, MALFORMED_LINE, f"line {lines}: {exc}", None, None, None, raw_text)))
+
+    top: list[Finding] = []
+    for line, rec in loose:
+        if rec.__class__ is BadLine:
+            bad += 1
+            mid = rec.match  # type: ignore[union-attr]
+            if mid is None:
+                top.append(_line_finding(rec))  # type: ignore[arg-type]
+                continue
+        else:
+            mid = rec.event.match  # type: ignore[union-attr]
+        src = sources.get(mid)
+        if src is None:
+            src = sources[mid] = Source(mid, file, line)
+        elif line < src.first_line:
+            src.first_line = line
+        src.others.append((line, rec))
+        want = placeholders.get(line)
+        if want is not None and rec.__class__ is EventLine and want == (mid, rec.event.seq):  # type: ignore[union-attr]
+            src.placed[line] = rec
+    ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
+    return _FileScan(FileReport(file, lines, bad), ordered, top)
+
+
+def _line_finding(rec: BadLine) -> Finding:
+    return Finding(rec.code, rec.message, rec.hand, rec.seq, rec.file, rec.line, rec.match)
+
+
+# -- paths ---------------------------------------------------------------------
+
+
+def scan_paths(
+    paths: Iterable[str | os.PathLike[str]],
+) -> tuple[list[FileReport], dict[str, list[Source]], list[Finding]]:
+    """Files, each match's sources (one per file it is in, in reading order), top findings.
+
+    Matches come in the order of their first line in the first file that
+    has them, as :func:`replay.validate.group_records` orders them.
+    """
+    files: list[FileReport] = []
+    by_match: dict[str, list[Source]] = {}
+    top: list[Finding] = []
+    for path in iter_paths(paths):
+        fs = _scan_file(path)
+        files.append(fs.stats)
+        for mid, src in fs.sources.items():
+            by_match.setdefault(mid, []).append(src)
+        top.extend(fs.top)
+    return files, by_match, top
