@@ -412,7 +412,7 @@ typedef struct {
     const uint8_t *p, *end;
 } cur;
 
-static int lit(cur *c, const char *s, size_t n)
+static inline __attribute__((always_inline)) int lit(cur *c, const char *s, size_t n)
 {
     if ((size_t)(c->end - c->p) < n || memcmp(c->p, s, n) != 0)
         return 0;
@@ -422,7 +422,7 @@ static int lit(cur *c, const char *s, size_t n)
 #define LIT(c, s) lit((c), (s), sizeof(s) - 1)
 
 /* A JSON string of printable ASCII without escapes; (start, len) of its body. */
-static int str(cur *c, const uint8_t **s, Py_ssize_t *n)
+static inline __attribute__((always_inline)) int str(cur *c, const uint8_t **s, Py_ssize_t *n)
 {
     if (c->p >= c->end || *c->p != '"')
         return 0;
@@ -441,7 +441,7 @@ static int str(cur *c, const uint8_t **s, Py_ssize_t *n)
 }
 
 /* A non-negative JSON integer up to 2**31-1 (no leading zeros). */
-static int uint31(cur *c, long *out)
+static inline __attribute__((always_inline)) int uint31(cur *c, long *out)
 {
     const uint8_t *q = c->p;
     if (q >= c->end || *q < '0' || *q > '9')
@@ -559,6 +559,14 @@ typedef struct {
     Py_ssize_t first_ts_len, last_ts_len;
     int ordered; /* seq 0, 1, 2, ... in file order and ts never going back */
 } match_acc;
+
+/* match id -> index of its accumulator */
+typedef struct {
+    const uint8_t *p;
+    Py_ssize_t n;
+    uint64_t h;
+    Py_ssize_t ix;
+} id_slot;
 
 static int add_move(match_acc *m, move_rec *r)
 {
@@ -840,10 +848,12 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*ll", &buf, &line, &max_line))
         return NULL;
     const uint8_t *data = buf.buf, *end = data + buf.len;
-    PyObject *others = PyList_New(0), *index = PyDict_New(), *result = NULL;
+    PyObject *others = PyList_New(0), *result = NULL;
+    id_slot *tab = NULL;
+    size_t tcap = 0;
     match_acc *accs = NULL;
     Py_ssize_t n_accs = 0, cap_accs = 0;
-    if (others == NULL || index == NULL)
+    if (others == NULL)
         goto fail;
     const uint8_t *p = data;
     while (p < end) {
@@ -894,17 +904,37 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
             Py_DECREF(o);
             continue;
         }
-        /* the match this line belongs to */
-        PyObject *mid = PyUnicode_DecodeASCII((const char *)ms, mn, NULL);
-        if (mid == NULL)
-            goto fail;
-        PyObject *slot = PyDict_GetItemWithError(index, mid);
-        Py_ssize_t mi;
-        if (slot == NULL) {
-            if (PyErr_Occurred()) {
-                Py_DECREF(mid);
+        /* the match this line belongs to: a hash table of C strings, so
+         * that no Python object is made per line */
+        uint64_t h = 1469598103934665603ULL;
+        for (Py_ssize_t k = 0; k < mn; k++)
+            h = (h ^ ms[k]) * 1099511628211ULL;
+        if ((size_t)(2 * (n_accs + 1)) > tcap) {
+            size_t ncap = tcap ? 2 * tcap : 256;
+            id_slot *nt = PyMem_Calloc(ncap, sizeof(id_slot));
+            if (nt == NULL) {
+                PyErr_NoMemory();
                 goto fail;
             }
+            for (size_t k = 0; k < tcap; k++)
+                if (tab[k].p != NULL) {
+                    size_t j = tab[k].h & (ncap - 1);
+                    while (nt[j].p != NULL)
+                        j = (j + 1) & (ncap - 1);
+                    nt[j] = tab[k];
+                }
+            PyMem_Free(tab);
+            tab = nt;
+            tcap = ncap;
+        }
+        size_t j = h & (tcap - 1);
+        while (tab[j].p != NULL && !(tab[j].h == h && tab[j].n == mn && memcmp(tab[j].p, ms, (size_t)mn) == 0))
+            j = (j + 1) & (tcap - 1);
+        Py_ssize_t mi;
+        if (tab[j].p == NULL) {
+            PyObject *mid = PyUnicode_DecodeASCII((const char *)ms, mn, NULL);
+            if (mid == NULL)
+                goto fail;
             if (n_accs == cap_accs) {
                 Py_ssize_t cap = cap_accs ? 2 * cap_accs : 64;
                 match_acc *na = PyMem_Realloc(accs, cap * sizeof(match_acc));
@@ -928,16 +958,10 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
             n_accs++;
             if (m->events == NULL)
                 goto fail;
-            PyObject *ix = PyLong_FromSsize_t(n_accs - 1);
-            if (ix == NULL || PyDict_SetItem(index, mid, ix) < 0) {
-                Py_XDECREF(ix);
-                goto fail;
-            }
-            Py_DECREF(ix);
+            tab[j] = (id_slot){ms, mn, h, n_accs - 1};
             mi = n_accs - 1;
         } else {
-            mi = PyLong_AsSsize_t(slot);
-            Py_DECREF(mid);
+            mi = tab[j].ix;
         }
         match_acc *m = &accs[mi];
         m->count++;
@@ -1033,7 +1057,7 @@ fail:
         match_acc_free(&accs[i]);
     PyMem_Free(accs);
     Py_XDECREF(others);
-    Py_XDECREF(index);
+    PyMem_Free(tab);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -1041,6 +1065,73 @@ fail:
 /* ------------------------------------------------------------------------
  * replay_hand: replay.fastcheck.check_run over packed moves
  */
+
+/* Milliseconds since 1970 of a time ts_ok accepted (replay.events.ts_to_ms:
+ * digits past the millisecond cut, a leap second is the next minute's first). */
+static int64_t ts_ms(const uint8_t *s)
+{
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+    digits(s, 4, &y);
+    digits(s + 5, 2, &mo);
+    digits(s + 8, 2, &d);
+    digits(s + 11, 2, &h);
+    digits(s + 14, 2, &mi);
+    digits(s + 17, 2, &se);
+    /* days from civil (Howard Hinnant's algorithm) */
+    int yy = mo <= 2 ? y - 1 : y;
+    int era = (yy >= 0 ? yy : yy - 399) / 400;
+    int yoe = yy - era * 400;
+    int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = (int64_t)era * 146097 + doe - 719468;
+    int64_t ms = ((days * 24 + h) * 60 + mi) * 60 + se;
+    ms *= 1000;
+    if (s[19] == '.') {
+        int f = 0, k = 0;
+        for (const uint8_t *q = s + 20; *q >= '0' && *q <= '9'; q++)
+            if (k < 3) {
+                f = f * 10 + (*q - '0');
+                k++;
+            }
+        while (k < 3) {
+            f *= 10;
+            k++;
+        }
+        ms += f;
+    }
+    return ms;
+}
+
+/* The columns of replay.frames' moves table, appended to bytearrays. */
+enum { C_HAND, C_PLY, C_SEQ, C_SEAT, C_KIND, C_TILE, C_END, C_LEFT, C_RIGHT, C_STOCK, C_LEGAL, C_TS, C_PIPS,
+       C_NALTS, C_ALTS, N_COLS };
+static const int COL_SIZE[N_COLS] = {4, 2, 4, 1, 1, 1, 1, 1, 1, 1, 1, 8, 2, 1, 2};
+
+static int put(PyObject **cols, int c, const void *v, Py_ssize_t n)
+{
+    Py_ssize_t at = PyByteArray_GET_SIZE(cols[c]);
+    if (PyByteArray_Resize(cols[c], at + n * COL_SIZE[c]) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(cols[c]) + at, v, (size_t)(n * COL_SIZE[c]));
+    return 0;
+}
+
+/* Legal moves as replay.frames move codes (tile * 2 + end; -1 PASS, -2 DRAW,
+ * -3 YIELD), as fastcheck._alternatives lists them. */
+static int alternatives(uint32_t hand, int left, int right, int16_t *out)
+{
+    int n = 0;
+    uint32_t lm = SUIT[left], rm = SUIT[right], m = hand & (lm | rm);
+    while (m) {
+        int t = __builtin_ctz(m);
+        m &= m - 1;
+        if ((1u << t) & lm)
+            out[n++] = (int16_t)(2 * t);
+        if (((1u << t) & rm) && left != right)
+            out[n++] = (int16_t)(2 * t + 1);
+    }
+    return n;
+}
 
 static int pips_of_mask(uint32_t m)
 {
@@ -1053,9 +1144,13 @@ static int pips_of_mask(uint32_t m)
     return s;
 }
 
-/* replay_hand(moves, lo, hi, hand, hands, stock, turn, opening, draw_mode, all_pass)
+/* replay_hand(moves, lo, hi, hand, hands, stock, turn, opening, draw_mode, all_pass[, text, yield_ok, sink])
  *   -> None when an event is irregular, else
- *      (hands, stock_left, left, right, turn, passes, blocker, result, last, plays, pips)
+ *      (hands, stock_left, left, right, turn, passes, blocker, result, last, plays, pips, pass_counts)
+ * With a sink (15 bytearrays, replay.fastmatch.MoveColumns), each move's row
+ * of the store's moves table is appended to it (taken back if the hand turns
+ * out irregular); `text` is the buffer the moves were scanned from (their
+ * times) and `yield_ok` whether the leader may hand the lead over.
  * `moves[lo:hi]` (records, not bytes) must all belong to `hand`; `stock`
  * is the boneyard as bytes of tile ids in drawing order. */
 static PyObject *py_replay_hand(PyObject *self, PyObject *args)
@@ -1064,11 +1159,31 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
     Py_ssize_t lo, hi;
     long hand_no, turn, opening;
     int draw_mode, all_pass;
-    PyObject *hands_in;
-    if (!PyArg_ParseTuple(args, "y*nnlOy*llpp", &mv, &lo, &hi, &hand_no, &hands_in, &stk, &turn, &opening,
-                          &draw_mode, &all_pass))
+    PyObject *hands_in, *sink = Py_None;
+    Py_buffer text = {0};
+    int yield_ok = 0;
+    if (!PyArg_ParseTuple(args, "y*nnlOy*llpp|y*pO", &mv, &lo, &hi, &hand_no, &hands_in, &stk, &turn, &opening,
+                          &draw_mode, &all_pass, &text, &yield_ok, &sink))
         return NULL;
     PyObject *out = NULL;
+    PyObject *cols[N_COLS];
+    Py_ssize_t marks[N_COLS];
+    int keep = sink != Py_None;
+    long pass_count[16] = {0};
+    if (keep) {
+        if (!PyList_Check(sink) || PyList_GET_SIZE(sink) != N_COLS || text.buf == NULL) {
+            PyErr_SetString(PyExc_ValueError, "replay_hand: the sink is a list of 15 bytearrays, with the text");
+            goto done;
+        }
+        for (int c = 0; c < N_COLS; c++) {
+            cols[c] = PyList_GET_ITEM(sink, c);
+            if (!PyByteArray_Check(cols[c])) {
+                PyErr_SetString(PyExc_ValueError, "replay_hand: the sink is a list of 15 bytearrays");
+                goto done;
+            }
+            marks[c] = PyByteArray_GET_SIZE(cols[c]);
+        }
+    }
     uint32_t hands[16];
     Py_ssize_t n = PyTuple_Check(hands_in) ? PyTuple_GET_SIZE(hands_in) : -1;
     Py_ssize_t n_moves = mv.len / (Py_ssize_t)sizeof(move_rec);
@@ -1088,6 +1203,9 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
     int left = -1, right = -1, must = -1, result = 0 /* 1 domino, 2 block */, closing = 0, blocker = -1;
     int last_tile = -1, last_l = -1, last_r = -1, plays = 0;
     int passes[64], n_pass = 0;
+    int pips[16];
+    for (Py_ssize_t s = 0; s < n; s++)
+        pips[s] = pips_of_mask(hands[s]);
     if (turn < 0 || turn >= n)
         goto irregular;
     for (Py_ssize_t i = lo; i < hi; i++) {
@@ -1097,6 +1215,25 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             goto irregular;
         uint32_t mine = hands[seat];
         uint32_t fit = left >= 0 ? SUIT[left] | SUIT[right] : 0;
+        int16_t alts[64];
+        int n_alts = 0, on_end = -1;
+        if (keep) { /* the legal moves before this one */
+            if (e->kind == K_PASS)
+                alts[n_alts++] = -1;
+            else if (e->kind == K_DRAW)
+                alts[n_alts++] = -2;
+            else if (left < 0) {
+                if (opening >= 0)
+                    alts[n_alts++] = (int16_t)(2 * opening);
+                else {
+                    for (uint32_t m = mine; m; m &= m - 1)
+                        alts[n_alts++] = (int16_t)(2 * __builtin_ctz(m));
+                    if (yield_ok)
+                        alts[n_alts++] = -3;
+                }
+            } else
+                n_alts = alternatives(must >= 0 ? 1u << e->tile : mine, left, right, alts);
+        }
         if (e->kind == K_PLAY) {
             int t = e->tile;
             uint32_t b = 1u << t;
@@ -1127,9 +1264,11 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                 } else if (left == right && OTHER_OF[t][left] >= 0) {
                     nl = OTHER_OF[t][left];
                     nr = right;
+                    endv = 0;
                 } else {
                     goto irregular;
                 }
+                on_end = endv;
             }
             last_tile = t;
             last_l = left;
@@ -1138,6 +1277,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             right = nr;
             mine &= ~b;
             hands[seat] = mine;
+            pips[seat] -= LOW_OF[t] + HIGH_OF[t];
             must = -1;
             plays++;
             if (!mine) {
@@ -1167,6 +1307,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             } else {
                 closing--;
             }
+            pass_count[seat]++;
             turn = (seat + 1) % n;
         } else { /* K_DRAW */
             if (!draw_mode || sp >= sn || must >= 0)
@@ -1178,8 +1319,26 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                 goto irregular;
             sp++;
             hands[seat] = mine | (1u << t);
+            pips[seat] += LOW_OF[t] + HIGH_OF[t];
             if (!result && ((1u << t) & fit))
                 must = t;
+        }
+        if (keep) { /* the move's row: what replay.fastcheck._move records */
+            int32_t hand32 = (int32_t)hand_no, seq32 = e->seq;
+            int16_t ply = (int16_t)(i - lo + 1), pips16[16];
+            int8_t seat8 = (int8_t)seat, kind8 = (int8_t)e->kind, tile8 = e->kind == K_PASS ? -1 : e->tile;
+            int8_t end8 = (int8_t)on_end, l8 = (int8_t)left, r8 = (int8_t)right;
+            int8_t stock8 = (int8_t)(e->kind == K_PASS ? 0 : sn - sp), legal8 = (int8_t)n_alts;
+            int64_t ms = ts_ms((const uint8_t *)text.buf + e->ts_off);
+            for (Py_ssize_t s = 0; s < n; s++)
+                pips16[s] = (int16_t)pips[s];
+            if (put(cols, C_HAND, &hand32, 1) < 0 || put(cols, C_PLY, &ply, 1) < 0 || put(cols, C_SEQ, &seq32, 1) < 0 ||
+                put(cols, C_SEAT, &seat8, 1) < 0 || put(cols, C_KIND, &kind8, 1) < 0 || put(cols, C_TILE, &tile8, 1) < 0 ||
+                put(cols, C_END, &end8, 1) < 0 || put(cols, C_LEFT, &l8, 1) < 0 || put(cols, C_RIGHT, &r8, 1) < 0 ||
+                put(cols, C_STOCK, &stock8, 1) < 0 || put(cols, C_LEGAL, &legal8, 1) < 0 || put(cols, C_TS, &ms, 1) < 0 ||
+                put(cols, C_PIPS, pips16, n) < 0 || put(cols, C_NALTS, &legal8, 1) < 0 ||
+                put(cols, C_ALTS, alts, n_alts) < 0)
+                goto rollback;
         }
     }
     if (!result || closing)
@@ -1201,24 +1360,41 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             Py_DECREF(pt);
             goto done;
         }
-        PyObject *pips = PyTuple_New(n);
-        if (pips == NULL) {
+        PyObject *pipt = PyTuple_New(n);
+        if (pipt == NULL) {
             Py_DECREF(ht);
             Py_DECREF(pt);
             Py_DECREF(last);
             goto done;
         }
         for (Py_ssize_t s = 0; s < n; s++)
-            PyTuple_SET_ITEM(pips, s, PyLong_FromLong(pips_of_mask(hands[s])));
-        out = Py_BuildValue("(NniilNisNiN)", ht, sn - sp, left, right, turn, pt, blocker,
-                            result == 1 ? "domino" : "block", last, plays, pips);
+            PyTuple_SET_ITEM(pipt, s, PyLong_FromLong(pips[s]));
+        PyObject *counts = ints_tuple(pass_count, (int)n);
+        if (counts == NULL) {
+            Py_DECREF(ht);
+            Py_DECREF(pt);
+            Py_DECREF(last);
+            Py_DECREF(pipt);
+            goto done;
+        }
+        out = Py_BuildValue("(NniilNisNiNN)", ht, sn - sp, left, right, turn, pt, blocker,
+                            result == 1 ? "domino" : "block", last, plays, pipt, counts);
     }
     goto done;
+rollback:
+    for (int c = 0; c < N_COLS; c++)
+        PyByteArray_Resize(cols[c], marks[c]);
+    goto done;
 irregular:
+    if (keep)
+        for (int c = 0; c < N_COLS; c++)
+            PyByteArray_Resize(cols[c], marks[c]);
     out = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&mv);
     PyBuffer_Release(&stk);
+    if (text.buf != NULL)
+        PyBuffer_Release(&text);
     return out;
 }
 

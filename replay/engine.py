@@ -41,6 +41,7 @@ from replay.tiles import (
     SUIT_MASK,
     iter_tiles,
     mask_of,
+    pips_each,
     pips_of,
     tile_name,
 )
@@ -132,7 +133,7 @@ class HandState(NamedTuple):
 
     def pips(self) -> tuple[int, ...]:
         """Pips left in each seat's hand."""
-        return tuple(pips_of(h) for h in self.hands)
+        return pips_each(self.hands)
 
 
 def new_hand(

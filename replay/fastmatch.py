@@ -96,26 +96,74 @@ class _Decline(Exception):
     """Something the line-by-line validator must see (it names the finding)."""
 
 
+class MoveColumns:
+    """The store's moves rows of fast matches, made in C (for ingest).
+
+    ``cols`` are bytearrays of little-endian ints, one per column of
+    :data:`COLUMNS` (``pips`` holds one value per seat and move, ``alts``
+    the legal moves as codes, ``n_alts`` of them per move); ``matches``
+    lists (match, seats, rows) in row order and ``hands`` the plies and the
+    passes per seat of each hand, by (match, hand).
+    """
+
+    #: (name, numpy dtype) of each column, in the order of _native.c's enum.
+    COLUMNS: Final = (
+        ("hand", "<i4"), ("ply", "<i2"), ("seq", "<i4"), ("seat", "i1"), ("kind", "i1"),
+        ("tile", "i1"), ("on_end", "i1"), ("left", "i1"), ("right", "i1"), ("stock", "i1"),
+        ("legal", "i1"), ("ts", "<i8"), ("pips", "<i2"), ("n_alts", "i1"), ("alts", "<i2"),
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.cols: list[bytearray] = [bytearray() for _ in self.COLUMNS]
+        self.matches: list[tuple[str, int, int]] = []
+        self.hands: dict[tuple[str, int], tuple[int, tuple[int, ...]]] = {}
+
+    def rows(self) -> int:
+        return len(self.cols[0]) // 4
+
+    def _mark(self) -> tuple[list[int], int, int]:
+        return [len(c) for c in self.cols], len(self.matches), len(self.hands)
+
+    def _rollback(self, mark: tuple[list[int], int, int], match: str) -> None:
+        sizes, _, _ = mark
+        for c, size in zip(self.cols, sizes, strict=True):
+            del c[size:]
+        for key in [k for k in self.hands if k[0] == match]:
+            del self.hands[key]
+
+
 def fast_report(
     src: Source,
     *,
     rematch_leaders: Mapping[str, int | None] | None = None,
+    moves: MoveColumns | None = None,
 ) -> MatchReport | None:
-    """The report of a clean match, or None when it must be validated line by line."""
+    """The report of a clean match, or None when it must be validated line by line.
+
+    With ``moves``, every move's row goes there (as ``keep_moves`` would
+    make them, but in C) and the hands' ``opener`` is filled in.
+    """
     if native is None or not src.fast:
         return None
+    mark = moves._mark() if moves is not None else None
     try:
-        return _FastMatch(src, rematch_leaders or {}).run()
+        rep = _FastMatch(src, rematch_leaders or {}, moves).run()
     except _Decline:
+        if moves is not None and mark is not None:
+            moves._rollback(mark, src.match)
         return None
+    if moves is not None and mark is not None:
+        moves.matches.append((src.match, rep.players or 0, moves.rows() - mark[0][0] // 4))
+    return rep
 
 
 class _FastMatch:
     """One match, hand by hand (the clean path of MatchReplayer; see its methods)."""
 
-    def __init__(self, src: Source, rematch_leaders: Mapping[str, int | None]) -> None:
+    def __init__(self, src: Source, rematch_leaders: Mapping[str, int | None], moves: MoveColumns | None) -> None:
         self.src = src
         self.rematch_leaders = rematch_leaders
+        self.moves = moves
 
     def run(self) -> MatchReport:  # noqa: C901 - one walk, in the order of the log
         src = self.src
@@ -165,6 +213,12 @@ class _FastMatch:
 
         draw_mode = r.stock == "draw"
         stock_size = r.stock_size
+        sink = self.moves
+        yield_ok = r.lead_to_partner and r.teams == "pairs"
+        # With moves kept, a hand's opener is its leader (the first move of a
+        # clean hand is the leader's play: a pass or a draw needs a line);
+        # without them the line-by-line validator leaves it None.
+        keep = sink is not None
         all_pass = r.block_end == "all_pass"
         auto_redeal = r.redeal == "five_doubles_auto"
         nonce_head = enc_str(start.table) + enc_str(start.match)
@@ -239,14 +293,21 @@ class _FastMatch:
                     if not hand_open or deal is None or e[5] != deal[5] or at == deal[-1]:
                         raise _Decline
                     no = deal[5]
-                    got_state = native.replay_hand(  # type: ignore[union-attr]
-                        seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead.seat, lead.tile,
-                        draw_mode, all_pass,
-                    )  # fmt: skip
+                    if sink is None:
+                        got_state = native.replay_hand(  # type: ignore[union-attr]
+                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead.seat, lead.tile,
+                            draw_mode, all_pass,
+                        )  # fmt: skip
+                    else:
+                        got_state = native.replay_hand(  # type: ignore[union-attr]
+                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead.seat, lead.tile,
+                            draw_mode, all_pass, seg.data, yield_ok and lead.tile < 0, sink.cols,
+                        )  # fmt: skip
                     if got_state is None:
                         raise _Decline
                     moved = at
-                    hands_left, stock_left, left, right, turn, passes, blocker, result, last, plays, pips = got_state
+                    (hands_left, stock_left, left, right, turn, passes, blocker, result, last, plays,
+                     pips, pass_counts) = got_state  # fmt: skip
                     s = HandState(r, hands_left, stock[len(stock) - stock_left :], left, right, turn,
                                   lead.seat, lead.tile, False, -1, passes, 0, blocker, result, last,
                                   plays)  # fmt: skip
@@ -267,8 +328,10 @@ class _FastMatch:
                     # blocker, hands, stock, pips, client_seeds, server_seed, seed_ok, deal_ok,
                     # play_ok, claimed_result, claimed_winner, claimed_points, claimed_score,
                     # claimed_notes, started, ended, moves)
+                    if sink is not None:
+                        sink.hands[(src.match, no)] = (at - deal[-1], pass_counts)
                     hand_reports.append(_hand_report(
-                        no, hs.result, hs.winner, hs.points, m.score, hs.notes, deal[10], None,
+                        no, hs.result, hs.winner, hs.points, m.score, hs.notes, deal[10], lead.seat if keep else None,
                         blocker if blocker >= 0 else None, deal[7], stock, pips, deal[6],
                         seed_info[0] if seed_info else None, chain.get(no), True,
                         True, e[6], e[7], points, score,

@@ -19,11 +19,13 @@ from datetime import UTC, datetime
 from itertools import accumulate, chain
 from typing import Any, Final
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from replay.events import ts_to_ms
+from replay.fastmatch import MoveColumns
 from replay.report import CODES, Finding, MatchReport, MoveRecord
 from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
 
@@ -194,6 +196,8 @@ class Frames:
         self.where = where
         self.reports: list[MatchReport] = []
         self.file_lines: list[tuple[str, str, int]] = []
+        #: the moves of the matches validated hand by hand (replay.fastmatch)
+        self.columns = MoveColumns()
 
     def add(self, report: MatchReport, lines_per_file: Mapping[str, int]) -> None:
         """One match; ``lines_per_file``: its lines in each kept file (by sha256)."""
@@ -274,7 +278,18 @@ class Frames:
     def _hands(self) -> pa.Table:
         ms = [r.match for r in self.reports for _ in r.hands]
         hs = [h for r in self.reports for h in r.hands]
-        passes = [pass_counts(h.moves, r.players) for r in self.reports for h in r.hands]
+        fast = self.columns.hands
+        plies: list[int] = []
+        passes: list[Sequence[int]] = []
+        for r in self.reports:
+            for h in r.hands:
+                got = fast.get((r.match, h.hand))
+                if got is None:
+                    plies.append(len(h.moves))
+                    passes.append(pass_counts(h.moves, r.players))
+                else:
+                    plies.append(got[0])
+                    passes.append(got[1])
         pips, dbl = PIPS, IS_DOUBLE
         return pa.table(
             {
@@ -301,7 +316,7 @@ class Frames:
                 "seed_ok": [h.seed_ok for h in hs],
                 "deal_ok": [h.deal_ok for h in hs],
                 "play_ok": [h.play_ok for h in hs],
-                "plies": [len(h.moves) for h in hs],
+                "plies": plies,
                 "started": timestamps([h.started for h in hs]),
                 "ended": timestamps([h.ended for h in hs]),
                 "passes": _lists(passes, _I16),
@@ -324,7 +339,7 @@ class Frames:
         match = pa.DictionaryArray.from_arrays(
             pa.array(index, _I32), pa.array([r.match for r in self.reports], _STR)
         )
-        return pa.table(
+        slow = pa.table(
             {
                 "match": match,
                 "hand": [m.hand for m in mv],
@@ -346,6 +361,9 @@ class Frames:
             },
             schema=SCHEMAS["moves"],
         )
+        if not self.columns.matches:
+            return slow
+        return pa.concat_tables([slow, _column_moves(self.columns)])
 
     def _seeds(self) -> pa.Table:
         # Lower case: SEED_REUSED compares seeds as validate.seed_reuse does.
@@ -356,6 +374,51 @@ class Frames:
             rows.extend((h.server_seed.lower(), r.match, h.hand) for h in r.hands if h.server_seed)
         cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[], [], []]
         return pa.table(cols, schema=SCHEMAS["seeds"])
+
+
+_KINDS: Final = pa.array(["play", "pass", "draw"], _STR)
+_ENDS: Final = pa.array(["left", "right"], _STR)
+
+
+def _column_moves(mc: MoveColumns) -> pa.Table:
+    """The moves table of the rows made in C: the same columns, values and
+    types as a report's MoveRecords give (tests/test_ingest.py compares)."""
+    c = {name: np.frombuffer(buf, dtype) for (name, dtype), buf in zip(mc.COLUMNS, mc.cols, strict=True)}
+    per_match = np.array([rows for _, _, rows in mc.matches], np.int64)
+    seats = np.repeat(np.array([n for _, n, _ in mc.matches], np.int32), per_match)
+    match = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(len(mc.matches), dtype=np.int32), per_match)),
+        pa.array([m for m, _, _ in mc.matches], _STR),
+    )
+    tile, on_end, legal = c["tile"], c["on_end"], c["legal"]
+    return pa.table(
+        {
+            "match": match,
+            "hand": c["hand"],
+            "ply": c["ply"],
+            "seq": c["seq"],
+            "seat": c["seat"],
+            "kind": _KINDS.take(pa.array(c["kind"])),
+            "tile": pa.array(tile, _I8, mask=tile < 0),
+            "on_end": _ENDS.take(pa.array(on_end, _I8, mask=on_end < 0)),
+            "left_end": c["left"],
+            "right_end": c["right"],
+            "pips": _offsets_list(seats, c["pips"]),
+            "stock": c["stock"],
+            "legal": legal,
+            "forced": legal == 1,
+            "legal_moves": _offsets_list(c["n_alts"], c["alts"]),
+            "error": pa.nulls(len(legal), _STR),
+            "ts": pa.array(c["ts"], _I64).cast(_TS),
+        },
+        schema=SCHEMAS["moves"],
+    )
+
+
+def _offsets_list(lengths: np.ndarray, values: np.ndarray) -> pa.Array:
+    offsets = np.zeros(len(lengths) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values))
 
 
 def findings_table(

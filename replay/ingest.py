@@ -64,7 +64,10 @@ from replay.reader import (  # noqa: PLC2701
     iter_paths,
     parse_line,
 )
-from replay.report import Finding
+from replay.accel import native
+from replay.fastmatch import fast_report
+from replay.report import Finding, MatchReport
+from replay.scan import scan_buffer
 from replay.store import (
     Layout,
     StoreLocked,
@@ -278,6 +281,26 @@ def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterato
             yield _parse(raws[i], label, item.lines[i])
 
 
+def _fast_item(
+    item: _Item, files: Sequence[tuple[str, str, str]], leaders: Mapping[str, int | None], frames: Frames
+) -> MatchReport | None:
+    """The report of a clean match read by the C scanner, its moves in
+    ``frames.columns``; None when it must be parsed and validated line by line."""
+    if native is None or len(item.segments) != 1:
+        return None
+    label, sha, _ = files[item.segments[0][0]]
+    fs = scan_buffer(item.blob, label)
+    if fs.top or len(fs.sources) != 1:
+        return None
+    (src,) = fs.sources.values()
+    if _key(src.match) != item.key:
+        return None
+    rep = fast_report(src, rematch_leaders=leaders, moves=frames.columns)
+    if rep is not None:
+        frames.add(rep, {sha: src.count})
+    return rep
+
+
 def _work(task: _Task) -> _Result:
     """Parse, validate and write one batch (runs in a pool worker).
 
@@ -339,6 +362,14 @@ def _work_batch(task: _Task) -> _Result:
 
     for item in task.items:
         t0 = clock()
+        rep = _fast_item(item, task.files, leaders, frames)
+        if rep is not None:  # a clean match, validated hand by hand (replay.fastmatch)
+            lead = first_leader(rep)
+            leaders[rep.match] = out_leaders[item.key] = lead
+            hands += len(rep.hands)
+            summary.append((item.key, rep.verdict, len(rep.hands), ()))
+            stages["validate"] += clock() - t0
+            continue
         groups = take(item.key, _item_records(item, task.files))
         t1 = clock()
         check(item.key, groups)

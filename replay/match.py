@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from operator import add
 from typing import Final, Literal
 
 from replay.engine import HandState, going_out_note
@@ -288,7 +289,9 @@ def record(m: MatchState, hand: HandScore, *, leader: int | None = None) -> Matc
     """The match after a scored hand (`leader`: who was entitled to open it)."""
     if m.over:
         raise ValueError("the match is over")
-    score = tuple(a + b for a, b in zip(m.score, hand.points, strict=True))
+    if len(m.score) != len(hand.points):
+        raise ValueError(f"{len(hand.points)} points for {len(m.score)} sides")
+    score = tuple(map(add, m.score, hand.points))
     # The constructor, not dataclasses.replace: this runs once a hand, and
     # replace() looks the fields up again every time (half the cost).
     m = _match_state(
@@ -310,10 +313,10 @@ def record(m: MatchState, hand: HandScore, *, leader: int | None = None) -> Matc
 
 
 def _count_win(m: MatchState, hand: HandScore) -> tuple[int, ...]:
-    wins = list(m.wins)
     w = hand.side
     if w is None:
         return m.wins
+    wins = list(m.wins)
     if isinstance(m.rules.match_end, ChivaEnd) and wins[w] == 0:
         others = [wins[k] for k in range(len(wins)) if k != w]
         # A winless side's win breaks the chiva (all back to 0) while another

@@ -46,6 +46,7 @@ __all__ = [
     "REVEAL",
     "Segment",
     "Source",
+    "scan_buffer",
     "scan_paths",
 ]
 
@@ -189,8 +190,17 @@ class _FileScan:
 
 
 def _scan_file(path: Path) -> _FileScan:
+    return _scan(os.fspath(path), _buffers(path))
+
+
+def scan_buffer(data: bytes, file: str) -> _FileScan:
+    """The lines of one buffer (e.g. the lines of one match that ingest routed),
+    numbered from 1, read as from a file named ``file``."""
+    return _scan(file, iter((data,)))
+
+
+def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
     assert native is not None
-    file = os.fspath(path)
     sources: dict[str, Source] = {}
     loose: list[tuple[int, Record]] = []  # read in Python, in line order
     lines = bad = 0
@@ -216,7 +226,7 @@ def _scan_file(path: Path) -> _FileScan:
                 loose.append((line, rec))
 
     try:
-        for data in _buffers(path):
+        for data in buffers:
             take(data)
     except _Broken as exc:
         lines += 1

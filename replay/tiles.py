@@ -151,6 +151,16 @@ def pips_of(mask: TileSet) -> int:
     )
 
 
+def pips_each(masks: Iterable[TileSet]) -> tuple[int, ...]:
+    """``tuple(pips_of(m) for m in masks)``, without a call per mask (hot path).
+
+    >>> pips_each([mask_of([parse_tile("63")]), 0])
+    (9, 0)
+    """
+    c0, c1, c2, c3 = _CHUNK_PIPS
+    return tuple([c0[m & 127] + c1[(m >> 7) & 127] + c2[(m >> 14) & 127] + c3[(m >> 21) & 127] for m in masks])
+
+
 def doubles_in(mask: TileSet) -> int:
     """Number of doubles in a mask."""
     return (mask & DOUBLES).bit_count()
