@@ -1407,6 +1407,194 @@ static PyObject *py_pips(PyObject *self, PyObject *arg)
     return PyLong_FromLong(pips_of_mask((uint32_t)m));
 }
 
+
+/* ------------------------------------------------------------------------
+ * route: ingest's main loop (replay.ingest._Run._route_file), lines to matches
+ */
+
+typedef struct {
+    const uint8_t *key;
+    Py_ssize_t key_len;
+    uint64_t h;
+    PyObject *blob;   /* bytearray: the lines, joined by \n */
+    PyObject *lines;  /* bytearray: their numbers, int64 */
+    long deals;
+    int ended;
+    Py_ssize_t start_off, start_len; /* the first match_start line, or -1 */
+} route_acc;
+
+/* The routing key of a line as ingest._fast_key reads it: the match id of
+ * a line starting {"type":"X","match":"ID" (no escape, ASCII, no second
+ * "match" key after it), and the type; 0 when Python must read the line. */
+static int fast_key(const uint8_t *p, const uint8_t *e, const uint8_t **key, Py_ssize_t *key_len,
+                    const uint8_t **type, Py_ssize_t *type_len)
+{
+    static const char head[] = "{\"type\":\"", mk[] = "\",\"match\":\"";
+    if (e - p < 9 || memcmp(p, head, 9) != 0)
+        return 0;
+    const uint8_t *j = memchr(p + 9, '"', (size_t)(e - p - 9));
+    if (j == NULL || e - j < 11 || memcmp(j, mk, 11) != 0)
+        return 0;
+    const uint8_t *ks = j + 11, *k = memchr(ks, '"', (size_t)(e - ks));
+    if (k == NULL || k == ks)
+        return 0;
+    for (const uint8_t *q = ks; q < k; q++)
+        if (*q >= 0x80 || *q == '\\')
+            return 0;
+    for (const uint8_t *q = k; q + 7 <= e; q++)
+        if (*q == '"' && memcmp(q, "\"match\"", 7) == 0)
+            return 0;
+    *key = ks;
+    *key_len = k - ks;
+    *type = p + 9;
+    *type_len = j - (p + 9);
+    return 1;
+}
+
+/* route(data, offset, lines_before, max_line) -> (offset, lines, groups)
+ *
+ * Reads data[offset:] line by line while each line has a routing key, and
+ * stops before the first that has none (or is too long), or that belongs
+ * to a match whose match_end came earlier in this call: Python reads that
+ * line. Blank lines are counted and skipped. `offset` is where it stopped,
+ * `lines` the number of lines before that point. Each group is
+ * (key, blob, line_numbers, deals, ended, match_start_line or None), in the
+ * order of each key's first line: blob is the lines as read (a trailing \r
+ * kept) joined by \n, line_numbers their int64 numbers. */
+static PyObject *py_route(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    Py_ssize_t off;
+    long line, max_line;
+    if (!PyArg_ParseTuple(args, "y*nll", &buf, &off, &line, &max_line))
+        return NULL;
+    const uint8_t *data = buf.buf, *end = data + buf.len, *p = data + off;
+    route_acc *accs = NULL;
+    Py_ssize_t n_accs = 0, cap_accs = 0;
+    id_slot *tab = NULL;
+    size_t tcap = 0;
+    PyObject *result = NULL, *groups = NULL;
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *le = nl ? nl : end, *next = nl ? nl + 1 : end;
+        const uint8_t *e = le;
+        if (e > p && e[-1] == '\r')
+            e--;
+        const uint8_t *q = p;
+        while (q < e && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q == e) { /* blank */
+            line++;
+            p = next;
+            continue;
+        }
+        const uint8_t *key, *type;
+        Py_ssize_t kn, tn;
+        if (le - p > max_line || !fast_key(p, le, &key, &kn, &type, &tn))
+            break;
+        uint64_t h = 1469598103934665603ULL;
+        for (Py_ssize_t k = 0; k < kn; k++)
+            h = (h ^ key[k]) * 1099511628211ULL;
+        if ((size_t)(2 * (n_accs + 1)) > tcap) {
+            size_t ncap = tcap ? 2 * tcap : 256;
+            id_slot *nt = PyMem_Calloc(ncap, sizeof(id_slot));
+            if (nt == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            for (size_t k = 0; k < tcap; k++)
+                if (tab[k].p != NULL) {
+                    size_t j = tab[k].h & (ncap - 1);
+                    while (nt[j].p != NULL)
+                        j = (j + 1) & (ncap - 1);
+                    nt[j] = tab[k];
+                }
+            PyMem_Free(tab);
+            tab = nt;
+            tcap = ncap;
+        }
+        size_t j = h & (tcap - 1);
+        while (tab[j].p != NULL && !(tab[j].h == h && tab[j].n == kn && memcmp(tab[j].p, key, (size_t)kn) == 0))
+            j = (j + 1) & (tcap - 1);
+        route_acc *m;
+        if (tab[j].p == NULL) {
+            if (n_accs == cap_accs) {
+                Py_ssize_t cap = cap_accs ? 2 * cap_accs : 64;
+                route_acc *na = PyMem_Realloc(accs, cap * sizeof(route_acc));
+                if (na == NULL) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                accs = na;
+                cap_accs = cap;
+            }
+            m = &accs[n_accs];
+            memset(m, 0, sizeof *m);
+            m->key = key;
+            m->key_len = kn;
+            m->start_off = -1;
+            m->blob = PyByteArray_FromStringAndSize(NULL, 0);
+            m->lines = PyByteArray_FromStringAndSize(NULL, 0);
+            n_accs++;
+            if (m->blob == NULL || m->lines == NULL)
+                goto fail;
+            tab[j] = (id_slot){key, kn, h, n_accs - 1};
+        } else {
+            m = &accs[tab[j].ix];
+            if (m->ended)
+                break; /* a line after its match_end: Python's (reopened) */
+        }
+        /* append the line (as read, without \n) and its number */
+        Py_ssize_t at = PyByteArray_GET_SIZE(m->blob), len = le - p, sep = at ? 1 : 0;
+        if (PyByteArray_Resize(m->blob, at + sep + len) < 0)
+            goto fail;
+        char *b = PyByteArray_AS_STRING(m->blob);
+        if (sep)
+            b[at] = '\n';
+        memcpy(b + at + sep, p, (size_t)len);
+        line++;
+        int64_t ln = line;
+        Py_ssize_t la = PyByteArray_GET_SIZE(m->lines);
+        if (PyByteArray_Resize(m->lines, la + 8) < 0)
+            goto fail;
+        memcpy(PyByteArray_AS_STRING(m->lines) + la, &ln, 8);
+        if (tn == 4 && memcmp(type, "deal", 4) == 0)
+            m->deals++;
+        else if (tn == 9 && memcmp(type, "match_end", 9) == 0)
+            m->ended = 1;
+        else if (tn == 11 && memcmp(type, "match_start", 11) == 0 && m->start_off < 0) {
+            m->start_off = p - data;
+            m->start_len = len;
+        }
+        p = next;
+    }
+    groups = PyList_New(n_accs);
+    if (groups == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n_accs; i++) {
+        route_acc *m = &accs[i];
+        PyObject *start = m->start_off < 0 ? Py_NewRef(Py_None)
+                                           : PyBytes_FromStringAndSize((const char *)data + m->start_off, m->start_len);
+        PyObject *g = start ? Py_BuildValue("(y#OOliN)", (const char *)m->key, m->key_len, m->blob, m->lines,
+                                            m->deals, m->ended, start)
+                            : NULL;
+        if (g == NULL)
+            goto fail;
+        PyList_SET_ITEM(groups, i, g);
+    }
+    result = Py_BuildValue("(nlO)", (Py_ssize_t)(p - data), line, groups);
+fail:
+    Py_XDECREF(groups);
+    for (Py_ssize_t i = 0; i < n_accs; i++) {
+        Py_XDECREF(accs[i].blob);
+        Py_XDECREF(accs[i].lines);
+    }
+    PyMem_Free(accs);
+    PyMem_Free(tab);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static PyObject *py_use_shani(PyObject *self, PyObject *arg)
@@ -1431,6 +1619,7 @@ static PyMethodDef methods[] = {
     {"scan", py_scan, METH_VARARGS, "scan(data, lines_before, max_line) -> (lines, others, matches)"},
     {"replay_hand", py_replay_hand, METH_VARARGS, "replay_hand(...) -> final position or None"},
     {"pips", py_pips, METH_O, "pips(mask) -> int"},
+    {"route", py_route, METH_VARARGS, "route(data, offset, lines_before, max_line) -> (offset, lines, groups)"},
     {"use_shani", py_use_shani, METH_O, "use_shani(on) -> whether the SHA extensions are now used"},
     {NULL, NULL, 0, NULL},
 };

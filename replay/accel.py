@@ -12,16 +12,20 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
-native: ModuleType | None
-if os.environ.get("REPLAY_PURE"):
-    native = None
-else:
+
+def _load() -> ModuleType | None:
+    if os.environ.get("REPLAY_PURE"):
+        return None
     try:
-        from replay import _native as native
+        return importlib.import_module("replay._native")
     except ImportError:  # not compiled here: the pure-Python path
-        native = None
+        return None
+
+
+native: ModuleType | None = _load()
 
 __all__ = ["native"]

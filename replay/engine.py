@@ -42,7 +42,6 @@ from replay.tiles import (
     iter_tiles,
     mask_of,
     pips_each,
-    pips_of,
     tile_name,
 )
 

@@ -16,8 +16,8 @@ and with planted defects.
 from __future__ import annotations
 
 import binascii
-from hashlib import sha256
 from collections.abc import Mapping
+from hashlib import sha256
 from typing import Any, Final
 
 import orjson

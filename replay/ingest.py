@@ -48,6 +48,8 @@ import orjson
 import pyarrow as pa
 
 from replay import events as ev
+from replay.accel import native
+from replay.fastmatch import fast_report
 from replay.frames import Frames, file_table, findings_table, first_leader
 
 # The reader's line splitting and gzip handling, so that line numbers and
@@ -61,11 +63,10 @@ from replay.reader import (  # noqa: PLC2701
     _chunks,
     _not_utf8,
     _split,
+    _whole_lines,
     iter_paths,
     parse_line,
 )
-from replay.accel import native
-from replay.fastmatch import fast_report
 from replay.report import Finding, MatchReport
 from replay.scan import scan_buffer
 from replay.store import (
@@ -99,6 +100,8 @@ __all__ = [
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
+#: Bytes the C router reads at a time (cut at a line end).
+ROUTE_BYTES: Final = 8 * 1024 * 1024
 
 _TYPE: Final = b'{"type":"'
 #: DuckDB's memory while ingesting (its cache; the run streams).
@@ -466,8 +469,8 @@ class _Pending:
 
     def __init__(self, fi: int) -> None:
         self.fi = fi
-        self.raws: list[bytes] = []
-        self.lines: list[int] = []
+        self.raws: list[bytes] = []  # lines, or runs of lines joined by newlines
+        self.lines = array("q")  # the number of each line
         self.segments: list[tuple[int, int]] = [(fi, 0)]
         self.hands = 0
         self.start: bytes | None = None  # the match_start line (rematch_of)
@@ -476,12 +479,12 @@ class _Pending:
     def add(self, fi: int, raw: bytes, n: int) -> None:
         if fi != self.fi:
             self.fi = fi
-            self.segments.append((fi, len(self.raws)))
+            self.segments.append((fi, len(self.lines)))
         self.raws.append(raw)
         self.lines.append(n)
 
     def item(self, key: bytes) -> _Item:
-        return _Item(key, b"\n".join(self.raws), array("q", self.lines), self.segments, self.parent)
+        return _Item(key, b"\n".join(self.raws), self.lines, self.segments, self.parent)
 
 
 def _parent_of(p: _Pending) -> bytes | None:
@@ -685,6 +688,100 @@ class _Run:
             self._refetch()
 
     def _route_file(self, fi: int, kf: KeptFile) -> None:
+        if native is not None:
+            self._route_native(fi, kf)
+        else:
+            self._route_python(fi, kf)
+
+    def _route_native(self, fi: int, kf: KeptFile) -> None:
+        """_route_python with the line loop in C (replay._native.route): runs of
+        lines that have a routing key come back grouped by match; each other
+        line is routed here, one at a time, as _route_python would."""
+        assert native is not None
+        groups, done = self.groups, self.done
+        label = kf.path
+        gz = kf.stored.endswith(".gz")
+        base = self.bytes_done
+        n = 0
+        try:
+            for data in _whole_lines(_counting(_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz)), ROUTE_BYTES):
+                off = 0
+                while True:
+                    off, n, got = native.route(data, off, n, MAX_LINE_BYTES)
+                    for key, blob, numbers, deals, ended, start in got:
+                        p = groups.get(key)
+                        if p is None:
+                            if key in done:  # lines after the match was sent off
+                                self.reopened.add(key)
+                                if fi not in done[key]:
+                                    done[key] = (*done[key], fi)
+                                continue
+                            p = groups[key] = _Pending(fi)
+                        elif p.fi != fi:
+                            p.fi = fi
+                            p.segments.append((fi, len(p.lines)))
+                        p.raws.append(bytes(blob))
+                        p.lines.frombytes(numbers)
+                        p.hands += deals
+                        self.hands_read += deals
+                        if start is not None and p.start is None:
+                            p.start = start
+                        if ended:
+                            del groups[key]
+                            self._ready(key, p)
+                    self._collect(block=False)
+                    if off >= len(data):
+                        break
+                    stop = data.find(b"\n", off)
+                    stop = len(data) if stop < 0 else stop
+                    n += 1
+                    raw = data[off:stop]
+                    off = stop + 1
+                    self._route_line(fi, label, raw if len(raw) <= MAX_LINE_BYTES else None, n)
+        except _Broken as exc:
+            n += 1
+            self._top(fi, BadLine(label, n, "MALFORMED_LINE", f"line {n}: {exc}", None, None, None,
+                                  exc.partial.decode(errors="replace")))  # fmt: skip
+        self.lines[fi] = n
+
+    def _route_line(self, fi: int, label: str, raw: bytes | None, n: int) -> None:
+        """One line the C router left to Python (the body of _route_python's loop)."""
+        if raw is None:
+            self._top(fi, BadLine(label, n, "MALFORMED_LINE",
+                f"line {n}: longer than {MAX_LINE_BYTES} bytes", None, None, None, ""))  # fmt: skip
+            return
+        fast = _fast_key(raw)
+        if fast is None:
+            if _is_blank(raw):
+                return
+            rec = _parse(raw, label, n)
+            m = _rec_match(rec)
+            if m is None:
+                self._top(fi, rec)  # type: ignore[arg-type]
+                return
+            key = _key(m)
+            kind = rec.event.type.encode() if isinstance(rec, EventLine) else b""
+        else:
+            key, kind = fast
+        p = self.groups.get(key)
+        if p is None:
+            if key in self.done:
+                self.reopened.add(key)
+                if fi not in self.done[key]:
+                    self.done[key] = (*self.done[key], fi)
+                return
+            p = self.groups[key] = _Pending(fi)
+        p.add(fi, raw, n)
+        if kind == b"deal":
+            p.hands += 1
+            self.hands_read += 1
+        elif kind == b"match_end":
+            del self.groups[key]
+            self._ready(key, p)
+        elif kind == b"match_start" and p.start is None:
+            p.start = raw
+
+    def _route_python(self, fi: int, kf: KeptFile) -> None:
         # The hot loop of the main process: _fast_key and _Pending.add inlined.
         groups, done = self.groups, self.done
         type_, match_ = _TYPE, _MATCH
@@ -732,7 +829,7 @@ class _Run:
                     p = groups[key] = _Pending(fi)
                 elif p.fi != fi:
                     p.fi = fi
-                    p.segments.append((fi, len(p.raws)))
+                    p.segments.append((fi, len(p.lines)))
                 p.raws.append(raw)
                 p.lines.append(n)
                 if kind:

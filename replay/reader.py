@@ -333,6 +333,36 @@ def _split(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
         yield b"".join(pending)
 
 
+def _whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
+    """The chunks regrouped into pieces of whole lines of about ``size`` bytes
+    (the last may lack its newline). If reading breaks, the unfinished line
+    goes with the exception (``partial``) after the whole lines before it."""
+    pending: list[bytes] = []
+    got = 0
+    try:
+        for chunk in chunks:
+            pending.append(chunk)
+            got += len(chunk)
+            if got >= size:
+                data = b"".join(pending)
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    yield data[:cut]
+                    rest = data[cut:]
+                    pending, got = ([rest], len(rest)) if rest else ([], 0)
+                else:
+                    pending, got = [data], len(data)
+    except _Broken as exc:
+        data = b"".join(pending)
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        exc.partial = data[cut:]
+        raise
+    if pending:
+        yield b"".join(pending)
+
+
 def _not_utf8(raw: bytes, exc: UnicodeDecodeError, file: str, line: int) -> BadLine:
     text = raw.decode(errors="replace")
     try:  # the match may still be readable: then the finding goes there

@@ -34,6 +34,7 @@ from replay.reader import (
     _any_line,
     _Broken,
     _chunks,
+    _whole_lines,
     iter_paths,
 )
 from replay.report import FileReport, Finding
@@ -132,8 +133,8 @@ class Source:
                 if ev[0] == OTHER:
                     continue  # read in Python: in `others`
                 got[line] = _read_at(data, ev[2], file, line)
-            for rec in MOVE.iter_unpack(seg.moves):
-                got[rec[0]] = _read_at(data, rec[1], file, rec[0])
+            for mv in MOVE.iter_unpack(seg.moves):
+                got[mv[0]] = _read_at(data, mv[1], file, mv[0])
         for line, rec in self.others:
             got[line] = rec
         return [got[k] for k in sorted(got)]
@@ -151,35 +152,8 @@ def _read_at(data: bytes, off: int, file: str, line: int) -> Record:
 
 
 def _buffers(path: Path) -> Iterator[bytes]:
-    """The file's bytes in pieces of whole lines (the last may lack its newline).
-
-    If reading breaks, raises :class:`_Broken` with the unfinished line as
-    ``partial`` after the whole lines read before it were given.
-    """
-    pending: list[bytes] = []
-    size = 0
-    try:
-        for chunk in _chunks(path):
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= BUFFER_BYTES:
-                data = b"".join(pending)
-                cut = data.rfind(b"\n") + 1
-                if cut:
-                    yield data[:cut]
-                    rest = data[cut:]
-                    pending, size = ([rest], len(rest)) if rest else ([], 0)
-                else:
-                    pending, size = [data], len(data)
-    except _Broken as exc:
-        data = b"".join(pending)
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            yield data[:cut]
-        exc.partial = data[cut:]
-        raise
-    if pending:
-        yield b"".join(pending)
+    """The file's bytes in pieces of whole lines (see reader._whole_lines)."""
+    return _whole_lines(_chunks(path), BUFFER_BYTES)
 
 
 @dataclass(slots=True)
@@ -235,14 +209,14 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
 
     top: list[Finding] = []
     for line, rec in loose:
-        if rec.__class__ is BadLine:
+        if isinstance(rec, BadLine):
             bad += 1
-            mid = rec.match  # type: ignore[union-attr]
-            if mid is None:
-                top.append(_line_finding(rec))  # type: ignore[arg-type]
+            if rec.match is None:
+                top.append(_line_finding(rec))
                 continue
+            mid = rec.match
         else:
-            mid = rec.event.match  # type: ignore[union-attr]
+            mid = rec.event.match
         src = sources.get(mid)
         if src is None:
             src = sources[mid] = Source(mid, file, line)
@@ -250,7 +224,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
             src.first_line = line
         src.others.append((line, rec))
         want = placeholders.get(line)
-        if want is not None and rec.__class__ is EventLine and want == (mid, rec.event.seq):  # type: ignore[union-attr]
+        if want is not None and isinstance(rec, EventLine) and want == (mid, rec.event.seq):
             src.placed[line] = rec
     ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
     return _FileScan(FileReport(file, lines, bad), ordered, top)

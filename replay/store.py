@@ -417,41 +417,47 @@ _PLAYER_ORDER: Final = {
 }
 RESORT_MIN_ROWS: Final = 50_000
 
-#: Their rows for the matches of the registered table ``_pm`` (as migrations 003 and 004).
+#: Their rows for the matches of the registered table ``_pm`` (as migrations 003 and 004),
+#: read from {seats}, {hands} and {matches}: the store's tables, or the batch's own
+#: Parquet files when they hold exactly the rows stored (then the work is the
+#: batch's size, not the store's: every join below stays inside the batch).
 _PLAYER_ROWS: Final = """
 CREATE OR REPLACE TEMP TABLE _pm_players AS
-SELECT DISTINCT match, player FROM seats WHERE match IN (SELECT match FROM _pm);
+SELECT DISTINCT match, player FROM {seats} WHERE match IN (SELECT match FROM _pm);
 
-INSERT INTO player_seats
-SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
+CREATE OR REPLACE TEMP TABLE _pm_seats AS
+SELECT p.player AS of_player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
 FROM _pm_players p
 JOIN (SELECT *, coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
                 2147483647) AS to_hand
-      FROM seats WHERE match IN (SELECT match FROM _pm)) s ON s.match = p.match
-JOIN matches m ON m.match = p.match
+      FROM {seats} WHERE match IN (SELECT match FROM _pm)) s ON s.match = p.match
+JOIN (SELECT match, batch FROM {matches} WHERE match IN (SELECT match FROM _pm)) m ON m.match = p.match
 ORDER BY p.player, s.match, s.seq, s.seat;
 
-INSERT INTO player_hands
-SELECT p.player, h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes,
-       h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started,
-       m.profile, m.rules->>'teams', m.rules->>'stock', m.rules->>'block_end',
-       m.result, m.winner, m.notes
+CREATE OR REPLACE TEMP TABLE _pm_hands AS
+SELECT p.player AS of_player, h.match, h.hand, h.result, h.winner, h.points, h.notes,
+       h.passes AS seat_passes, h.dealt_pips AS seat_pips, h.dealt_doubles AS seat_doubles,
+       h.dealt_tiles AS seat_tiles, h.started,
+       m.profile, m.rules->>'teams' AS teams, m.rules->>'stock' AS stock, m.rules->>'block_end' AS block_end,
+       m.result AS match_result, m.winner AS match_winner, m.notes AS match_notes
 FROM _pm_players p
-JOIN matches m ON m.match = p.match
-JOIN hands h ON h.match = p.match
+JOIN (SELECT * FROM {matches} WHERE match IN (SELECT match FROM _pm)) m ON m.match = p.match
+JOIN (SELECT * FROM {hands} WHERE match IN (SELECT match FROM _pm)) h ON h.match = p.match
 ORDER BY p.player, h.match, h.hand;
+
+INSERT INTO player_seats SELECT * FROM _pm_seats;
+INSERT INTO player_hands SELECT * FROM _pm_hands;
 
 INSERT INTO player_held
 WITH held AS (
     SELECT h.*, s.seat, s.bot
-    FROM player_hands h
-    JOIN player_seats s ON s.of_player = h.of_player AND s.match = h.match AND s.player = s.of_player
+    FROM _pm_hands h
+    JOIN _pm_seats s ON s.of_player = h.of_player AND s.match = h.match AND s.player = s.of_player
      AND h.hand >= s.from_hand AND h.hand < s.to_hand
-    WHERE h.match IN (SELECT match FROM _pm)
 ), partner AS (
     SELECT x.of_player, x.match, x.hand, ps.player, ps.name, ps.bot
     FROM held x
-    JOIN player_seats ps ON ps.of_player = x.of_player AND ps.match = x.match
+    JOIN _pm_seats ps ON ps.of_player = x.of_player AND ps.match = x.match
      AND ps.seat = (x.seat + 2) % 4 AND x.hand >= ps.from_hand AND x.hand < ps.to_hand
     WHERE x.teams = 'pairs'
 )
@@ -466,7 +472,9 @@ FROM held x
 LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand
 ORDER BY x.of_player, x.match, x.hand, x.seat;
 
-DROP TABLE _pm_players
+DROP TABLE _pm_players;
+DROP TABLE _pm_seats;
+DROP TABLE _pm_hands
 """
 
 
@@ -492,6 +500,9 @@ class _BatchLoader:
         self.old_seeds: list[str] = []
         self.old_players: list[str] = []
         self.gone: set[str] = set()  # matches deleted by this batch (most written again)
+        # every match of the batch's files inserted as is, nothing else written:
+        # the Parquet files then hold exactly the new rows (see _player_rows)
+        self.as_spooled = False
 
     def run(self) -> tuple[int, int]:
         files = self._files() if "log_files" in self.parts else 0
@@ -537,7 +548,9 @@ class _BatchLoader:
             else:
                 redo[m] = b | s
         self._delete((take | set(redo)) & existing)
-        self._insert_parts(take, everything=len(take) == len(batch_files))
+        everything = len(take) == len(batch_files)
+        self._insert_parts(take, everything=everything)
+        self.as_spooled = everything and not redo and not self.new
         self.new |= take
         if redo:
             self._revalidate(redo)
@@ -616,6 +629,7 @@ class _BatchLoader:
             self._delete(set(wanted))
             self.insert_tables(tables)
             self.new |= set(wanted)
+            self.as_spooled = False
 
     # -- files of a run
 
@@ -668,10 +682,24 @@ class _BatchLoader:
         """player_seats, player_hands and player_held (migrations 003, 004) of the matches the batch
         deleted or wrote, derived from their final rows, in player order."""
         conn = self.conn
-        with _registered(conn, "_pm", _ids(self.new | self.gone)):
-            for t in PLAYER_TABLES:
-                conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _pm)")
-            conn.execute(_PLAYER_ROWS)
+        # Only a deleted match can have rows there: a fresh one has none yet.
+        if self.gone:
+            with _registered(conn, "_pm", _ids(self.gone)):
+                for t in PLAYER_TABLES:
+                    conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _pm)")
+        parts = self.parts
+        spooled = (
+            self.as_spooled
+            and all(t in parts for t in ("seats", "hands", "matches"))
+            and "passes" in pq.read_schema(parts["hands"]).names
+        )
+        sources = (
+            {t: f"read_parquet({_lit(parts[t])})" for t in ("seats", "hands", "matches")}
+            if spooled
+            else {t: t for t in ("seats", "hands", "matches")}
+        )
+        with _registered(conn, "_pm", _ids(self.new)):
+            conn.execute(_PLAYER_ROWS.format(**sources))
         # Each batch appends its rows in player order: a run per batch. Once
         # the runs hold a quarter of the rows, both tables are rewritten in
         # order (a geometric schedule: a big ingest rewrites ~4x its rows).

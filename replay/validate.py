@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from replay import events as ev
+from replay.accel import native
 from replay.deal import (
     DealError,
     derive_deal,
@@ -43,7 +44,6 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
-from replay.accel import native
 from replay.fastcheck import check_run
 from replay.fastmatch import fast_report
 from replay.match import (
@@ -1113,8 +1113,8 @@ def _first_start(srcs: Sequence[Source]) -> ev.MatchStart | None:
     # The scanner leaves every match_start to Python: it is among `others`.
     for src in srcs:
         for _, rec in src.others:
-            if rec.__class__ is EventLine and rec.event.type == "match_start":  # type: ignore[union-attr]
-                return rec.event  # type: ignore[union-attr, return-value]
+            if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart):
+                return rec.event
     return None
 
 
