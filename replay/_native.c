@@ -830,8 +830,8 @@ static void match_acc_free(match_acc *m)
  * lines:   the number of lines (table-log.md's count: a final newline does
  *          not start another line)
  * others:  [(line, start, end), ...]: the lines to read in Python (byte
- *          offsets without the line end and a trailing \r); blank lines
- *          are left out
+ *          offsets of the line without its \n, as replay.reader splits
+ *          lines); blank lines are left out
  * matches: {match: (first_line, ordered, events, moves, count, first_seq,
  *          last_seq, first_ts, last_ts)} for every match with at least one
  *          line whose head (type, match, seq, ts) is canonical: `events`
@@ -896,7 +896,7 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
                 kind = K_OTHER;
         }
         if (!head) {
-            PyObject *o = Py_BuildValue("(lnn)", line, (Py_ssize_t)(start - data), (Py_ssize_t)(e - data));
+            PyObject *o = Py_BuildValue("(lnn)", line, (Py_ssize_t)(start - data), (Py_ssize_t)(le - data));
             if (o == NULL || PyList_Append(others, o) < 0) {
                 Py_XDECREF(o);
                 goto fail;
@@ -1019,8 +1019,9 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
         }
         if (ev == NULL) {
             /* read in Python; its place in the match is kept */
-            ev = Py_BuildValue("(ilnln)", K_OTHER, line, (Py_ssize_t)(start - data), seq, m->n_moves);
-            PyObject *o = Py_BuildValue("(lnn)", line, (Py_ssize_t)(start - data), (Py_ssize_t)(e - data));
+            ev = Py_BuildValue("(ilnls#n)", K_OTHER, line, (Py_ssize_t)(start - data), seq, (const char *)tss, tsn,
+                               m->n_moves);
+            PyObject *o = Py_BuildValue("(lnn)", line, (Py_ssize_t)(start - data), (Py_ssize_t)(le - data));
             if (ev == NULL || o == NULL || PyList_Append(others, o) < 0) {
                 Py_XDECREF(ev);
                 Py_XDECREF(o);

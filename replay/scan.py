@@ -178,7 +178,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
     sources: dict[str, Source] = {}
     loose: list[tuple[int, Record]] = []  # read in Python, in line order
     lines = bad = 0
-    placeholders: dict[int, tuple[str, int]] = {}  # line -> (match, seq)
+    placeholders: dict[int, tuple[str, int, str]] = {}  # line -> (match, seq, ts)
 
     def take(data: bytes) -> None:
         nonlocal lines
@@ -190,8 +190,8 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
                 src = sources[mid] = Source(mid, file, first)
             src.segments.append(Segment(data, events, moves, count, s0, s1, t0, t1, bool(ordered)))
             for ev in events:
-                if ev[0] == OTHER:
-                    placeholders[ev[1]] = (mid, ev[3])
+                if ev[0] == OTHER:  # (OTHER, line, off, seq, ts, moves before it)
+                    placeholders[ev[1]] = (mid, ev[3], ev[4])
                     src.holes += 1
         for line, start, end in others:
             raw = data[start:end] if end - start <= MAX_LINE_BYTES else None
@@ -224,7 +224,9 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
             src.first_line = line
         src.others.append((line, rec))
         want = placeholders.get(line)
-        if want is not None and isinstance(rec, EventLine) and want == (mid, rec.event.seq):
+        # the event must be what the scanner saw: a key given twice is read
+        # by pydantic as its last value (then the line-by-line path decides)
+        if want is not None and isinstance(rec, EventLine) and want == (mid, rec.event.seq, rec.event.ts):
             src.placed[line] = rec
     ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
     return _FileScan(FileReport(file, lines, bad), ordered, top)

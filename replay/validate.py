@@ -696,14 +696,15 @@ class MatchReplayer:
         if code is None and before and PASS not in before:
             code = "FALSE_PASS"
         if code is not None:
-            msgs = {
-                "EVENT_AFTER_END": f"seat {e.seat} passes after hand {h.no} was over",
-                "DRAWN_TILE_NOT_PLAYED": f"seat {s.turn} drew {tile_name(s.must_play) if s.must_play >= 0 else ''}, which fits, and must play it now",
-                "WRONG_LEADER": "",
-                "NOT_YOUR_TURN": f"seat {e.seat} passes, but it is seat {s.turn}'s turn",
-                "FALSE_PASS": self._false_pass_msg(s, e.seat),
-            }
-            self._play_error(code, msgs.get(code) or code, e)
+            if code == "FALSE_PASS":  # only then is the seat one of the table's
+                msg = self._false_pass_msg(s, e.seat)
+            else:
+                msg = {
+                    "EVENT_AFTER_END": f"seat {e.seat} passes after hand {h.no} was over",
+                    "DRAWN_TILE_NOT_PLAYED": f"seat {s.turn} drew {tile_name(s.must_play) if s.must_play >= 0 else ''}, which fits, and must play it now",
+                    "NOT_YOUR_TURN": f"seat {e.seat} passes, but it is seat {s.turn}'s turn",
+                }.get(code, code)
+            self._play_error(code, msg, e)
         if not s.over and 0 <= e.seat < len(s.hands) and code != "EVENT_AFTER_END":
             h.state = act(s, e.seat, PASS)
         self._record(h, e, "pass", None, None, before, code)

@@ -255,6 +255,16 @@ def test_drawn_tile_not_played(tmp_path: Path) -> None:
     assert found[0] == "DRAWN_TILE_NOT_PLAYED", found
 
 
+def test_a_pass_by_a_seat_past_the_table_is_not_your_turn(tmp_path: Path) -> None:
+    # The FALSE_PASS message looked at that seat's hand even when the code
+    # was another: seat 7 of a 4-seat table crashed the validator.
+    ev = load(INTL)
+    i = [k for k, e in enumerate(ev) if e["type"] == "play"][1]
+    ev[i] = {k: ev[i][k] for k in ("type", "match", "seq", "ts", "hand")} | {"type": "pass", "seat": 7}
+    found, _ = codes(write(tmp_path, ev))
+    assert found[0] == "NOT_YOUR_TURN", found
+
+
 def test_event_after_end(tmp_path: Path) -> None:
     ev = load(INTL)
     extra = {**ev[24], "seq": 25}
