@@ -1169,6 +1169,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
     PyObject *out = NULL;
     PyObject *cols[N_COLS];
     Py_ssize_t marks[N_COLS];
+    void *block = NULL; /* the hand's rows (freed at done:) */
     int keep = sink != Py_None;
     long pass_count[16] = {0};
     if (keep) {
@@ -1205,6 +1206,39 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
     int last_tile = -1, last_l = -1, last_r = -1, plays = 0;
     int passes[64], n_pass = 0;
     int pips[16];
+    /* a hand's rows, appended to the sink once the hand replays cleanly */
+    struct {
+        int32_t *hand, *seq;
+        int16_t *ply, *pips, *alts;
+        int8_t *seat, *kind, *tile, *end, *left, *right, *stock, *legal;
+        int64_t *ts;
+    } rows = {0};
+    Py_ssize_t n_alt_vals = 0, n_rows = hi - lo;
+    if (keep) {
+        if (n_rows > 1024)
+            goto irregular; /* no real hand has so many moves: line by line */
+        size_t per = 4 + 4 + 2 + 2 * (size_t)n + 2 * 64 + 8 * 1 + 8;
+        block = PyMem_Malloc(per * (size_t)(n_rows ? n_rows : 1));
+        if (block == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        char *b = block;
+        rows.ts = (int64_t *)b; b += 8 * n_rows;
+        rows.hand = (int32_t *)b; b += 4 * n_rows;
+        rows.seq = (int32_t *)b; b += 4 * n_rows;
+        rows.ply = (int16_t *)b; b += 2 * n_rows;
+        rows.pips = (int16_t *)b; b += 2 * n * n_rows;
+        rows.alts = (int16_t *)b; b += 2 * 64 * n_rows;
+        rows.seat = (int8_t *)b; b += n_rows;
+        rows.kind = (int8_t *)b; b += n_rows;
+        rows.tile = (int8_t *)b; b += n_rows;
+        rows.end = (int8_t *)b; b += n_rows;
+        rows.left = (int8_t *)b; b += n_rows;
+        rows.right = (int8_t *)b; b += n_rows;
+        rows.stock = (int8_t *)b; b += n_rows;
+        rows.legal = (int8_t *)b;
+    }
     for (Py_ssize_t s = 0; s < n; s++)
         pips[s] = pips_of_mask(hands[s]);
     if (turn < 0 || turn >= n)
@@ -1325,25 +1359,37 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                 must = t;
         }
         if (keep) { /* the move's row: what replay.fastcheck._move records */
-            int32_t hand32 = (int32_t)hand_no, seq32 = e->seq;
-            int16_t ply = (int16_t)(i - lo + 1), pips16[16];
-            int8_t seat8 = (int8_t)seat, kind8 = (int8_t)e->kind, tile8 = e->kind == K_PASS ? -1 : e->tile;
-            int8_t end8 = (int8_t)on_end, l8 = (int8_t)left, r8 = (int8_t)right;
-            int8_t stock8 = (int8_t)(e->kind == K_PASS ? 0 : sn - sp), legal8 = (int8_t)n_alts;
-            int64_t ms = ts_ms((const uint8_t *)text.buf + e->ts_off);
+            Py_ssize_t r = i - lo;
+            rows.hand[r] = (int32_t)hand_no;
+            rows.ply[r] = (int16_t)(r + 1);
+            rows.seq[r] = e->seq;
+            rows.seat[r] = (int8_t)seat;
+            rows.kind[r] = (int8_t)e->kind;
+            rows.tile[r] = e->kind == K_PASS ? -1 : e->tile;
+            rows.end[r] = (int8_t)on_end;
+            rows.left[r] = (int8_t)left;
+            rows.right[r] = (int8_t)right;
+            rows.stock[r] = (int8_t)(e->kind == K_PASS ? 0 : sn - sp);
+            rows.legal[r] = (int8_t)n_alts;
+            rows.ts[r] = ts_ms((const uint8_t *)text.buf + e->ts_off);
             for (Py_ssize_t s = 0; s < n; s++)
-                pips16[s] = (int16_t)pips[s];
-            if (put(cols, C_HAND, &hand32, 1) < 0 || put(cols, C_PLY, &ply, 1) < 0 || put(cols, C_SEQ, &seq32, 1) < 0 ||
-                put(cols, C_SEAT, &seat8, 1) < 0 || put(cols, C_KIND, &kind8, 1) < 0 || put(cols, C_TILE, &tile8, 1) < 0 ||
-                put(cols, C_END, &end8, 1) < 0 || put(cols, C_LEFT, &l8, 1) < 0 || put(cols, C_RIGHT, &r8, 1) < 0 ||
-                put(cols, C_STOCK, &stock8, 1) < 0 || put(cols, C_LEGAL, &legal8, 1) < 0 || put(cols, C_TS, &ms, 1) < 0 ||
-                put(cols, C_PIPS, pips16, n) < 0 || put(cols, C_NALTS, &legal8, 1) < 0 ||
-                put(cols, C_ALTS, alts, n_alts) < 0)
-                goto rollback;
+                rows.pips[n * r + s] = (int16_t)pips[s];
+            memcpy(rows.alts + n_alt_vals, alts, sizeof(int16_t) * (size_t)n_alts);
+            n_alt_vals += n_alts;
         }
     }
     if (!result || closing)
         goto irregular;
+    if (keep) {
+        const void *src[N_COLS] = {rows.hand, rows.ply, rows.seq, rows.seat, rows.kind, rows.tile, rows.end,
+                                   rows.left, rows.right, rows.stock, rows.legal, rows.ts, rows.pips, rows.legal,
+                                   rows.alts};
+        const Py_ssize_t count[N_COLS] = {n_rows, n_rows, n_rows, n_rows, n_rows, n_rows, n_rows, n_rows,
+                                          n_rows, n_rows, n_rows, n_rows, n * n_rows, n_rows, n_alt_vals};
+        for (int c = 0; c < N_COLS; c++)
+            if (put(cols, c, src[c], count[c]) < 0)
+                goto rollback;
+    }
     {
         PyObject *ht = PyTuple_New(n), *pt = PyTuple_New(n_pass);
         if (ht == NULL || pt == NULL) {
@@ -1387,11 +1433,9 @@ rollback:
         PyByteArray_Resize(cols[c], marks[c]);
     goto done;
 irregular:
-    if (keep)
-        for (int c = 0; c < N_COLS; c++)
-            PyByteArray_Resize(cols[c], marks[c]);
     out = Py_NewRef(Py_None);
 done:
+    PyMem_Free(block);
     PyBuffer_Release(&mv);
     PyBuffer_Release(&stk);
     if (text.buf != NULL)

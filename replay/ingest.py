@@ -392,7 +392,9 @@ def _work_batch(task: _Task) -> _Result:
     t1 = clock()
     used = {sha for _, sha, _ in frames.file_lines}
     listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
-    path = write_batch(Path(task.spool), task.batch, tables, {"mode": task.mode, "files": listed})
+    # the player tables are put in order once, with the run's last batch
+    meta = {"mode": task.mode, "files": listed, "defer_order": True}
+    path = write_batch(Path(task.spool), task.batch, tables, meta)
     stages["frames"] += t1 - t0
     stages["write"] += clock() - t1
     return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path), dict(stages))

@@ -514,6 +514,8 @@ class _BatchLoader:
             self._player_rows()
         if self.new or self.old_seeds:
             self._refresh()
+        if not self.manifest.get("defer_order"):
+            self._reorder()
         return len(self.new), files
 
     # -- matches
@@ -700,9 +702,13 @@ class _BatchLoader:
         )
         with _registered(conn, "_pm", _ids(self.new)):
             conn.execute(_PLAYER_ROWS.format(**sources))
-        # Each batch appends its rows in player order: a run per batch. Once
-        # the runs hold a quarter of the rows, both tables are rewritten in
-        # order (a geometric schedule: a big ingest rewrites ~4x its rows).
+
+    def _reorder(self) -> None:
+        """Each batch appends its player rows in player order: a run per batch.
+        Once the runs hold a quarter of the rows, the tables are rewritten in
+        order (a geometric schedule). An ingest run asks for it only with its
+        last batch (``defer_order`` on the others): one rewrite for the run."""
+        conn = self.conn
         row = one(conn, "SELECT (SELECT count(*) FROM player_hands), (SELECT max(sorted_rows) FROM player_order)")
         rows, done = (int(row[0]), int(row[1] or 0)) if row else (0, 0)
         if rows >= RESORT_MIN_ROWS and (rows - done) * 4 > rows:
