@@ -18,6 +18,7 @@ from __future__ import annotations
 import binascii
 from collections.abc import Mapping
 from hashlib import sha256
+from operator import add
 from typing import Any, Final
 
 import orjson
@@ -213,6 +214,7 @@ class _FastMatch:
 
         draw_mode = r.stock == "draw"
         stock_size = r.stock_size
+        lead_draw_used = r.lead_draw_used
         sink = self.moves
         yield_ok = r.lead_to_partner and r.teams == "pairs"
         # With moves kept, a hand's opener is its leader (the first move of a
@@ -278,9 +280,9 @@ class _FastMatch:
                         stock = tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
                     else:
                         stock = ()
-                    if e[5] == 1 and r.lead_draw_used and m.played == 0 and start.rematch_of is None:
+                    if e[5] == 1 and lead_draw_used and m.played == 0 and start.rematch_of is None:
                         drawn_leader = self._lead_draw(lead_draw, r, start, seeds, seed)
-                    if m.played == 0 and r.lead_draw_used and drawn_leader is None and rematch_leader is None:
+                    if m.played == 0 and lead_draw_used and drawn_leader is None and rematch_leader is None:
                         raise _Decline
                     lead = next_lead(m, masks, drawn_leader=drawn_leader, rematch_leader=rematch_leader)
                     if not 0 <= lead.seat < n or e[10] != lead.seat:
@@ -315,9 +317,9 @@ class _FastMatch:
                     points, score = e[8], e[9]
                     if (e[6], e[7]) != (hs.result, hs.winner) or points != hs.points:
                         raise _Decline
-                    if score != tuple(a + b for a, b in zip(claimed_score, hs.points, strict=False)):
+                    if score != tuple(map(add, claimed_score, hs.points)):  # zip's length, as the replayer
                         raise _Decline
-                    if sorted(e[10]) != sorted(hs.notes):
+                    if e[10] != hs.notes and sorted(e[10]) != sorted(hs.notes):
                         raise _Decline
                     claimed_score = score
                     m = record(m, hs, leader=deal[10])
