@@ -568,6 +568,46 @@ typedef struct {
     Py_ssize_t ix;
 } id_slot;
 
+/* An open-addressing table of byte strings (FNV-1a), kept at most half full. */
+typedef struct {
+    id_slot *tab;
+    size_t cap;
+} id_table;
+
+/* The slot of `key` (p == NULL: not there yet; the caller fills it in),
+ * growing the table first so that it has room for `count` + 1 keys.
+ * NULL with MemoryError set when it cannot grow. */
+static id_slot *id_find(id_table *t, const uint8_t *key, Py_ssize_t n, Py_ssize_t count)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t k = 0; k < n; k++)
+        h = (h ^ key[k]) * 1099511628211ULL;
+    if ((size_t)(2 * (count + 1)) > t->cap) {
+        size_t ncap = t->cap ? 2 * t->cap : 256;
+        id_slot *nt = PyMem_Calloc(ncap, sizeof(id_slot));
+        if (nt == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        for (size_t k = 0; k < t->cap; k++)
+            if (t->tab[k].p != NULL) {
+                size_t j = t->tab[k].h & (ncap - 1);
+                while (nt[j].p != NULL)
+                    j = (j + 1) & (ncap - 1);
+                nt[j] = t->tab[k];
+            }
+        PyMem_Free(t->tab);
+        t->tab = nt;
+        t->cap = ncap;
+    }
+    size_t j = h & (t->cap - 1);
+    while (t->tab[j].p != NULL &&
+           !(t->tab[j].h == h && t->tab[j].n == n && memcmp(t->tab[j].p, key, (size_t)n) == 0))
+        j = (j + 1) & (t->cap - 1);
+    t->tab[j].h = h;
+    return &t->tab[j];
+}
+
 static int add_move(match_acc *m, move_rec *r)
 {
     if (m->n_moves == m->cap_moves) {
@@ -849,8 +889,7 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
         return NULL;
     const uint8_t *data = buf.buf, *end = data + buf.len;
     PyObject *others = PyList_New(0), *result = NULL;
-    id_slot *tab = NULL;
-    size_t tcap = 0;
+    id_table ids = {NULL, 0};
     match_acc *accs = NULL;
     Py_ssize_t n_accs = 0, cap_accs = 0;
     if (others == NULL)
@@ -906,32 +945,11 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
         }
         /* the match this line belongs to: a hash table of C strings, so
          * that no Python object is made per line */
-        uint64_t h = 1469598103934665603ULL;
-        for (Py_ssize_t k = 0; k < mn; k++)
-            h = (h ^ ms[k]) * 1099511628211ULL;
-        if ((size_t)(2 * (n_accs + 1)) > tcap) {
-            size_t ncap = tcap ? 2 * tcap : 256;
-            id_slot *nt = PyMem_Calloc(ncap, sizeof(id_slot));
-            if (nt == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            for (size_t k = 0; k < tcap; k++)
-                if (tab[k].p != NULL) {
-                    size_t j = tab[k].h & (ncap - 1);
-                    while (nt[j].p != NULL)
-                        j = (j + 1) & (ncap - 1);
-                    nt[j] = tab[k];
-                }
-            PyMem_Free(tab);
-            tab = nt;
-            tcap = ncap;
-        }
-        size_t j = h & (tcap - 1);
-        while (tab[j].p != NULL && !(tab[j].h == h && tab[j].n == mn && memcmp(tab[j].p, ms, (size_t)mn) == 0))
-            j = (j + 1) & (tcap - 1);
+        id_slot *slot = id_find(&ids, ms, mn, n_accs);
+        if (slot == NULL)
+            goto fail;
         Py_ssize_t mi;
-        if (tab[j].p == NULL) {
+        if (slot->p == NULL) {
             PyObject *mid = PyUnicode_DecodeASCII((const char *)ms, mn, NULL);
             if (mid == NULL)
                 goto fail;
@@ -958,10 +976,11 @@ static PyObject *py_scan(PyObject *self, PyObject *args)
             n_accs++;
             if (m->events == NULL)
                 goto fail;
-            tab[j] = (id_slot){ms, mn, h, n_accs - 1};
-            mi = n_accs - 1;
+            slot->p = ms;
+            slot->n = mn;
+            slot->ix = mi = n_accs - 1;
         } else {
-            mi = tab[j].ix;
+            mi = slot->ix;
         }
         match_acc *m = &accs[mi];
         m->count++;
@@ -1058,7 +1077,7 @@ fail:
         match_acc_free(&accs[i]);
     PyMem_Free(accs);
     Py_XDECREF(others);
-    PyMem_Free(tab);
+    PyMem_Free(ids.tab);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -1516,8 +1535,7 @@ static PyObject *py_route(PyObject *self, PyObject *args)
     const uint8_t *data = buf.buf, *end = data + buf.len, *p = data + off;
     route_acc *accs = NULL;
     Py_ssize_t n_accs = 0, cap_accs = 0;
-    id_slot *tab = NULL;
-    size_t tcap = 0;
+    id_table ids = {NULL, 0};
     PyObject *result = NULL, *groups = NULL;
     while (p < end) {
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
@@ -1537,32 +1555,11 @@ static PyObject *py_route(PyObject *self, PyObject *args)
         Py_ssize_t kn, tn;
         if (le - p > max_line || !fast_key(p, le, &key, &kn, &type, &tn))
             break;
-        uint64_t h = 1469598103934665603ULL;
-        for (Py_ssize_t k = 0; k < kn; k++)
-            h = (h ^ key[k]) * 1099511628211ULL;
-        if ((size_t)(2 * (n_accs + 1)) > tcap) {
-            size_t ncap = tcap ? 2 * tcap : 256;
-            id_slot *nt = PyMem_Calloc(ncap, sizeof(id_slot));
-            if (nt == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            for (size_t k = 0; k < tcap; k++)
-                if (tab[k].p != NULL) {
-                    size_t j = tab[k].h & (ncap - 1);
-                    while (nt[j].p != NULL)
-                        j = (j + 1) & (ncap - 1);
-                    nt[j] = tab[k];
-                }
-            PyMem_Free(tab);
-            tab = nt;
-            tcap = ncap;
-        }
-        size_t j = h & (tcap - 1);
-        while (tab[j].p != NULL && !(tab[j].h == h && tab[j].n == kn && memcmp(tab[j].p, key, (size_t)kn) == 0))
-            j = (j + 1) & (tcap - 1);
+        id_slot *slot = id_find(&ids, key, kn, n_accs);
+        if (slot == NULL)
+            goto fail;
         route_acc *m;
-        if (tab[j].p == NULL) {
+        if (slot->p == NULL) {
             if (n_accs == cap_accs) {
                 Py_ssize_t cap = cap_accs ? 2 * cap_accs : 64;
                 route_acc *na = PyMem_Realloc(accs, cap * sizeof(route_acc));
@@ -1583,9 +1580,11 @@ static PyObject *py_route(PyObject *self, PyObject *args)
             n_accs++;
             if (m->blob == NULL || m->lines == NULL)
                 goto fail;
-            tab[j] = (id_slot){key, kn, h, n_accs - 1};
+            slot->p = key;
+            slot->n = kn;
+            slot->ix = n_accs - 1;
         } else {
-            m = &accs[tab[j].ix];
+            m = &accs[slot->ix];
             if (m->ended)
                 break; /* a line after its match_end: Python's (reopened) */
         }
@@ -1635,7 +1634,7 @@ fail:
         Py_XDECREF(accs[i].lines);
     }
     PyMem_Free(accs);
-    PyMem_Free(tab);
+    PyMem_Free(ids.tab);
     PyBuffer_Release(&buf);
     return result;
 }

@@ -700,7 +700,7 @@ class _Run:
         lines that have a routing key come back grouped by match; each other
         line is routed here, one at a time, as _route_python would."""
         assert native is not None
-        groups, done = self.groups, self.done
+        groups = self.groups
         label = kf.path
         gz = kf.stored.endswith(".gz")
         base = self.bytes_done
@@ -711,17 +711,9 @@ class _Run:
                 while True:
                     off, n, got = native.route(data, off, n, MAX_LINE_BYTES)
                     for key, blob, numbers, deals, ended, start in got:
-                        p = groups.get(key)
+                        p = self._pending(key, fi)
                         if p is None:
-                            if key in done:  # lines after the match was sent off
-                                self.reopened.add(key)
-                                if fi not in done[key]:
-                                    done[key] = (*done[key], fi)
-                                continue
-                            p = groups[key] = _Pending(fi)
-                        elif p.fi != fi:
-                            p.fi = fi
-                            p.segments.append((fi, len(p.lines)))
+                            continue
                         p.raws.append(bytes(blob))
                         p.lines.frombytes(numbers)
                         p.hands += deals
@@ -746,6 +738,24 @@ class _Run:
                                   exc.partial.decode(errors="replace")))  # fmt: skip
         self.lines[fi] = n
 
+    def _pending(self, key: bytes, fi: int) -> _Pending | None:
+        """The match being read under ``key`` (new if need be), its segments
+        following ``fi``; None for lines after the match was sent off (it is
+        read again, whole, at the end of the run)."""
+        p = self.groups.get(key)
+        if p is None:
+            done = self.done.get(key)
+            if done is not None:
+                self.reopened.add(key)
+                if fi not in done:
+                    self.done[key] = (*done, fi)
+                return None
+            p = self.groups[key] = _Pending(fi)
+        elif p.fi != fi:
+            p.fi = fi
+            p.segments.append((fi, len(p.lines)))
+        return p
+
     def _route_line(self, fi: int, label: str, raw: bytes | None, n: int) -> None:
         """One line the C router left to Python (the body of _route_python's loop)."""
         if raw is None:
@@ -765,14 +775,9 @@ class _Run:
             kind = rec.event.type.encode() if isinstance(rec, EventLine) else b""
         else:
             key, kind = fast
-        p = self.groups.get(key)
+        p = self._pending(key, fi)
         if p is None:
-            if key in self.done:
-                self.reopened.add(key)
-                if fi not in self.done[key]:
-                    self.done[key] = (*self.done[key], fi)
-                return
-            p = self.groups[key] = _Pending(fi)
+            return
         p.add(fi, raw, n)
         if kind == b"deal":
             p.hands += 1
