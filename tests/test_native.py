@@ -915,3 +915,71 @@ def test_source_records_of_a_line_ending_in_two_carriage_returns(tmp_path: Path)
     _, by_match, _ = scan_paths([p])
     (srcs,) = by_match.values()
     assert srcs[0].records() == want  # LogReader keeps the second \r in `raw`
+
+
+# -- route: ingest's main loop ------------------------------------------------------
+
+
+def _route_python(data: bytes) -> tuple[list[tuple[bytes, list[bytes], list[int]]], int]:
+    """The groups route() must give for data whose lines all have a routing key
+    (ingest._fast_key), in the order of each key's first line, and the line count."""
+    from replay.ingest import _fast_key
+
+    groups: dict[bytes, tuple[list[bytes], list[int]]] = {}
+    n = 0
+    for n, raw in enumerate(data.split(b"\n")[: data.count(b"\n")], 1):
+        if not raw.rstrip(b"\r").strip(b" \t"):
+            continue
+        key = _fast_key(raw)
+        assert key is not None
+        raws, nums = groups.setdefault(key[0], ([], []))
+        raws.append(raw)
+        nums.append(n)
+    return [(k, r, ns) for k, (r, ns) in groups.items()], n
+
+
+def test_route_groups_lines_by_match_as_fast_key_reads_them() -> None:
+    import array
+
+    raw = Path("sample_logs/interleaved.jsonl").read_bytes()
+    # the match_end lines last, so that no line comes after its match's end
+    lines = raw.split(b"\n")[:-1]
+    ends = [x for x in lines if x.startswith(b'{"type":"match_end"')]
+    body = [x for x in lines if not x.startswith(b'{"type":"match_end"')]
+    data = b"\n".join([*body[:40], b"", b"  \t", *(x + b"\r" for x in body[40:80]), *body[80:], *ends]) + b"\n"
+    off, n, groups = native.route(data, 0, 0, MAX_LINE_BYTES)
+    want, lines_want = _route_python(data)
+    assert off == len(data) and n == lines_want
+    assert [g[0] for g in groups] == [k for k, _, _ in want]
+    for (key, blob, numbers, deals, ended, start), (wkey, raws, nums) in zip(groups, want, strict=True):
+        assert bytes(blob) == b"\n".join(raws)  # a trailing \r stays with its line
+        assert array.array("q", bytes(numbers)).tolist() == nums
+        assert deals == sum(r.startswith(b'{"type":"deal"') for r in raws)
+        assert ended == 1 and start == next(r for r in raws if r.startswith(b'{"type":"match_start"'))
+
+
+def test_route_stops_where_python_must_read() -> None:
+    head = b'{"type":"play","match":"m-1","seq":3,"ts":"2026-11-02T18:04:05Z","hand":1,"seat":0,"tile":"63"}'
+    other = b'{"type":"play","match":"m-2","seq":3}'
+    cases = {
+        b"not json": 1,  # no routing key
+        b'{"type":"play","match":"m-\\u0031","seq":3}': 1,  # an escape in the id
+        b'{"type":"play","match":"m-1","seq":3,"match":"m-9"}': 1,  # a second "match" key
+        b'{"type":"play", "match":"m-1"}': 1,  # another layout
+        '{"type":"play","match":"mé","seq":3}'.encode(): 1,  # not ASCII
+    }
+    for bad, before in cases.items():
+        data = head + b"\n" + bad + b"\n" + other + b"\n"
+        off, n, groups = native.route(data, 0, 0, MAX_LINE_BYTES)
+        assert (off, n) == (len(head) + 1, before), bad
+        assert [g[0] for g in groups] == [b"m-1"]
+        # from the line after it, routing goes on
+        off2, n2, groups2 = native.route(data, off + len(bad) + 1, n + 1, MAX_LINE_BYTES)
+        assert (off2, n2, [g[0] for g in groups2]) == (len(data), 3, [b"m-2"])
+    # a line longer than the limit, and a line after its match's end
+    end = b'{"type":"match_end","match":"m-1","seq":4,"ts":"2026-11-02T18:04:06Z"}'
+    off, n, groups = native.route(head + b"\n" + head + b"\n", 0, 0, len(head) - 1)
+    assert (off, n, groups) == (0, 0, [])
+    data = head + b"\n" + end + b"\n" + head + b"\n"
+    off, n, groups = native.route(data, 0, 0, MAX_LINE_BYTES)
+    assert (off, n) == (len(head) + len(end) + 2, 2) and groups[0][4] == 1  # ended
