@@ -952,6 +952,7 @@ def test_route_groups_lines_by_match_as_fast_key_reads_them() -> None:
     assert off == len(data) and n == lines_want
     assert [g[0] for g in groups] == [k for k, _, _ in want]
     for (key, blob, numbers, deals, ended, start), (wkey, raws, nums) in zip(groups, want, strict=True):
+        assert key == wkey
         assert bytes(blob) == b"\n".join(raws)  # a trailing \r stays with its line
         assert array.array("q", bytes(numbers)).tolist() == nums
         assert deals == sum(r.startswith(b'{"type":"deal"') for r in raws)
