@@ -166,21 +166,41 @@ def redeal_due(rules: Rules, hands: Sequence[int]) -> list[int]:
 # --- scoring a hand ----------------------------------------------------------
 
 
-def _first_from(leader: int, n: int) -> list[int]:
-    return [(leader + i) % n for i in range(n)]
-
-
 def _lowest_member(rules: Rules, pips: Sequence[int], side: int, leader: int) -> int:
-    seats = [s for s in _first_from(leader, len(pips)) if rules.side_of(s) == side]
-    return min(seats, key=lambda s: pips[s])  # min keeps the first on ties
-
-
-def block_winner(state: HandState) -> tuple[int | None, int | None]:
-    """(side, seat) that wins a blocked hand, or (None, None) for a tie."""
-    r = state.rules
-    pips = state.pips()
+    """The seat of `side` with the fewest pips, the first from `leader` on ties."""
     n = len(pips)
-    side_of = r.side_of
+    sides = _sides(rules.teams, n)
+    best = -1
+    for i in range(n):
+        s = (leader + i) % n
+        if sides[s] == side and (best < 0 or pips[s] < pips[best]):
+            best = s
+    if best < 0:
+        raise ValueError(f"no seat plays for side {side}")
+    return best
+
+
+def _sides(teams: str, n: int) -> tuple[int, ...]:
+    """The side of each of n seats (Rules.side_of, looked up once per table shape)."""
+    got = _SIDES.get((teams, n))
+    if got is None:
+        got = _SIDES[(teams, n)] = tuple(s % 2 if teams == "pairs" else s for s in range(n))
+    return got
+
+
+_SIDES: dict[tuple[str, int], tuple[int, ...]] = {}
+
+
+def block_winner(state: HandState, pips: Sequence[int] | None = None) -> tuple[int | None, int | None]:
+    """(side, seat) that wins a blocked hand, or (None, None) for a tie.
+
+    ``pips``: the seats' pips left, if the caller has them (``state.pips()``).
+    """
+    r = state.rules
+    if pips is None:
+        pips = state.pips()
+    n = len(pips)
+    side_of = _sides(r.teams, n).__getitem__
     if r.scoring == "royal_rumble":
         low = min(pips)
         holders = [s for s in range(n) if pips[s] == low]
@@ -235,7 +255,7 @@ def score_hand(m: MatchState, state: HandState) -> HandScore:
         seat: int | None = (state.turn - 1) % n
         side: int | None = r.side_of(seat)  # type: ignore[arg-type]
     else:
-        side, seat = block_winner(state)
+        side, seat = block_winner(state, pips)
     points = [0] * r.sides
     took_first_block = False
     if r.scoring == "royal_rumble":
@@ -254,7 +274,8 @@ def score_hand(m: MatchState, state: HandState) -> HandScore:
             if r.count == "all":
                 base = sum(pips)
             else:
-                base = sum(pips[s] for s in range(n) if r.side_of(s) != side)
+                sides = _sides(r.teams, n)
+                base = sum(pips[s] for s in range(n) if sides[s] != side)
             bonus = 0
             if state.result == "domino":
                 if note == "capicua":
