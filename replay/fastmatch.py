@@ -313,7 +313,7 @@ class _FastMatch:
                     s = HandState(r, hands_left, stock[len(stock) - stock_left :], left, right, turn,
                                   lead.seat, lead.tile, False, -1, passes, 0, blocker, result, last,
                                   plays)  # fmt: skip
-                    hs = score_hand(m, s)
+                    hs = score_hand(m, s, pips)  # the replay's pips: the same as s.pips()
                     points, score = e[8], e[9]
                     if (e[6], e[7]) != (hs.result, hs.winner) or points != hs.points:
                         raise _Decline

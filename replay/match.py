@@ -240,12 +240,16 @@ def _unique_min(values: Sequence[int], among: Sequence[int] | range) -> int | No
     return best[0] if len(best) == 1 else None
 
 
-def score_hand(m: MatchState, state: HandState) -> HandScore:
-    """Score a finished (or blocked) hand within its match."""
+def score_hand(m: MatchState, state: HandState, pips: tuple[int, ...] | None = None) -> HandScore:
+    """Score a finished (or blocked) hand within its match.
+
+    ``pips``: ``state.pips()``, if the caller has it already.
+    """
     r = state.rules
     if state.result is None:
         raise ValueError("the hand is still being played")
-    pips = state.pips()
+    if pips is None:
+        pips = state.pips()
     n = len(pips)
     note = going_out_note(state)
     notes = (note,) if note else ()
