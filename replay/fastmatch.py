@@ -49,29 +49,25 @@ __all__ = ["fast_report"]
 _HAND: Final = 7
 _hand_report: Final = positional(HandReport)
 
-# resolve() per (profile, overrides): a match table plays the same rules
-# over and over, and building a Rules value is a pydantic validation.
-_RULES: dict[tuple[str, bytes], Rules] = {}
-_DUMPS: dict[int, dict[str, Any]] = {}
+# resolve() per (profile, overrides), with the rules' JSON for the report: a
+# table plays the same rules over and over, and building a Rules value is a
+# pydantic validation.
+_RULES: dict[tuple[str, bytes], tuple[Rules, bytes]] = {}
 
 
-def _rules(profile: str, overrides: dict[str, Any]) -> Rules:
+def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes]:
+    """The resolved rules and their ``model_dump(mode="json")`` as JSON bytes
+    (each report gets a dict of its own from them)."""
     try:
         key = (profile, orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS))
     except TypeError:  # not JSON (cannot come from a log line)
-        return resolve(profile, overrides)
+        r = resolve(profile, overrides)
+        return r, orjson.dumps(r.model_dump(mode="json"))
     got = _RULES.get(key)
     if got is None:
-        got = _RULES[key] = resolve(profile, overrides)
+        r = resolve(profile, overrides)
+        got = _RULES[key] = (r, orjson.dumps(r.model_dump(mode="json")))
     return got
-
-
-def _dump(rules: Rules) -> dict[str, Any]:
-    # A fresh dict per report (reports are values; nobody shares one's rules).
-    got = _DUMPS.get(id(rules))
-    if got is None:
-        got = _DUMPS[id(rules)] = rules.model_dump(mode="json")
-    return orjson.loads(orjson.dumps(got))
 
 
 def _chain(anchor: str, reveals: Mapping[int, tuple[str, int, str]]) -> dict[int, bool]:
@@ -100,7 +96,7 @@ class _Decline(Exception):
 class MoveColumns:
     """The store's moves rows of fast matches, made in C (for ingest).
 
-    ``cols`` are bytearrays of little-endian ints, one per column of
+    ``cols`` are bytearrays of ints in the machine's byte order, one per column of
     :data:`COLUMNS` (``pips`` holds one value per seat and move, ``alts``
     the legal moves as codes, ``n_alts`` of them per move); ``matches``
     lists (match, seats, rows) in row order and ``hands`` the plies and the
@@ -109,9 +105,9 @@ class MoveColumns:
 
     #: (name, numpy dtype) of each column, in the order of _native.c's enum.
     COLUMNS: Final = (
-        ("hand", "<i4"), ("ply", "<i2"), ("seq", "<i4"), ("seat", "i1"), ("kind", "i1"),
+        ("hand", "i4"), ("ply", "i2"), ("seq", "i4"), ("seat", "i1"), ("kind", "i1"),
         ("tile", "i1"), ("on_end", "i1"), ("left", "i1"), ("right", "i1"), ("stock", "i1"),
-        ("legal", "i1"), ("ts", "<i8"), ("pips", "<i2"), ("n_alts", "i1"), ("alts", "<i2"),
+        ("legal", "i1"), ("ts", "i8"), ("pips", "i2"), ("n_alts", "i1"), ("alts", "i2"),
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -122,12 +118,12 @@ class MoveColumns:
     def rows(self) -> int:
         return len(self.cols[0]) // 4
 
-    def _mark(self) -> tuple[list[int], int, int]:
-        return [len(c) for c in self.cols], len(self.matches), len(self.hands)
+    def _mark(self) -> list[int]:
+        return [len(c) for c in self.cols]
 
-    def _rollback(self, mark: tuple[list[int], int, int], match: str) -> None:
-        sizes, _, _ = mark
-        for c, size in zip(self.cols, sizes, strict=True):
+    def _rollback(self, mark: list[int], match: str) -> None:
+        """Take back what a match that declined wrote (its hands before the decline)."""
+        for c, size in zip(self.cols, mark, strict=True):
             del c[size:]
         for key in [k for k in self.hands if k[0] == match]:
             del self.hands[key]
@@ -146,15 +142,15 @@ def fast_report(
     """
     if native is None or not src.fast:
         return None
-    mark = moves._mark() if moves is not None else None
+    mark = moves._mark() if moves is not None else []
     try:
         rep = _FastMatch(src, rematch_leaders or {}, moves).run()
     except _Decline:
-        if moves is not None and mark is not None:
+        if moves is not None:
             moves._rollback(mark, src.match)
         return None
-    if moves is not None and mark is not None:
-        moves.matches.append((src.match, rep.players or 0, moves.rows() - mark[0][0] // 4))
+    if moves is not None:
+        moves.matches.append((src.match, rep.players or 0, moves.rows() - mark[0] // 4))
     return rep
 
 
@@ -178,7 +174,7 @@ class _FastMatch:
             raise _Decline
         assert isinstance(start, ev.MatchStart)
         try:
-            r = _rules(start.profile, start.rules)
+            r, rules_json = _rules(start.profile, start.rules)
         except RulesError:
             raise _Decline from None
         if start.scheme != "deal-v1" or not start.anchor:
@@ -404,7 +400,7 @@ class _FastMatch:
             verdict="valid",
             profile=start.profile,
             table=start.table,
-            rules=_dump(r),
+            rules=orjson.loads(rules_json),
             players=n,
             hands=tuple(hand_reports),
             result=m.result,
