@@ -541,7 +541,7 @@ static int ts_ok(const uint8_t *s, Py_ssize_t n)
 
 enum { K_PLAY, K_PASS, K_DRAW, K_DEAL, K_HAND_END, K_REVEAL, K_OTHER };
 
-/* One move, packed for replay_hand (the layout is struct.Struct("<iiiiiBbbb") in replay.scan):
+/* One move, packed for replay_hand (the layout is replay.scan.MOVE, struct.Struct("=iiiiiBbbb")):
  * line number, offset of the line and of its ts in the buffer, seq, hand, kind, seat, tile, end. */
 typedef struct {
     int32_t line, off, ts_off, seq, hand;

@@ -57,7 +57,7 @@ PLAY, PASS, DRAW, DEAL, HAND_END, REVEAL, OTHER = range(7)
 #: A packed move: line, offset of the line, offset of its ts, seq, hand,
 #: kind, seat, tile, end (0 left, 1 right, 2 null; + 4 x the first digit
 #: of the tile as written).
-MOVE: Final = struct.Struct("<iiiiiBbbb")
+MOVE: Final = struct.Struct("=iiiiiBbbb")  # native order, as _native.c writes it
 
 #: Bytes handed to the scanner at a time (cut at a line end).
 BUFFER_BYTES: Final = 32 * 1024 * 1024
