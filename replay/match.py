@@ -353,10 +353,13 @@ def _count_win(m: MatchState, hand: HandScore) -> tuple[int, ...]:
     return tuple(wins)
 
 
+_TARGET_ENDS: Final = (PointsEnd, MiloEnd)  # a tuple: `A | B` would make a union object per call
+
+
 def _check_end(m: MatchState, hand: HandScore) -> MatchState:
     end = m.rules.match_end
     n = len(m.score)
-    if isinstance(end, PointsEnd | MiloEnd):
+    if isinstance(end, _TARGET_ENDS):
         reached = [k for k in range(n) if m.score[k] >= end.target]
         if not reached:
             return m

@@ -344,14 +344,12 @@ def _whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
             pending.append(chunk)
             got += len(chunk)
             if got >= size:
-                data = b"".join(pending)
-                cut = data.rfind(b"\n") + 1
+                cut = chunk.rfind(b"\n") + 1  # in the last chunk: one copy of the rest
                 if cut:
-                    yield data[:cut]
-                    rest = data[cut:]
+                    pending[-1] = chunk[:cut]
+                    yield b"".join(pending)
+                    rest = chunk[cut:]
                     pending, got = ([rest], len(rest)) if rest else ([], 0)
-                else:
-                    pending, got = [data], len(data)
     except _Broken as exc:
         data = b"".join(pending)
         cut = data.rfind(b"\n") + 1
