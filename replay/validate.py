@@ -1023,14 +1023,30 @@ def seed_reuse(
     reports: Sequence[MatchReport], seen: Mapping[str, str] | None = None
 ) -> dict[str, list[Finding]]:
     """SEED_REUSED findings per match: an anchor or seed used by two matches."""
+    # A first pass finds the seeds that could be reused (in two matches here,
+    # or already seen); only those get the bookkeeping below, in the same
+    # order as if every seed had it.
+    first: dict[str, str] = {}
+    shared: set[str] = set()
+    for rep in reports:
+        mid = rep.match
+        if rep.anchor and first.setdefault(rep.anchor.lower(), mid) != mid:
+            shared.add(rep.anchor.lower())
+        for h in rep.hands:
+            if h.server_seed and first.setdefault(h.server_seed.lower(), mid) != mid:
+                shared.add(h.server_seed.lower())
+    if seen:
+        shared.update(s for s in first if s in seen)
+    if not shared:
+        return {}
     owners: dict[str, set[str]] = {}
     where: dict[tuple[str, str], tuple[int | None, str]] = {}
     for rep in reports:
         seeds: list[tuple[str, int | None, str]] = []
-        if rep.anchor:
+        if rep.anchor and rep.anchor.lower() in shared:
             seeds.append((rep.anchor.lower(), None, "anchor"))
         for h in rep.hands:
-            if h.server_seed:
+            if h.server_seed and h.server_seed.lower() in shared:
                 seeds.append((h.server_seed.lower(), h.hand, f"seed of hand {h.hand}"))
         for seed, hand, what in seeds:
             owners.setdefault(seed, set()).add(rep.match)

@@ -296,3 +296,49 @@ def test_unreadable_match(tmp_path: Path) -> None:
     ev = load(INTL)[1:]
     rep = validate_paths([write(tmp_path, ev)])
     assert rep.matches[0].verdict == "unreadable"
+
+
+def _seed_reuse_reference(reports, seen=None):  # noqa: ANN001, ANN202 - the pre-2026-12 algorithm
+    from replay.report import Finding
+
+    owners, where = {}, {}
+    for rep in reports:
+        seeds = []
+        if rep.anchor:
+            seeds.append((rep.anchor.lower(), None, "anchor"))
+        for h in rep.hands:
+            if h.server_seed:
+                seeds.append((h.server_seed.lower(), h.hand, f"seed of hand {h.hand}"))
+        for seed, hand, what in seeds:
+            owners.setdefault(seed, set()).add(rep.match)
+            where.setdefault((seed, rep.match), (hand, what))
+    out = {}
+    for seed, matches in owners.items():
+        everyone = matches | ({seen[seed]} if seen and seed in seen else set())
+        if len(everyone) < 2:
+            continue
+        for mid in sorted(matches):
+            hand, what = where[(seed, mid)]
+            msg = f"the {what} is also used by match {', '.join(sorted(everyone - {mid}))}"
+            out.setdefault(mid, []).append(Finding("SEED_REUSED", msg, hand, None, match=mid))
+    return out
+
+
+def test_seed_reuse_only_tracks_shared_seeds_but_answers_the_same() -> None:
+    import random
+
+    from replay.report import HandReport, MatchReport
+    from replay.validate import seed_reuse
+
+    rng = random.Random(7)
+    pool = [f"{k:064x}" for k in range(12)]
+    for _ in range(300):
+        reports = [
+            MatchReport(match=f"m-{i}", verdict="valid", anchor=rng.choice([*pool, None]),
+                        hands=tuple(HandReport(hand=h, result="domino", winner=0, points=(0, 0), score=(0, 0),
+                                               server_seed=rng.choice([*pool, None, pool[0].upper()]))
+                                    for h in range(1, rng.randint(1, 4))))
+            for i in range(rng.randint(1, 5))
+        ]  # fmt: skip
+        seen = {s: "m-stored" for s in rng.sample(pool, 2)} if rng.random() < 0.5 else None
+        assert seed_reuse(reports, seen) == _seed_reuse_reference(reports, seen)
