@@ -757,7 +757,7 @@ class _Run:
         return p
 
     def _route_line(self, fi: int, label: str, raw: bytes | None, n: int) -> None:
-        """One line the C router left to Python (the body of _route_python's loop)."""
+        """One line (None: longer than MAX_LINE_BYTES), as read without its newline."""
         if raw is None:
             self._top(fi, BadLine(label, n, "MALFORMED_LINE",
                 f"line {n}: longer than {MAX_LINE_BYTES} bytes", None, None, None, ""))  # fmt: skip
@@ -789,65 +789,15 @@ class _Run:
             p.start = raw
 
     def _route_python(self, fi: int, kf: KeptFile) -> None:
-        # The hot loop of the main process: _fast_key and _Pending.add inlined.
-        groups, done = self.groups, self.done
-        type_, match_ = _TYPE, _MATCH
+        """Without the C router: every line through _route_line."""
         label = kf.path
         gz = kf.stored.endswith(".gz")
-        n = 0
         base = self.bytes_done
-        tick = 0
+        n = tick = 0
         try:
             for raw in _split(_counting(_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz))):
                 n += 1
-                if raw is None:
-                    self._top(fi, BadLine(label, n, "MALFORMED_LINE",
-                        f"line {n}: longer than {MAX_LINE_BYTES} bytes", None, None, None, ""))  # fmt: skip
-                    continue
-                key = None
-                if raw.startswith(type_):
-                    j = raw.find(b'"', 9)
-                    if raw.startswith(match_, j):
-                        k = raw.find(b'"', j + 11)
-                        if k > j + 11:
-                            key = raw[j + 11 : k]
-                            if not key.isascii() or b"\\" in key or raw.find(b'"match"', k) >= 0:
-                                key = None  # as _fast_key
-                if key is None:
-                    if _is_blank(raw):
-                        continue
-                    rec = _parse(raw, label, n)
-                    m = _rec_match(rec)
-                    if m is None:
-                        self._top(fi, rec)  # type: ignore[arg-type]
-                        continue
-                    key = _key(m)
-                    kind = rec.event.type.encode() if isinstance(rec, EventLine) else b""
-                else:
-                    # only deal, match_start and match_end matter: d... and m...
-                    kind = raw[9:j] if raw[9] in (100, 109) else b""
-                p = groups.get(key)
-                if p is None:
-                    if key in done:  # a line after the match was sent off
-                        self.reopened.add(key)
-                        if fi not in done[key]:
-                            done[key] = (*done[key], fi)
-                        continue
-                    p = groups[key] = _Pending(fi)
-                elif p.fi != fi:
-                    p.fi = fi
-                    p.segments.append((fi, len(p.lines)))
-                p.raws.append(raw)
-                p.lines.append(n)
-                if kind:
-                    if kind == b"deal":
-                        p.hands += 1
-                        self.hands_read += 1
-                    elif kind == b"match_end":
-                        del groups[key]
-                        self._ready(key, p)
-                    elif kind == b"match_start" and p.start is None:
-                        p.start = raw
+                self._route_line(fi, label, raw, n)
                 tick += 1
                 if tick >= 4096:
                     tick = 0
