@@ -638,6 +638,20 @@ static PyObject *ints_tuple(long *v, int n)
     return t;
 }
 
+/* A tuple of the n new references in `items` (stolen), or NULL with them released. */
+static PyObject *steal_tuple(PyObject **items, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL) {
+        for (int i = 0; i < n; i++)
+            Py_DECREF(items[i]);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+}
+
 /* [int, int, ...] (possibly empty), at most `cap` items */
 static int int_list(cur *c, long *v, int cap, int *n)
 {
@@ -683,15 +697,8 @@ static PyObject *str_list(cur *c, int *bad)
                 goto fail;
         }
     }
-    PyObject *t = PyTuple_New(n);
-    if (t == NULL) {
-        *bad = 0;
-        goto fail;
-    }
-    for (int i = 0; i < n; i++)
-        PyTuple_SET_ITEM(t, i, items[i]);
     *bad = 0;
-    return t;
+    return steal_tuple(items, n);
 fail:
     for (int i = 0; i < n; i++)
         Py_DECREF(items[i]);
@@ -740,16 +747,9 @@ static PyObject *hands_list(cur *c, int *bad, uint32_t *masks, int *n_hands)
                 goto fail;
         }
     }
-    PyObject *t = PyTuple_New(n);
-    if (t == NULL) {
-        *bad = 0;
-        goto fail;
-    }
-    for (int i = 0; i < n; i++)
-        PyTuple_SET_ITEM(t, i, rows[i]);
     *n_hands = n;
     *bad = 0;
-    return t;
+    return steal_tuple(rows, n);
 fail:
     for (int i = 0; i < n; i++)
         Py_DECREF(rows[i]);
