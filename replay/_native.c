@@ -1668,6 +1668,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+extern PyTypeObject Scorer_Type; /* replay/_match.c */
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "replay._native", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__native(void)
@@ -1681,7 +1683,8 @@ PyMODINIT_FUNC PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0) {
+    if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0 || PyType_Ready(&Scorer_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Scorer", (PyObject *)&Scorer_Type) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -18,7 +18,6 @@ from __future__ import annotations
 import binascii
 from collections.abc import Mapping
 from hashlib import sha256
-from operator import add
 from typing import Any, Final
 
 import orjson
@@ -36,11 +35,19 @@ from replay.deal import (
     resolve_lead_draw,
     verify_chain,
 )
-from replay.engine import HandState
 from replay.fastinit import positional
-from replay.match import Lead, MatchState, new_match, next_lead, record, redeal_due, score_hand
+from replay.match import redeal_due
 from replay.report import HandReport, MatchReport, SeatRecord
-from replay.rules import PROFILES, Rules, RulesError, resolve
+from replay.rules import (
+    PROFILES,
+    ChivaEnd,
+    FixedEnd,
+    MiloEnd,
+    RoundsEnd,
+    Rules,
+    RulesError,
+    resolve,
+)
 from replay.scan import DEAL, HAND_END, MOVE, OTHER, REVEAL, Source
 from replay.tiles import BIT, FULL_SET, iter_tiles
 
@@ -49,25 +56,63 @@ __all__ = ["fast_report"]
 _HAND: Final = 7
 _hand_report: Final = positional(HandReport)
 
-# resolve() per (profile, overrides), with the rules' JSON for the report: a
-# table plays the same rules over and over, and building a Rules value is a
-# pydantic validation.
-_RULES: dict[tuple[str, bytes], tuple[Rules, bytes]] = {}
+# resolve() per (profile, overrides), with the rules' JSON for the report and
+# the Scorer's arguments: a table plays the same rules over and over, and
+# building a Rules value is a pydantic validation.
+_RULES: dict[tuple[str, bytes], tuple[Rules, bytes, tuple[Any, ...]]] = {}
 
 
-def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes]:
-    """The resolved rules and their ``model_dump(mode="json")`` as JSON bytes
-    (each report gets a dict of its own from them)."""
+def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes, tuple[Any, ...]]:
+    """The resolved rules, their ``model_dump(mode="json")`` as JSON bytes
+    (each report gets a dict of its own from them) and :func:`scorer_args`."""
     try:
-        key = (profile, orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS))
+        key: tuple[str, bytes] | None = (profile, orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS))
     except TypeError:  # not JSON (cannot come from a log line)
-        r = resolve(profile, overrides)
-        return r, orjson.dumps(r.model_dump(mode="json"))
-    got = _RULES.get(key)
+        key = None
+    got = _RULES.get(key) if key is not None else None
     if got is None:
         r = resolve(profile, overrides)
-        got = _RULES[key] = (r, orjson.dumps(r.model_dump(mode="json")))
+        p = PROFILES.get(profile)
+        got = (r, orjson.dumps(r.model_dump(mode="json")), scorer_args(r, p.shutout_note if p else "shutout"))
+        if key is not None:
+            _RULES[key] = got
     return got
+
+
+_SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
+_BLOCK_WINNER: Final = {"side_total": 0, "lowest_hand": 1, "blocker_vs_right": 2}
+_BLOCK_TIE: Final = {"no_score": 0, "first_side_wins": 1, "last_side_wins": 2}
+_BLOCK_LEAD: Final = {"winner_lowest": 0, "blocker": 1, "rotate": 2}
+_TIE_LEAD: Final = {"rotate": 0, "double_six_holder": 1, "blocker": 2}
+_FIRST_LEAD: Final = {"double_six": 0, "highest_double": 1}  # the others need a lead draw: 2
+
+
+def scorer_args(r: Rules, shutout_note: str) -> tuple[Any, ...]:
+    """The arguments of ``_native.Scorer`` for these rules (the enums of _match.c).
+
+    >>> from replay.rules import resolve
+    >>> scorer_args(resolve("international", {}), "shutout")[:7]
+    (4, True, 0, 0, 0, True, 0)
+    """
+    end = r.match_end
+    if isinstance(end, ChivaEnd):
+        kind, a, b = 1, end.wins, 0
+    elif isinstance(end, RoundsEnd):
+        kind, a, b = 2, end.target, end.loser_min
+    elif isinstance(end, MiloEnd):
+        kind, a, b = 3, end.target, 0
+    elif isinstance(end, FixedEnd):
+        kind, a, b = 4, end.hands, 0
+    else:
+        kind, a, b = 0, end.target, 0
+    return (
+        r.players, r.teams == "pairs", _SCORING[r.scoring], _BLOCK_WINNER[r.block_winner],
+        _BLOCK_TIE[r.block_tie], r.count == "all", r.round_down, r.capicua_bonus, r.chuchazo_bonus,
+        r.ones_bonus, r.first_block_bonus, r.chuchazo_when_both_ends == "dominao", tuple(r.hand_bonuses),
+        tuple(r.pass_bonus) if r.pass_bonus is not None else None, kind, a, b,
+        _FIRST_LEAD.get(r.first_lead, 2), r.later_lead == "rotate", _BLOCK_LEAD[r.block_lead],
+        _TIE_LEAD[r.tie_lead], shutout_note,
+    )  # fmt: skip
 
 
 def _chain(anchor: str, reveals: Mapping[int, tuple[str, int, str]]) -> dict[int, bool]:
@@ -174,7 +219,7 @@ class _FastMatch:
             raise _Decline
         assert isinstance(start, ev.MatchStart)
         try:
-            r, rules_json = _rules(start.profile, start.rules)
+            r, rules_json, scoring = _rules(start.profile, start.rules)
         except RulesError:
             raise _Decline from None
         if start.scheme != "deal-v1" or not start.anchor:
@@ -184,8 +229,9 @@ class _FastMatch:
             raise _Decline
         seats = [SeatRecord(s.seat, s.player, s.name, False, 1, start.seq) for s in start.seats]
         profile = PROFILES.get(start.profile)
-        m: MatchState = new_match(r, profile.shutout_note if profile else "shutout")
-        rematch_leader: int | None = None
+        # match.py's new_match, next_lead, score_hand and record, in C
+        m = native.Scorer(*scoring)  # type: ignore[union-attr]
+        rematch_leader = -1
         if start.rematch_of is not None:
             prev = self.rematch_leaders.get(start.rematch_of)
             if prev is None:
@@ -222,16 +268,16 @@ class _FastMatch:
         nonce_head = enc_str(start.table) + enc_str(start.match)
         pers_head = enc_str(DEAL_LABEL) + enc_str(start.beacon or "") + enc_int(n)
         ids = bytes(NON_DOUBLE_IDS if r.stock == "doubles_aside" else ALL_IDS)
-        claimed_score = m.score
+        claimed_score: tuple[int, ...] = m.score
         hand_reports: list[HandReport] = []
         ended_hands: dict[int, int] = {}
         last_hand_no = 0
         lead_draw: ev.LeadDraw | None = None
-        drawn_leader: int | None = None
+        drawn_leader = -1
         end_event: ev.MatchEnd | None = None
         # the hand being played: its deal tuple, lead and boneyard
         deal: tuple[Any, ...] | None = None
-        lead = Lead(0)
+        lead_seat = lead_tile = 0
         stock: tuple[int, ...] = ()
         hand_open = False
         started = start.ts
@@ -278,10 +324,13 @@ class _FastMatch:
                         stock = ()
                     if e[5] == 1 and lead_draw_used and m.played == 0 and start.rematch_of is None:
                         drawn_leader = self._lead_draw(lead_draw, r, start, seeds, seed)
-                    if m.played == 0 and lead_draw_used and drawn_leader is None and rematch_leader is None:
+                    if m.played == 0 and lead_draw_used and drawn_leader < 0 and rematch_leader < 0:
                         raise _Decline
-                    lead = next_lead(m, masks, drawn_leader=drawn_leader, rematch_leader=rematch_leader)
-                    if not 0 <= lead.seat < n or e[10] != lead.seat:
+                    got_lead = m.lead(masks, drawn_leader, rematch_leader)
+                    if got_lead is None:
+                        raise _Decline
+                    lead_seat, lead_tile = got_lead
+                    if not 0 <= lead_seat < n or e[10] != lead_seat:
                         raise _Decline  # WRONG_LEADER
                     if auto_redeal and redeal_due(r, masks):
                         raise _Decline
@@ -293,32 +342,34 @@ class _FastMatch:
                     no = deal[5]
                     if sink is None:
                         got_state = native.replay_hand(  # type: ignore[union-attr]
-                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead.seat, lead.tile,
+                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead_seat, lead_tile,
                             draw_mode, all_pass,
                         )  # fmt: skip
                     else:
                         got_state = native.replay_hand(  # type: ignore[union-attr]
-                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead.seat, lead.tile,
-                            draw_mode, all_pass, seg.data, yield_ok and lead.tile < 0, sink.cols,
+                            seg.moves, deal[-1], at, no, deal[8], bytes(stock), lead_seat, lead_tile,
+                            draw_mode, all_pass, seg.data, yield_ok and lead_tile < 0, sink.cols,
                         )  # fmt: skip
                     if got_state is None:
                         raise _Decline
                     moved = at
-                    (hands_left, stock_left, left, right, turn, passes, blocker, result, last, plays,
-                     pips, pass_counts) = got_state  # fmt: skip
-                    s = HandState(r, hands_left, stock[len(stock) - stock_left :], left, right, turn,
-                                  lead.seat, lead.tile, False, -1, passes, 0, blocker, result, last,
-                                  plays)  # fmt: skip
-                    hs = score_hand(m, s, pips)  # the replay's pips: the same as s.pips()
-                    points, score = e[8], e[9]
-                    if (e[6], e[7]) != (hs.result, hs.winner) or points != hs.points:
+                    # score_hand and record (the leader is deal[10], checked above)
+                    scored = m.record(got_state, lead_seat)
+                    if scored is None:
                         raise _Decline
-                    if score != tuple(map(add, claimed_score, hs.points)):  # zip's length, as the replayer
+                    result, winner, points, notes = scored
+                    score = e[9]
+                    if e[6] != result or e[7] != winner or e[8] != points:
                         raise _Decline
-                    if e[10] != hs.notes and sorted(e[10]) != sorted(hs.notes):
+                    # the claims add up hand by hand, as the replayer checks them,
+                    # so the running claim is the running score
+                    total = m.score
+                    if score != total:
+                        raise _Decline
+                    if e[10] != notes and sorted(e[10]) != sorted(notes):
                         raise _Decline
                     claimed_score = score
-                    m = record(m, hs, leader=deal[10])
+                    blocker, pips, pass_counts = got_state[6], got_state[10], got_state[11]
                     ended_hands[no] = e[3]
                     hand_open = False
                     seed_info = reveals.get(no)
@@ -329,10 +380,10 @@ class _FastMatch:
                     if sink is not None:
                         sink.hands[(src.match, no)] = (at - deal[-1], pass_counts)
                     hand_reports.append(_hand_report(
-                        no, hs.result, hs.winner, hs.points, m.score, hs.notes, deal[10], lead.seat if keep else None,
+                        no, result, winner, points, total, notes, deal[10], lead_seat if keep else None,
                         blocker if blocker >= 0 else None, deal[7], stock, pips, deal[6],
                         seed_info[0] if seed_info else None, chain.get(no), True,
-                        True, e[6], e[7], points, score,
+                        True, e[6], e[7], e[8], score,
                         e[10], deal[4], e[4], (),
                     ))  # fmt: skip
                 elif kind == REVEAL:
