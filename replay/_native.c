@@ -1669,6 +1669,7 @@ static PyMethodDef methods[] = {
 };
 
 extern PyTypeObject Scorer_Type; /* replay/_match.c */
+extern PyTypeObject Maker_Type;  /* replay/_maker.c */
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "replay._native", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
@@ -1684,7 +1685,8 @@ PyMODINIT_FUNC PyInit__native(void)
     if (m == NULL)
         return NULL;
     if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0 || PyType_Ready(&Scorer_Type) < 0 ||
-        PyModule_AddObjectRef(m, "Scorer", (PyObject *)&Scorer_Type) < 0) {
+        PyModule_AddObjectRef(m, "Scorer", (PyObject *)&Scorer_Type) < 0 || PyType_Ready(&Maker_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Maker", (PyObject *)&Maker_Type) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -6,7 +6,10 @@ validator makes a hand report, a hand score and a match state per hand, so
 that is most of their cost. :func:`positional` builds, once, a function
 that takes the fields in declaration order and sets each slot through its
 descriptor: the same object (equal, same hash), without defaults or
-``__post_init__`` (none of our records has one).
+``__post_init__`` (none of our records has one). With the C accelerator
+the function is a ``_native.Maker``, which stores the references at the
+slots' offsets itself (what those descriptors do), about five times faster
+again for a hand report's 25 fields.
 
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True, slots=True)
@@ -24,6 +27,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from replay.accel import native
+
 T = TypeVar("T")
 
 __all__ = ["positional"]
@@ -37,6 +42,9 @@ def positional(cls: type[T]) -> Callable[..., T]:
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} has a __post_init__")
     names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    if native is not None:
+        maker: Callable[..., T] = native.Maker(cls, tuple(names))
+        return maker
     env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     body = [f"def make({', '.join(names)}):", "    o = _new(_cls)"]
     for k, name in enumerate(names):

@@ -55,6 +55,8 @@ __all__ = ["fast_report"]
 
 _HAND: Final = 7
 _hand_report: Final = positional(HandReport)
+_match_report: Final = positional(MatchReport)
+_seat_record: Final = positional(SeatRecord)
 
 # resolve() per (profile, overrides), with the rules' JSON for the report and
 # the Scorer's arguments: a table plays the same rules over and over, and
@@ -227,7 +229,7 @@ class _FastMatch:
         n = r.players
         if sorted(s.seat for s in start.seats) != list(range(n)):
             raise _Decline
-        seats = [SeatRecord(s.seat, s.player, s.name, False, 1, start.seq) for s in start.seats]
+        seats = [_seat_record(s.seat, s.player, s.name, False, 1, start.seq) for s in start.seats]
         profile = PROFILES.get(start.profile)
         # match.py's new_match, next_lead, score_hand and record, in C
         m = native.Scorer(*scoring)  # type: ignore[union-attr]
@@ -407,7 +409,7 @@ class _FastMatch:
                             begins = deal[5]
                         else:
                             begins = last_hand_no + 1
-                        seats.append(SeatRecord(o.seat, o.player, None, o.bot, begins, o.seq))
+                        seats.append(_seat_record(o.seat, o.player, None, o.bot, begins, o.seq))
                         continue
                     if hand_open:
                         raise _Decline  # only reveals and seat changes come in a hand
@@ -446,34 +448,15 @@ class _FastMatch:
         for no, ok in chain.items():
             if not ok and no in ended_hands:
                 raise _Decline  # COMMIT_MISMATCH
-        return MatchReport(
-            match=src.match,
-            verdict="valid",
-            profile=start.profile,
-            table=start.table,
-            rules=orjson.loads(rules_json),
-            players=n,
-            hands=tuple(hand_reports),
-            result=m.result,
-            winner=m.winner,
-            score=m.score,
-            notes=m.notes,
-            claimed_result=end_event.result,
-            claimed_winner=end_event.winner,
-            claimed_score=end_event.score,
-            claimed_notes=end_event.notes,
-            findings=(),
-            seats=tuple(seats),
-            anchor=start.anchor,
-            beacon=start.beacon,
-            rematch_of=start.rematch_of,
-            started=started,
-            ended=ended,
-            files=(src.file,),
-            events=src.count,
-            lead_draw=tuple(tuple(d) for d in lead_draw.draws) if lead_draw else (),  # type: ignore[misc]
-            estimates=tuple(sorted(profile.estimates)) if profile else (),
-        )
+        # MatchReport's fields in order (a positional constructor: one a match)
+        return _match_report(
+            src.match, "valid", start.profile, start.table, orjson.loads(rules_json), n, tuple(hand_reports),
+            m.result, m.winner, m.score, m.notes, end_event.result, end_event.winner, end_event.score,
+            end_event.notes, (), tuple(seats), start.anchor, start.beacon, start.rematch_of, started, ended,
+            (src.file,), src.count,
+            tuple(tuple(d) for d in lead_draw.draws) if lead_draw else (),
+            tuple(sorted(profile.estimates)) if profile else (),
+        )  # fmt: skip
 
     def _lead_draw(
         self, lead_draw: ev.LeadDraw | None, r: Rules, start: ev.MatchStart, seeds: tuple[str, ...], seed: bytes
