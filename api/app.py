@@ -54,7 +54,8 @@ from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import queries as q
-from api.render import SVG_DEFS, build_plies, ply_section, ply_svg, trend_svg
+from api.pool import RenderPool
+from api.render import SVG_DEFS, hand_json, trend_svg
 from replay.tiles import tile_name
 from reports.player import player_report
 
@@ -241,18 +242,21 @@ def create_app(
     *,
     spool_dir: str | os.PathLike[str] | None = None,
     load_every: float = 2.0,
+    render_workers: int = 0,
 ) -> FastAPI:
     """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN.
 
     With `spool_dir`, batches that `replay ingest` leaves there (it cannot
     open a database the server holds) are loaded at start and every
-    `load_every` seconds.
+    `load_every` seconds. With `render_workers`, replay pages are drawn in
+    that many processes (api.pool); without, in this one.
     """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(db_path, spool_dir)
         app.state.store = store
+        app.state.render_pool = RenderPool(render_workers)
         stop = threading.Event()
         timer: threading.Thread | None = None
         if store.spool_dir is not None:
@@ -272,6 +276,7 @@ def create_app(
             stop.set()
             if timer is not None:
                 timer.join(timeout=5)
+            app.state.render_pool.close()
             store.conn.close()
 
     app = FastAPI(
@@ -329,6 +334,9 @@ _env = Environment(
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
+    # the templates ship with the package: checking their mtimes on every
+    # render was an eighth of a replay page's CPU (bench/api.py under py-spy)
+    auto_reload=False,
 )
 
 
@@ -398,8 +406,9 @@ class Versioned(LRU):
         return value
 
 
-def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str, Any] | None:
-    """The replay of one hand: every ply as SVG sections and as JSON (cached)."""
+def _hand_view(request: Request, cur: Cursor, match: str, hand: int, kind: str = "html") -> dict[str, Any] | None:
+    """The replay of one hand (cached): every ply as HTML sections (``kind``
+    "html", drawn by the render pool) or the JSON twin ("json")."""
     state = request.app.state
     gen = state.store.generation
 
@@ -416,19 +425,14 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int) -> dict[str
         if found is None:
             return None
         data, info = found
-        plies = build_plies(data)
-        seats = data.seats
-        seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in seats]
+        seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
         # the cache keeps strings and bytes only: millions of small cached objects
         # would make every full garbage collection a long pause for all requests
-        return {
-            "info": info,
-            "seats": seat_rows,
-            "sections": [ply_section(p, ply_svg(p, seats, data.players)) for p in plies],
-            "json": orjson.dumps({"info": info, "seats": seat_rows, "plies": [p.to_json() for p in plies]}),
-        }
+        if kind == "json":
+            return {"json": hand_json(data, info, seat_rows)}
+        return {"info": info, "seats": seat_rows, "sections": state.render_pool.sections(data)}
 
-    view: dict[str, Any] | None = state.hand_cache.fetch((match, hand), gen, version, make)
+    view: dict[str, Any] | None = state.hand_cache.fetch((match, hand, kind), gen, version, make)
     return view
 
 
@@ -574,7 +578,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
     def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:
-        view = _hand_view(request, cur, match_id, hand)
+        view = _hand_view(request, cur, match_id, hand, "json")
         if view is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
         return Response(view["json"], media_type="application/json")

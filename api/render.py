@@ -20,6 +20,8 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
+import orjson
+
 from replay.tiles import BIT, DOUBLE_OF, HIGH, IS_DOUBLE, LOW, PIPS, SUIT_MASK, tile_name
 
 FINISHED = ("domino", "block", "cancelled")
@@ -323,6 +325,16 @@ def build_plies(hand: HandData) -> list[Ply]:
     elif not hand.finished:
         plies[-1].notes.append(Note("withheld", "the hand is not over: the hands stay hidden"))
     return plies
+
+
+def hand_sections(hand: HandData) -> list[str]:
+    """Every ply of the hand as its HTML section, ply 0 first (the replay page)."""
+    return [ply_section(p, ply_svg(p, hand.seats, hand.players)) for p in build_plies(hand)]
+
+
+def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
+    """The replay page's JSON twin: the hand's header, its seats and every ply."""
+    return orjson.dumps({"info": info, "seats": seats, "plies": [p.to_json() for p in build_plies(hand)]})
 
 
 def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:

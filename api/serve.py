@@ -25,6 +25,10 @@ def add_serve_parser(subparsers: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--load-every", type=float, default=2.0, help="seconds between spool loads (default 2)")
+    p.add_argument(
+        "--render-workers", type=int, default=None,
+        help="processes that draw replay pages (default: one per core; 0 draws in the server process)",
+    )  # fmt: skip
     p.set_defaults(func=run_serve)
 
 
@@ -58,7 +62,8 @@ def run_serve(args: argparse.Namespace) -> int:
     except StoreLocked as exc:
         print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
         return 2
-    app = create_app(db, spool_dir=lay.spool, load_every=args.load_every)
+    workers = args.render_workers if args.render_workers is not None else (os.cpu_count() or 1)
+    app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers))
     _quiet_gc()
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"replay serve: http://{host}:{args.port}/  (database {db})", flush=True)

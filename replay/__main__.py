@@ -1,3 +1,4 @@
 from replay.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a spawned worker imports it as __mp_main__
+    raise SystemExit(main())

@@ -200,6 +200,24 @@ def test_hand_replay_plies(client: TestClient) -> None:
     assert html.count('<section class="ply"') == len(plies)
 
 
+def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> None:
+    """Pages drawn by the render pool (replay serve) equal those drawn in-process;
+    a pool whose worker dies falls back to drawing in the server process."""
+    m = _first(client, profile="international", verdict="valid")["match"]
+    urls = [f"/matches/{m}/hands/{h}?ply=3" for h in (1, 2)]
+    want = [client.get(u).text for u in urls]
+    with TestClient(create_app(store, token=TOKEN, render_workers=1)) as c:
+        pool = c.app.state.render_pool  # type: ignore[attr-defined]
+        assert pool.workers == 1 and pool._pool is not None
+        assert [c.get(u).text for u in urls] == want
+        for proc in list(pool._pool._processes.values()):  # kill the worker
+            proc.kill()
+            proc.join()
+        c.app.state.hand_cache.data.clear()  # type: ignore[attr-defined]
+        assert c.get(urls[0]).text == want[0]  # drawn in-process now
+        assert pool._pool is None
+
+
 def test_annotations_across_hands(client: TestClient) -> None:
     """Somewhere in the samples: a pass's voids, a forced move, puerta, tranque, capicua."""
     kinds: set[str] = set()
@@ -512,7 +530,7 @@ def test_spool_is_loaded_on_a_timer(tmp_path: Path) -> None:
         # a page of a match the load did not touch is the same page; once its
         # version is known (at the first change) a reload keeps it cached
         assert _j(c, f"/api/matches/{mid}/hands/1") == seen
-        view = app.state.hand_cache.get((mid, 1))[2]
+        view = app.state.hand_cache.get((mid, 1, "json"))[2]
         app.state.store.bump()
         assert _j(c, f"/api/matches/{mid}/hands/1") == seen
-        assert app.state.hand_cache.get((mid, 1))[2] is view
+        assert app.state.hand_cache.get((mid, 1, "json"))[2] is view
