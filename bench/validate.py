@@ -10,6 +10,8 @@ Each measured on the same file in one run (one process):
   validate    validate_sources: every match hand by hand (seed chain,
               deals, moves, scores, claims) or line by line if it must
   end to end  validate_paths (what `replay validate` does)
+  command     `replay validate --json` in a fresh process, interpreter start,
+              imports and writing the JSON report included
   pure        validate_paths without the C accelerator (REPLAY_PURE's path:
               pydantic per line, the engine per move), for the ratio
 and, beside them, DuckDB's own read_json over the same file.
@@ -18,6 +20,7 @@ and, beside them, DuckDB's own read_json over the same file.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,6 +108,12 @@ def _run(path: Path, size: int) -> int:
     assert rep.ok, "the simulated log must validate clean"
     del rep
 
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "replay", "validate", str(path), "--json"],
+                          stdout=subprocess.DEVNULL, check=False)  # fmt: skip
+    t_command = time.perf_counter() - t0
+    assert done.returncode == 0, "the simulated log must validate clean"
+
     saved = validate_mod.native
     validate_mod.native = None  # the pure-Python path, in the same process
     try:
@@ -130,7 +139,7 @@ def _run(path: Path, size: int) -> int:
     print(f"file: {path} ({size / 1e6:.1f} MB, {lines} lines, {n_hands} hands; {others} lines read in Python)")
     for name, t in [("read", t_read), ("scan (C + others)", t_scan), ("deal derivation (C)", t_deal),
                     ("validate (incl. deals)", t_validate), ("end to end", t_total),
-                    ("pure-Python path", t_pure), ("duckdb read_json", t_duck)]:  # fmt: skip
+                    ("command (fresh process)", t_command), ("pure-Python path", t_pure), ("duckdb read_json", t_duck)]:  # fmt: skip
         print(f"  {name:24} {t:7.2f} s  {n_hands / t:10,.0f} hands/s  {1e6 * t / n_hands:7.1f} us/hand")
     print(f"validate_vs_duckdb_read_json: {t_total / t_duck:.1f} x")
     print(f"speedup_over_pure_python: {t_pure / t_total:.1f} x")

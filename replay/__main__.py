@@ -1,4 +1,4 @@
-from replay.cli import main
+from replay.cli import run
 
 if __name__ == "__main__":  # not when a spawned worker imports it as __mp_main__
-    raise SystemExit(main())
+    run()
