@@ -958,6 +958,11 @@ def _put(d: dict[bytes, Any], key: bytes, value: Any) -> None:
         d.pop(key, None)
 
 
+#: Workers yield the CPU to the main process: its loader, one transaction at a
+#: time, is the run's critical path, and the workers can only run ahead of it.
+_WORKER_NICE: Final = 10
+
+
 def _watch_parent(parent: int) -> None:
     """Pool initializer: leave when the ingest that forked us is gone (kill -9
     leaves workers blocked on their task queue otherwise)."""
@@ -968,6 +973,8 @@ def _watch_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="replay-parent-watch", daemon=True).start()
+    with contextlib.suppress(OSError):
+        os.nice(_WORKER_NICE)
 
 
 def _make_pool(workers: int) -> ProcessPoolExecutor | None:

@@ -230,12 +230,17 @@ def test_a_batch_loads_once_and_leaves_the_spool(store: duckdb.DuckDBPyConnectio
 
 
 def test_a_batch_spooled_before_migration_002_gets_its_passes(store: duckdb.DuckDBPyConnection) -> None:
-    """A hands Parquet without `passes` (written by older code): counted from its moves."""
+    """A batch spooled as Parquet by older code, its hands without `passes`: it loads,
+    and the passes are counted from its moves."""
     sp = spool_of(store)
     bdir = spool(sp, "b-old", [report("m-1"), report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))])
-    part = bdir / "hands.parquet"
-    new_cols = ["passes", "dealt_pips", "dealt_doubles", "dealt_tiles"]
-    pq.write_table(pq.read_table(part).drop_columns(new_cols), part)
+    for part in bdir.glob("*.arrow"):  # the Parquet spool of before 2026-12-01
+        with pa.memory_map(str(part)) as f:
+            table = pa.ipc.open_file(f).read_all()
+        if part.stem == "hands":
+            table = table.drop_columns(["passes", "dealt_pips", "dealt_doubles", "dealt_tiles"])
+        pq.write_table(table, part.with_suffix(".parquet"))
+        part.unlink()
     assert load_spool(store, sp) == 1
     got = rows(store, "SELECT match, hand, passes, dealt_pips, dealt_doubles, dealt_tiles FROM hands ORDER BY match, hand")
     assert got == [(m, h, [0, 1], [13, 5], [1, 0], [2, 2]) for m, h in (("m-1", 1), ("m-2", 1), ("m-2", 2))]
@@ -337,8 +342,8 @@ def test_half_written_batches_are_ignored_and_cleaned(store: duckdb.DuckDBPyConn
 def test_a_failing_batch_rolls_back_and_is_set_aside(store: duckdb.DuckDBPyConnection) -> None:
     sp = spool_of(store)
     bdir = spool(sp, "b-1", [report("m-1")])
-    (bdir / "hands.parquet").write_bytes(b"not parquet")
-    with pytest.raises(duckdb.Error):
+    (bdir / "hands.arrow").write_bytes(b"not arrow")
+    with pytest.raises(pa.ArrowInvalid):
         load_spool(store, sp)
     assert set(table_counts(store).values()) == {0}  # nothing of it is left
     assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == []
