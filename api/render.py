@@ -15,7 +15,7 @@ SVG markup; the templates receive the SVG as `Markup`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from html import escape
 from typing import Any
@@ -98,6 +98,30 @@ class HandData:
     def finished(self) -> bool:
         return self.result in FINISHED
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # To the render pool as plain tuples: a slotted dataclass pickles
+        # field by field through __getstate__, five times slower.
+        fields = tuple(getattr(self, f) for f in _HAND_FIELDS)
+        flat = tuple(
+            tuple(tuple(getattr(x, f) for f in _ROW_FIELDS[type(x)]) for x in v) if f in _ROWS else v
+            for f, v in zip(_HAND_FIELDS, fields, strict=True)
+        )
+        return _hand_data, flat
+
+
+def _hand_data(*flat: Any) -> HandData:
+    """HandData from HandData.__reduce__'s tuples."""
+    values = [
+        tuple(_ROWS[f](*x) for x in v) if f in _ROWS else v
+        for f, v in zip(_HAND_FIELDS, flat, strict=True)
+    ]
+    return HandData(*values)
+
+
+_ROWS: dict[str, type] = {"seats": SeatLabel, "moves": MoveRow, "findings": FindingRow}
+_ROW_FIELDS: dict[type, tuple[str, ...]] = {t: tuple(f.name for f in fields(t)) for t in _ROWS.values()}
+_HAND_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(HandData))
+
 
 # --- output: one position per ply ------------------------------------------------
 
@@ -127,11 +151,11 @@ class Ply:
     line: list[Placed]
     left: int
     right: int
-    hands: list[list[int]] | None  # None: withheld (hand not over)
+    hands: list[tuple[int, ...]] | None  # None: withheld (hand not over)
     pips: list[int] | None
     stock: int
     notes: list[Note] = field(default_factory=list)
-    voids: list[list[int]] = field(default_factory=list)  # known numbers each seat lacks
+    voids: list[tuple[int, ...]] = field(default_factory=list)  # known numbers each seat lacks
     alternatives: list[tuple[str, bool]] = field(default_factory=list)  # (move, was it played)
     hanged: list[int] = field(default_factory=list)  # doubles that can no longer be played
     new_tile: int | None = None  # index in `line` of the tile just laid
@@ -192,9 +216,21 @@ def build_plies(hand: HandData) -> list[Ply]:
             by_seq.setdefault(f.seq, []).append(f)
     last_play = max((m.ply for m in hand.moves if m.kind == "play"), default=0)
     stock = hand.stock0
+    # each seat's sorted hand, pips and voids as of the last snapshot: a move
+    # changes one seat (`changed`), so the others are not sorted again
+    hand_view: list[tuple[int, ...]] = [()] * len(held)
+    pip_view = [0] * len(held)
+    void_view: list[tuple[int, ...]] = [()] * n
+    changed = set(range(max(len(held), n)))
 
     def snapshot(k: int, mv: MoveRow | None, title: str, new: int | None) -> Ply:
-        hands = [sorted(h, key=_hand_order) for h in held] if show else None
+        for c in changed:
+            if c < len(held):
+                hand_view[c] = tuple(sorted(held[c], key=_hand_order))
+                pip_view[c] = sum(PIPS[t] for t in held[c])
+            if c < n:
+                void_view[c] = tuple(sorted(voids[c]))
+        changed.clear()
         return Ply(
             n=k,
             move=mv,
@@ -202,10 +238,10 @@ def build_plies(hand: HandData) -> list[Ply]:
             line=list(line),
             left=left,
             right=right,
-            hands=hands,
-            pips=[sum(PIPS[t] for t in h) for h in held] if show else None,
+            hands=list(hand_view) if show else None,
+            pips=list(pip_view) if show else None,
             stock=stock,
-            voids=[sorted(v) for v in voids],
+            voids=list(void_view),
             hanged=list(hanged),
             new_tile=new,
             aside=hand.aside,
@@ -250,6 +286,7 @@ def build_plies(hand: HandData) -> list[Ply]:
                 on_line |= BIT[t]
                 if show and seat_ok:
                     held[s].discard(t)
+                    changed.add(s)
             where = "opens with" if before[0] < 0 else "plays"
             on = "" if before[0] < 0 else f" on the {mv.end or 'left'} end ({before[0] if (mv.end or 'left') == 'left' else before[1]})"
             title = f"Seat {s} {where} {name}{on}"
@@ -282,6 +319,7 @@ def build_plies(hand: HandData) -> list[Ply]:
             elif left >= 0 and seat_ok and mv.error is None:
                 nums = sorted({left, right})
                 voids[s].update(nums)
+                changed.add(s)
                 title = f"Seat {s} passes"
                 notes.append(Note("pass", f"seat {s} holds {_no_numbers(nums)}"))
             else:
@@ -289,6 +327,7 @@ def build_plies(hand: HandData) -> list[Ply]:
         elif mv.kind == "draw":
             if show and seat_ok and mv.tile is not None:
                 held[s].add(mv.tile)
+                changed.add(s)
             got = f" {tile_name(mv.tile)}" if show and mv.tile is not None else " a tile"
             title = f"Seat {s} draws{got} ({mv.stock} left)"
             closing = hand.result == "block" and mv.ply > last_play
@@ -297,6 +336,7 @@ def build_plies(hand: HandData) -> list[Ply]:
                 # what was drawn before may carry any other number: only these stay known
                 again = prev is not None and prev.kind == "draw" and prev.seat == s
                 voids[s] = set(nums)
+                changed.add(s)
                 if not again:  # one note for a run of draws
                     notes.append(Note("draw", f"seat {s} held {_no_numbers(nums)}"))
         elif mv.kind == "yield":
@@ -460,17 +500,10 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
     parts: list[str] = []
     pos, line_h = _line_layout(ply.line, WIDTH)
     line_h = max(line_h, 3 * U + 8)
+    line, new_tile = ply.line, ply.new_tile
     for x, y, i, across in pos:
-        p = ply.line[i]
-        cls = ' class="new"' if i == ply.new_tile else ""
-        if across:
-            parts.append(f'<use href="#v{p.a}{p.b}" x="{x}" y="{y}" width="{U}" height="{2 * U}"{cls}/>')
-        else:
-            parts.append(f'<use href="#h{p.a}{p.b}" x="{x}" y="{y + U // 2}" width="{2 * U}" height="{U}"{cls}/>')
-        if i == ply.new_tile:
-            w, h = (U, 2 * U) if across else (2 * U, U)
-            yy = y if across else y + U // 2
-            parts.append(f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>')
+        p = line[i]
+        parts.append(_line_tile(p.a, p.b, x, y, across, i == new_tile))
     for (x, y, _, across), (nx, ny, _, _) in zip(pos, pos[1:], strict=False):
         if ny != y:  # the line goes on in the next row: chevrons at the break
             w = U if across else 2 * U
@@ -495,8 +528,7 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
             tiles, pips = tuple(ply.hands[s]), ply.pips[s]
         else:
             tiles, pips = None, None
-        row = _seat_row(s, lab.label, lab.bot, s == acting, tiles, pips, void)
-        parts.append(f'<g transform="translate(0 {y})">{row}</g>')
+        parts.append(_seat_row(s, lab.label, lab.bot, s == acting, tiles, pips, void, y))
         y += row_h
     aside = f" · {ply.aside} doubles set aside" if ply.aside else ""
     parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}{aside}</text>')
@@ -507,10 +539,25 @@ def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
     )
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=16384)
+def _line_tile(a: int, b: int, x: int, y: int, across: bool, new: bool) -> str:
+    """One tile of the line (memoized: a tile keeps its place over many plies)."""
+    cls = ' class="new"' if new else ""
+    if across:
+        out = f'<use href="#v{a}{b}" x="{x}" y="{y}" width="{U}" height="{2 * U}"{cls}/>'
+    else:
+        out = f'<use href="#h{a}{b}" x="{x}" y="{y + U // 2}" width="{2 * U}" height="{U}"{cls}/>'
+    if new:
+        w, h = (U, 2 * U) if across else (2 * U, U)
+        yy = y if across else y + U // 2
+        out += f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>'
+    return out
+
+
+@lru_cache(maxsize=16384)
 def _seat_row(s: int, label: str, bot: bool, acting: bool, tiles: tuple[int, ...] | None,
-              pips: int | None, void: tuple[int, ...]) -> str:
-    """One seat's row of a frame, at y = 0 (memoized: most rows repeat from ply to ply)."""
+              pips: int | None, void: tuple[int, ...], y: int) -> str:
+    """One seat's row of a frame, at `y` (memoized: most rows repeat from ply to ply)."""
     cls = "seat act" if acting else "seat"
     tag = " [bot]" if bot else ""
     out = [
@@ -527,7 +574,7 @@ def _seat_row(s: int, label: str, bot: bool, acting: bool, tiles: tuple[int, ...
         out.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
     if void:
         out.append(f'<text x="{WIDTH - 90}" y="16" class="void" text-anchor="end">no {",".join(map(str, void))}</text>')
-    return "".join(out)
+    return f'<g transform="translate(0 {y})">{"".join(out)}</g>'
 
 
 def _end_badge(x: int, y: int, num: int, side: str) -> str:

@@ -460,12 +460,12 @@ def test_build_plies_line_voids_puerta_ahorcado() -> None:
     assert [len(p.line) for p in plies] == [0, 1, 2, 3, 3]
     assert [(p.a, p.b) for p in plies[3].line] == [(4, 6), (6, 5), (5, 5)]
     assert (plies[3].left, plies[3].right) == (4, 5)
-    assert plies[4].voids[1] == [4, 5]
+    assert plies[4].voids[1] == (4, 5)
     assert any(n.text == "seat 1 holds no 4 and no 5" for n in plies[4].notes)
     assert all(p.hands is None for p in plies)  # not finished: nothing held is shown
     finished = build_plies(_hand(moves, [["65", "64", "00"], ["55", "11", "22"]]))
-    assert finished[0].hands == [[_t("65"), _t("64"), _t("00")], [_t("55"), _t("22"), _t("11")]]
-    assert finished[3].hands[0] == [_t("00")] and finished[3].pips == [0, 6]
+    assert finished[0].hands == [(_t("65"), _t("64"), _t("00")), (_t("55"), _t("22"), _t("11"))]
+    assert finished[3].hands[0] == (_t("00"),) and finished[3].pips == [0, 6]
     assert finished[1].alternatives == [("65", True), ("64", False)]
     # a finding lands on the ply of its seq
     assert any(n.kind == "finding" and "TIME_ORDER" in n.text for n in finished[1].notes)
