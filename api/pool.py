@@ -13,7 +13,9 @@ pool (the tests and `create_app` by default).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -23,7 +25,19 @@ __all__ = ["RenderPool"]
 
 
 def _ready() -> None:
-    """Worker start-up: the rendering module is imported by then (see spawn)."""
+    """A no-op task: submitted once per worker, to start them all at once."""
+
+
+def _watch_parent(parent: int) -> None:
+    """Worker start-up: leave when the server is gone (after a kill -9 the
+    workers would otherwise wait on their task queue for ever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="render-parent-watch", daemon=True).start()
 
 
 class RenderPool:
@@ -35,7 +49,9 @@ class RenderPool:
         self._pool: ProcessPoolExecutor | None = None
         if workers > 0:
             ctx = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_ready)
+            self._pool = ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),)
+            )
             # start every worker now, not on the first page
             for f in [self._pool.submit(_ready) for _ in range(workers)]:
                 f.result(timeout=120)

@@ -10,6 +10,9 @@ from __future__ import annotations
 import gzip
 import re
 import shutil
+import subprocess
+import sys
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,6 +219,34 @@ def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> 
         c.app.state.hand_cache.data.clear()  # type: ignore[attr-defined]
         assert c.get(urls[0]).text == want[0]  # drawn in-process now
         assert pool._pool is None
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")  # exited (a zombie until someone reaps it)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_render_workers_leave_with_a_killed_server() -> None:
+    """kill -9 of the server must not leave its render workers behind."""
+    code = (
+        "from api.pool import RenderPool; import time; p = RenderPool(2); "
+        "print(*[w.pid for w in p._pool._processes.values()], flush=True); time.sleep(120)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    pids = [int(x) for x in server.stdout.readline().split()]
+    assert len(pids) == 2 and not any(_gone(p) for p in pids)
+    server.kill()
+    server.wait()
+    deadline = time.monotonic() + 15
+    while not all(_gone(p) for p in pids):
+        assert time.monotonic() < deadline, "render workers outlived the server"
+        time.sleep(0.2)
 
 
 def test_annotations_across_hands(client: TestClient) -> None:
