@@ -15,6 +15,8 @@
 
 #define MAX_SEATS 4
 
+PyObject *ints_tuple(const long *v, int n); /* replay/_native.c */
+
 enum { SC_PIPS, SC_MILO, SC_RUMBLE };
 enum { BW_SIDE_TOTAL, BW_LOWEST_HAND, BW_BLOCKER_VS_RIGHT };
 enum { BT_NO_SCORE, BT_FIRST_SIDE, BT_LAST_SIDE };
@@ -276,22 +278,6 @@ static const char *going_out(const Scorer *m, int tile, int left, int right)
     return both && left != right ? "capicua" : NULL;
 }
 
-static PyObject *longs_tuple(const long *v, int n)
-{
-    PyObject *t = PyTuple_New(n);
-    if (t == NULL)
-        return NULL;
-    for (int i = 0; i < n; i++) {
-        PyObject *x = PyLong_FromLong(v[i]);
-        if (x == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
-}
-
 /* The match end after a recorded hand (match._check_end); `side`: the hand's winning side or -1. */
 static void check_end(Scorer *m, int side)
 {
@@ -526,7 +512,7 @@ static PyObject *scorer_record(Scorer *m, PyObject *const *args, Py_ssize_t narg
             for (int k = 0; k < m->sides; k++)
                 points[k] -= points[k] % m->round_down;
     }
-    PyObject *points_t = longs_tuple(points, m->sides);
+    PyObject *points_t = ints_tuple(points, m->sides);
     PyObject *notes = note ? Py_BuildValue("(s)", note) : PyTuple_New(0);
     PyObject *winner = seat >= 0 ? PyLong_FromLong(seat) : Py_NewRef(Py_None);
     if (points_t == NULL || notes == NULL || winner == NULL) {
@@ -594,8 +580,8 @@ static void scorer_dealloc(Scorer *m)
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
-static PyObject *get_score(Scorer *m, void *c) { return longs_tuple(m->score, m->sides); }
-static PyObject *get_wins(Scorer *m, void *c) { return longs_tuple(m->wins, m->sides); }
+static PyObject *get_score(Scorer *m, void *c) { return ints_tuple(m->score, m->sides); }
+static PyObject *get_wins(Scorer *m, void *c) { return ints_tuple(m->wins, m->sides); }
 static PyObject *get_over(Scorer *m, void *c) { return PyBool_FromLong(m->over); }
 static PyObject *get_result(Scorer *m, void *c)
 {

@@ -622,7 +622,8 @@ static int add_move(match_acc *m, move_rec *r)
     return 0;
 }
 
-static PyObject *ints_tuple(long *v, int n)
+/* A tuple of n ints (also used by replay/_match.c) */
+PyObject *ints_tuple(const long *v, int n)
 {
     PyObject *t = PyTuple_New(n);
     if (t == NULL)
