@@ -156,7 +156,52 @@ def _codes(rows: Sequence[Sequence[str]]) -> pa.Array:
 
 
 def _opt_lists(rows: Sequence[Sequence[Any] | None], value_type: pa.DataType) -> pa.Array:
-    return pa.array([None if r is None else list(r) for r in rows], pa.list_(value_type))
+    """:func:`_lists` where a row may be None (a NULL list).
+
+    >>> _opt_lists([(1, 2), None, ()], _I32).to_pylist()
+    [[1, 2], None, []]
+    """
+    offsets = pa.array(list(accumulate((0 if r is None else len(r) for r in rows), initial=0)), _I32)
+    values = pa.array(list(chain.from_iterable(r for r in rows if r is not None)), value_type)
+    mask = pa.array([r is None for r in rows], pa.bool_())
+    return pa.ListArray.from_arrays(offsets, values, mask=mask)
+
+
+#: Pips and doubles by tile id, for numpy's fancy indexing.
+_PIPS_NP: Final = np.array(PIPS, np.int64)
+_DOUBLE_NP: Final = np.array(IS_DOUBLE, np.int64)
+
+
+def deal_columns(deals: Sequence[Sequence[Sequence[int]]]) -> tuple[pa.Array, ...]:
+    """The hands columns of the deals (per hand, the tiles of each seat):
+    ``dealt``, ``dealt_pips``, ``dealt_doubles`` and ``dealt_tiles``, from one
+    flat array of every tile (no per-seat Python sums).
+
+    >>> [c.to_pylist() for c in deal_columns([((27, 0), (7,)), ((), (1, 2, 3))])]
+    [[[[27, 0], [7]], [[], [1, 2, 3]]], [[12, 2], [0, 6]], [[2, 1], [0, 0]], [[2, 1], [0, 3]]]
+    """
+    seats = list(chain.from_iterable(deals))
+    n_tiles = np.fromiter(map(len, seats), np.int64, len(seats))
+    tiles = np.fromiter(chain.from_iterable(seats), np.int64, int(n_tiles.sum()))
+    inner = np.zeros(len(seats) + 1, np.int32)
+    np.cumsum(n_tiles, out=inner[1:])
+    outer = np.zeros(len(deals) + 1, np.int32)
+    np.cumsum(np.fromiter(map(len, deals), np.int64, len(deals)), out=outer[1:])
+    outer_offsets = pa.array(outer)
+
+    def per_seat(weights: np.ndarray, value_type: pa.DataType) -> pa.Array:
+        total = np.zeros(len(tiles) + 1, np.int64)
+        np.cumsum(weights[tiles], out=total[1:])
+        sums = total[inner[1:]] - total[inner[:-1]]
+        return pa.ListArray.from_arrays(outer_offsets, pa.array(sums).cast(value_type))
+
+    by_seat = pa.ListArray.from_arrays(pa.array(inner), pa.array(tiles).cast(_I8))
+    return (
+        pa.ListArray.from_arrays(outer_offsets, by_seat),
+        per_seat(_PIPS_NP, _I16),
+        per_seat(_DOUBLE_NP, _I8),
+        pa.ListArray.from_arrays(outer_offsets, pa.array(n_tiles).cast(_I8)),
+    )
 
 
 def pass_counts(moves: Iterable[MoveRecord], seats: int | None) -> list[int]:
@@ -290,7 +335,7 @@ class Frames:
                 else:
                     plies.append(got[0])
                     passes.append(got[1])
-        pips, dbl = PIPS, IS_DOUBLE
+        dealt, dealt_pips, dealt_doubles, dealt_tiles = deal_columns([h.hands for h in hs])
         return pa.table(
             {
                 "match": ms,
@@ -308,7 +353,7 @@ class Frames:
                 "leader": [h.leader for h in hs],
                 "opener": [h.opener for h in hs],
                 "blocker": [h.blocker for h in hs],
-                "dealt": pa.array([[list(x) for x in h.hands] for h in hs], pa.list_(pa.list_(_I8))),
+                "dealt": dealt,
                 "stock": _lists([h.stock for h in hs], _I8),
                 "pips": _lists([h.pips for h in hs], _I16),
                 "client_seeds": _lists([h.client_seeds for h in hs], _STR),
@@ -320,9 +365,9 @@ class Frames:
                 "started": timestamps([h.started for h in hs]),
                 "ended": timestamps([h.ended for h in hs]),
                 "passes": _lists(passes, _I16),
-                "dealt_pips": _lists([[sum(pips[t] for t in d) for d in h.hands] for h in hs], _I16),
-                "dealt_doubles": _lists([[sum(dbl[t] for t in d) for d in h.hands] for h in hs], _I8),
-                "dealt_tiles": _lists([[len(d) for d in h.hands] for h in hs], _I8),
+                "dealt_pips": dealt_pips,
+                "dealt_doubles": dealt_doubles,
+                "dealt_tiles": dealt_tiles,
             },
             schema=SCHEMAS["hands"],
         )
