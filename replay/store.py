@@ -46,12 +46,14 @@ __all__ = [
     "check_schemas",
     "clean_tmp",
     "default_db_path",
+    "derive_player_rows",
     "get_findings",
     "get_hands",
     "get_match",
     "get_moves",
     "layout",
     "load_batch",
+    "load_batches",
     "load_spool",
     "migrate",
     "migrations",
@@ -309,16 +311,20 @@ def load_spool(
 ) -> int:
     """Load the pending batches (or ``only`` those); the number loaded.
 
-    ``spool_dir`` defaults to the spool beside the connected database. The
-    kept logs are looked up beside the spool (for matches that must be
-    validated again from all their files).
+    They are loaded oldest first, up to :data:`GROUP_BATCHES` in one
+    transaction (:func:`load_batches`). ``spool_dir`` defaults to the spool
+    beside the connected database. The kept logs are looked up beside the
+    spool (for matches that must be validated again from all their files).
     """
     spool = Path(spool_dir) if spool_dir is not None else _db_layout(conn).spool
     _clean_tmp(spool)
+    todo = list(only) if only is not None else pending_batches(spool)
     loaded = 0
-    for bdir in only if only is not None else pending_batches(spool):
-        if load_batch(conn, bdir, spool.parent):
-            loaded += 1
+    try:
+        for k in range(0, len(todo), GROUP_BATCHES):
+            loaded += load_batches(conn, todo[k : k + GROUP_BATCHES], spool.parent, derive=False)
+    finally:
+        derive_player_rows(conn)  # also what a crash left marked
     return loaded
 
 
@@ -346,7 +352,15 @@ def _ids(values: Iterable[str]) -> pa.Table:
     return pa.table({"match": pa.array(sorted(values), pa.string())})
 
 
-def load_batch(conn: duckdb.DuckDBPyConnection, bdir: Path, data_dir: Path) -> bool:
+#: At most this many spool batches are loaded in one transaction. What a
+#: load does once whatever its size (the commit, the players and shared-seed
+#: refreshes, which look at the whole store) is then done once for all of
+#: them: at 1M hands stored, a commit alone costs about 0.4 s. Their files
+#: are mapped together, so this also bounds the loader's memory.
+GROUP_BATCHES: Final = 8
+
+
+def load_batch(conn: duckdb.DuckDBPyConnection, bdir: Path, data_dir: Path, *, derive: bool = True) -> bool:
     """Load one batch in one transaction; False if it was loaded before.
 
     Per match of the batch, with B its files in the batch and S its files
@@ -355,34 +369,129 @@ def load_batch(conn: duckdb.DuckDBPyConnection, bdir: Path, data_dir: Path) -> b
     lines are all in the batch (S within B) is replaced by the batch's rows;
     otherwise it is validated again from all its kept files (B and S) and
     replaced. Then SEED_REUSED, verdicts and players are brought up to date
-    for everything the batch touched.
+    for everything the batch touched, and (unless ``derive`` is false: see
+    :func:`derive_player_rows`) the player tables. A batch that cannot be
+    loaded is moved to ``spool/.failed`` and the error raised.
     """
-    manifest = json.loads((bdir / "manifest.json").read_text())
-    batch: str = manifest["batch"]
-    mode: str = manifest.get("mode", "add")
-    parts = {name: _part_path(bdir, name) for name in manifest["tables"]}
+    loaded = _load_group(conn, [bdir], data_dir, set_aside=True) == 1
+    if derive:
+        derive_player_rows(conn)
+    return loaded
+
+
+def load_batches(
+    conn: duckdb.DuckDBPyConnection, bdirs: Sequence[Path], data_dir: Path, *, derive: bool = True
+) -> int:
+    """Load batches in the given order in one transaction, as :func:`load_batch`
+    would one after the other; the number loaded (not loaded before).
+
+    The derived rows (SEED_REUSED, verdicts, players, and the player tables
+    unless ``derive`` is false) are brought up to date once, for everything
+    the batches touched. If the group fails, each batch is loaded again on
+    its own, so that the good ones land and only a bad one is set aside
+    (and raises).
+    """
+    try:
+        if len(bdirs) == 1:
+            return int(load_batch(conn, bdirs[0], data_dir, derive=False))
+        try:
+            return _load_group(conn, bdirs, data_dir, set_aside=False)
+        except Exception:
+            return sum(load_batch(conn, b, data_dir, derive=False) for b in bdirs)
+    finally:
+        if derive:
+            derive_player_rows(conn)
+
+
+def _load_group(
+    conn: duckdb.DuckDBPyConnection, bdirs: Sequence[Path], data_dir: Path, *, set_aside: bool
+) -> int:
+    loaders: list[_BatchLoader] = []
     conn.execute("BEGIN TRANSACTION")
     try:
-        if one(conn, "SELECT 1 FROM batches WHERE batch = ?", [batch]):
-            conn.execute("ROLLBACK")
-            shutil.rmtree(bdir, ignore_errors=True)
-            return False
-        loader = _BatchLoader(conn, batch, mode, parts, manifest, data_dir)
-        touched, files = loader.run()
-        conn.execute(
-            "INSERT INTO batches VALUES (?, now(), ?, ?, ?)", [batch, mode, touched, files]
-        )
+        for bdir in bdirs:
+            manifest = json.loads((bdir / "manifest.json").read_text())
+            batch: str = manifest["batch"]
+            if one(conn, "SELECT 1 FROM batches WHERE batch = ?", [batch]):
+                continue  # loaded before (the folder outlived its commit)
+            mode: str = manifest.get("mode", "add")
+            parts = {name: _part_path(bdir, name) for name in manifest["tables"]}
+            loader = _BatchLoader(conn, batch, mode, parts, manifest, data_dir, tag=str(len(loaders)))
+            loaders.append(loader)
+            touched, files = loader.load()
+            conn.execute(
+                "INSERT INTO batches VALUES (?, now(), ?, ?, ?)", [batch, mode, touched, files]
+            )
+        if loaders:
+            _Derived(conn, loaders).run()
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(duckdb.Error):
             conn.execute("ROLLBACK")
-        failed = bdir.parent / ".failed"
-        failed.mkdir(exist_ok=True)
-        with contextlib.suppress(OSError):
-            os.rename(bdir, failed / bdir.name)
+        if set_aside:
+            failed = bdirs[0].parent / ".failed"
+            failed.mkdir(exist_ok=True)
+            for bdir in bdirs:
+                with contextlib.suppress(OSError):
+                    os.rename(bdir, failed / bdir.name)
         raise
-    shutil.rmtree(bdir, ignore_errors=True)
-    return True
+    finally:
+        for loader in loaders:
+            loader.close()
+    for bdir in bdirs:
+        shutil.rmtree(bdir, ignore_errors=True)
+    return len(loaders)
+
+
+def derive_player_rows(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring the player tables (migrations 003 to 005) up to date with the
+    matches loaded since they were last derived (``player_pending``), in one
+    transaction; the number of matches.
+
+    A load only marks its matches: deriving them once for a whole ingest
+    run (or :func:`load_spool` call) is one sorted insert instead of one a
+    batch plus a re-sort. Until then a player report lacks those matches;
+    a crash leaves the marks, and the next load derives them.
+    """
+    if not one(conn, "SELECT 1 FROM player_pending LIMIT 1"):
+        return 0
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        had = one(conn, "SELECT count(*) FROM player_held")
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE _pm AS SELECT DISTINCT match FROM player_pending "
+            "WHERE match IN (SELECT match FROM matches)"
+        )
+        row = one(conn, "SELECT count(*) FROM _pm")
+        n = int(row[0]) if row else 0
+        conn.execute(_PLAYER_ROWS.format(seats="seats", hands="hands", matches="matches"))
+        conn.execute("DROP TABLE _pm")
+        conn.execute("DELETE FROM player_pending")
+        _reorder(conn, fresh=not (had and had[0]))
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return n
+
+
+def _reorder(conn: duckdb.DuckDBPyConnection, *, fresh: bool) -> None:
+    """Each derivation appends its rows in player order: a run each. Once the
+    runs hold a quarter of the rows, the tables are rewritten in order (a
+    geometric schedule). Rows derived into empty tables are one run: sorted."""
+    row = one(conn, "SELECT (SELECT count(*) FROM player_held), (SELECT max(sorted_rows) FROM player_order)")
+    rows, done = (int(row[0]), int(row[1] or 0)) if row else (0, 0)
+    if not fresh and rows >= RESORT_MIN_ROWS and (rows - done) * 4 > rows:
+        for t, order in _PLAYER_ORDER.items():
+            conn.execute(f"CREATE OR REPLACE TEMP TABLE _sorted AS SELECT * FROM {t} ORDER BY {order}")
+            conn.execute(f"DELETE FROM {t}")
+            conn.execute(f"INSERT INTO {t} SELECT * FROM _sorted")
+            conn.execute("DROP TABLE _sorted")
+    elif not fresh:
+        return
+    conn.execute("DELETE FROM player_order")
+    conn.execute("INSERT INTO player_order VALUES (?)", [rows])
 
 
 #: hands.passes counted from `moves` and the dealt_* summaries (as migration
@@ -419,63 +528,56 @@ WHERE dealt_tiles IS NULL AND match IN (SELECT match FROM _take)
 """
 
 
-#: The tables keyed by player (migrations 003 and 004), derived from seats, hands and matches.
-PLAYER_TABLES: Final = ("player_seats", "player_hands", "player_held")
+#: The tables keyed by player (migrations 003 to 005), derived from seats, hands and matches.
+PLAYER_TABLES: Final = ("player_seats", "player_held")
 
 #: Their sort order; a table once its rows grew by a quarter (and past this
 #: many) since it was last rewritten in that order.
 _PLAYER_ORDER: Final = {
     "player_seats": "of_player, match, seq, seat",
-    "player_hands": "of_player, match, hand",
     "player_held": "of_player, match, hand, seat",
 }
 RESORT_MIN_ROWS: Final = 50_000
 
-#: Their rows for the matches of the registered table ``_pm`` (as migrations 003 and 004),
-#: read from {seats}, {hands} and {matches}: the store's tables, or the batch's own
-#: Parquet files when they hold exactly the rows stored (then the work is the
-#: batch's size, not the store's: every join below stays inside the batch).
+#: Their rows for the matches of the table ``_pm`` (as migrations 003 to 005),
+#: read from {seats}, {hands} and {matches}. A held hand is a seat row joined
+#: to the hands of its range: no row per player and hand of the match first
+#: (what player_hands was).
 _PLAYER_ROWS: Final = """
-CREATE OR REPLACE TEMP TABLE _pm_players AS
-SELECT DISTINCT match, player FROM {seats} WHERE match IN (SELECT match FROM _pm);
-
 CREATE OR REPLACE TEMP TABLE _pm_seats AS
-SELECT p.player AS of_player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
-FROM _pm_players p
-JOIN (SELECT *, coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
-                2147483647) AS to_hand
-      FROM {seats} WHERE match IN (SELECT match FROM _pm)) s ON s.match = p.match
+SELECT match, seat, player, name, bot, from_hand,
+       coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
+                2147483647) AS to_hand, seq
+FROM {seats} WHERE match IN (SELECT match FROM _pm);
+
+INSERT INTO player_seats
+SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
+FROM (SELECT DISTINCT match, player FROM _pm_seats) p
+JOIN _pm_seats s ON s.match = p.match
 JOIN (SELECT match, batch FROM {matches} WHERE match IN (SELECT match FROM _pm)) m ON m.match = p.match
 ORDER BY p.player, s.match, s.seq, s.seat;
 
-CREATE OR REPLACE TEMP TABLE _pm_hands AS
-SELECT p.player AS of_player, h.match, h.hand, h.result, h.winner, h.points, h.notes,
-       h.passes AS seat_passes, h.dealt_pips AS seat_pips, h.dealt_doubles AS seat_doubles,
-       h.dealt_tiles AS seat_tiles, h.started,
-       m.profile, m.teams, m.stock, m.block_end,
-       m.result AS match_result, m.winner AS match_winner, m.notes AS match_notes
-FROM _pm_players p
--- the rules' JSON read once a match, not once a player and hand
-JOIN (SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
-             rules->>'block_end' AS block_end, result, winner, notes
-      FROM {matches} WHERE match IN (SELECT match FROM _pm)) m ON m.match = p.match
-JOIN (SELECT match, hand, result, winner, points, notes, passes, dealt_pips, dealt_doubles, dealt_tiles, started
-      FROM {hands} WHERE match IN (SELECT match FROM _pm)) h ON h.match = p.match
-ORDER BY p.player, h.match, h.hand;
-
-INSERT INTO player_seats SELECT * FROM _pm_seats;
-INSERT INTO player_hands SELECT * FROM _pm_hands;
-
 INSERT INTO player_held
-WITH held AS (
-    SELECT h.*, s.seat, s.bot
-    FROM _pm_hands h
-    JOIN _pm_seats s ON s.of_player = h.of_player AND s.match = h.match AND s.player = s.of_player
-     AND h.hand >= s.from_hand AND h.hand < s.to_hand
+WITH m AS (
+    -- the rules' JSON read once a match, not once a player and hand
+    SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
+           rules->>'block_end' AS block_end, result AS match_result, winner AS match_winner,
+           notes AS match_notes
+    FROM {matches} WHERE match IN (SELECT match FROM _pm)
+), held AS (
+    SELECT s.player AS of_player, s.seat, s.bot, h.match, h.hand, h.result, h.winner, h.points,
+           h.notes, h.passes, h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started,
+           m.profile, m.teams, m.stock, m.block_end, m.match_result, m.match_winner, m.match_notes
+    FROM _pm_seats s
+    JOIN (SELECT match, hand, result, winner, points, notes, passes, dealt_pips, dealt_doubles,
+                 dealt_tiles, started
+          FROM {hands} WHERE match IN (SELECT match FROM _pm)) h
+      ON h.match = s.match AND h.hand >= s.from_hand AND h.hand < s.to_hand
+    JOIN m ON m.match = s.match
 ), partner AS (
     SELECT x.of_player, x.match, x.hand, ps.player, ps.name, ps.bot
     FROM held x
-    JOIN _pm_seats ps ON ps.of_player = x.of_player AND ps.match = x.match
+    JOIN _pm_seats ps ON ps.match = x.match
      AND ps.seat = (x.seat + 2) % 4 AND x.hand >= ps.from_hand AND x.hand < ps.to_hand
     WHERE x.teams = 'pairs'
 )
@@ -483,16 +585,14 @@ SELECT x.of_player, x.match, x.hand, x.seat, x.bot, p.player, p.name, p.bot,
        x.result, x.winner,
        x.points[(CASE WHEN x.teams = 'pairs' THEN x.seat % 2 ELSE x.seat END) + 1],
        list_sum(x.points), CASE WHEN x.result = 'domino' AND x.winner = x.seat THEN x.notes END,
-       x.seat_passes[x.seat + 1], x.seat_pips[x.seat + 1], x.seat_doubles[x.seat + 1], x.seat_tiles[x.seat + 1],
+       x.passes[x.seat + 1], x.dealt_pips[x.seat + 1], x.dealt_doubles[x.seat + 1], x.dealt_tiles[x.seat + 1],
        timezone('UTC', x.started), x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
        list_has_any(x.match_notes, ['shutout', 'chiva', 'zapato'])
 FROM held x
 LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand
 ORDER BY x.of_player, x.match, x.hand, x.seat;
 
-DROP TABLE _pm_players;
-DROP TABLE _pm_seats;
-DROP TABLE _pm_hands
+DROP TABLE _pm_seats
 """
 
 
@@ -507,6 +607,8 @@ class _BatchLoader:
         parts: Mapping[str, Path],
         manifest: Mapping[str, Any],
         data_dir: Path,
+        *,
+        tag: str = "",
     ) -> None:
         self.conn = conn
         self.batch = batch
@@ -523,7 +625,7 @@ class _BatchLoader:
                 with pa.memory_map(str(path)) as f:
                     table = pa.ipc.open_file(f).read_all()
                 self.arrow[name] = table
-                self.src[name] = f"_part_{name}"
+                self.src[name] = f"_part{tag}_{name}"  # one name a batch of a group
                 conn.register(self.src[name], table)
             else:
                 self.src[name] = f"read_parquet({_lit(path)})"
@@ -531,16 +633,11 @@ class _BatchLoader:
         self.old_seeds: list[str] = []
         self.old_players: list[str] = []
         self.gone: set[str] = set()  # matches deleted by this batch (most written again)
-        # every match of the batch's files inserted as is, nothing else written:
-        # the Parquet files then hold exactly the new rows (see _player_rows)
-        self.as_spooled = False
 
-    def run(self) -> tuple[int, int]:
-        try:
-            return self._run()
-        finally:
-            for name in self.arrow:
-                self.conn.unregister(self.src[name])
+    def close(self) -> None:
+        for name in self.arrow:
+            self.conn.unregister(self.src[name])
+        self.arrow.clear()
 
     def _columns(self, name: str, columns: list[str]) -> pa.Table:
         table = self.arrow.get(name)
@@ -550,18 +647,14 @@ class _BatchLoader:
         table = self.arrow.get(name)
         return table.schema.names if table is not None else pq.read_schema(self.parts[name]).names
 
-    def _run(self) -> tuple[int, int]:
+    def load(self) -> tuple[int, int]:
+        """The batch's own rows (the derived ones are :class:`_Derived`'s):
+        matches written, files recorded."""
         files = self._files() if "log_files" in self.parts else 0
         if "match_files" in self.parts:
             self._matches()
         if self.new:
             self._rematches()
-        if self.new or self.gone:
-            self._player_rows()
-        if self.new or self.old_seeds:
-            self._refresh()
-        if not self.manifest.get("defer_order"):
-            self._reorder()
         return len(self.new), files
 
     # -- matches
@@ -598,7 +691,6 @@ class _BatchLoader:
         self._delete((take | set(redo)) & existing)
         everything = len(take) == len(batch_files)
         self._insert_parts(take, everything=everything)
-        self.as_spooled = everything and not redo and not self.new
         self.new |= take
         if redo:
             self._revalidate(redo)
@@ -676,7 +768,6 @@ class _BatchLoader:
             self._delete(set(wanted))
             self.insert_tables(tables)
             self.new |= set(wanted)
-            self.as_spooled = False
 
     # -- files of a run
 
@@ -723,47 +814,30 @@ class _BatchLoader:
                 )
         return len(shas) - len(known)
 
-    # -- derived rows
+class _Derived:
+    """What a group of batches changes beyond its own rows, once for the group:
+    SEED_REUSED with the verdicts, players, and the player tables (rows of
+    deleted matches go; the new matches are marked in ``player_pending``,
+    for :func:`derive_player_rows`)."""
 
-    def _player_rows(self) -> None:
-        """player_seats, player_hands and player_held (migrations 003, 004) of the matches the batch
-        deleted or wrote, derived from their final rows, in player order."""
+    def __init__(self, conn: duckdb.DuckDBPyConnection, loaders: Sequence[_BatchLoader]) -> None:
+        self.conn = conn
+        self.new: set[str] = set().union(*(b.new for b in loaders))
+        self.gone: set[str] = set().union(*(b.gone for b in loaders))
+        self.old_seeds = [x for b in loaders for x in b.old_seeds]
+        self.old_players = [x for b in loaders for x in b.old_players]
+
+    def run(self) -> None:
         conn = self.conn
-        # Only a deleted match can have rows there: a fresh one has none yet.
         if self.gone:
             with _registered(conn, "_pm", _ids(self.gone)):
-                for t in PLAYER_TABLES:
+                for t in (*PLAYER_TABLES, "player_pending"):
                     conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _pm)")
-        parts = self.parts
-        spooled = (
-            self.as_spooled
-            and all(t in parts for t in ("seats", "hands", "matches"))
-            and "passes" in self._names("hands")
-        )
-        sources = (
-            {t: self.src[t] for t in ("seats", "hands", "matches")}
-            if spooled
-            else {t: t for t in ("seats", "hands", "matches")}
-        )
-        with _registered(conn, "_pm", _ids(self.new)):
-            conn.execute(_PLAYER_ROWS.format(**sources))
-
-    def _reorder(self) -> None:
-        """Each batch appends its player rows in player order: a run per batch.
-        Once the runs hold a quarter of the rows, the tables are rewritten in
-        order (a geometric schedule). An ingest run asks for it only with its
-        last batch (``defer_order`` on the others): one rewrite for the run."""
-        conn = self.conn
-        row = one(conn, "SELECT (SELECT count(*) FROM player_hands), (SELECT max(sorted_rows) FROM player_order)")
-        rows, done = (int(row[0]), int(row[1] or 0)) if row else (0, 0)
-        if rows >= RESORT_MIN_ROWS and (rows - done) * 4 > rows:
-            for t, order in _PLAYER_ORDER.items():
-                conn.execute(f"CREATE OR REPLACE TEMP TABLE _sorted AS SELECT * FROM {t} ORDER BY {order}")
-                conn.execute(f"DELETE FROM {t}")
-                conn.execute(f"INSERT INTO {t} SELECT * FROM _sorted")
-                conn.execute("DROP TABLE _sorted")
-            conn.execute("DELETE FROM player_order")
-            conn.execute("INSERT INTO player_order VALUES (?)", [rows])
+        if self.new:
+            with _registered(conn, "_pm", _ids(self.new)):
+                conn.execute("INSERT INTO player_pending SELECT match FROM _pm")
+        if self.new or self.old_seeds:
+            self._refresh()
 
     def _refresh(self) -> None:
         """SEED_REUSED findings, verdicts and players of what the batch touched."""

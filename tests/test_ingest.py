@@ -149,7 +149,7 @@ def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> Non
     assert counts["moves"] > 20 * counts["hands"] > 0
 
 
-PLAYER_TABLES = ("player_seats", "player_hands", "player_held")
+PLAYER_TABLES = ("player_seats", "player_held")
 
 
 def table_hashes(db: Path, tables: tuple[str, ...]) -> dict[str, Any]:

@@ -185,7 +185,7 @@ def test_migration_002_backfills_an_old_store(
 
 # -- the tables keyed by player (migration 003) ------------------------------------------
 
-# What player_seats and player_hands must hold, from the base tables.
+# What player_seats must hold, and the keys player_held must hold, from the base tables.
 _DERIVED = {
     "player_seats": """
         SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand,
@@ -196,13 +196,15 @@ _DERIVED = {
             AND (n.from_hand, n.seq) > (s.from_hand, s.seq)
             AND NOT EXISTS (SELECT 1 FROM seats x WHERE x.match = s.match AND x.seat = s.seat
                 AND (x.from_hand, x.seq) > (s.from_hand, s.seq) AND (x.from_hand, x.seq) < (n.from_hand, n.seq)) JOIN matches m USING (match)""",
-    "player_hands": """
-        SELECT p.player, h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes,
-               h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started, m.profile,
-               m.rules->>'teams', m.rules->>'stock', m.rules->>'block_end', m.result, m.winner,
-               m.notes
-        FROM (SELECT DISTINCT match, player FROM seats) p
-        JOIN matches m USING (match) JOIN hands h USING (match)""",
+    # the key of every held hand: each seat row with the hands of its range
+    "player_held": """
+        SELECT s.player, s.match, h.hand, s.seat
+        FROM seats s JOIN hands h USING (match)
+        LEFT JOIN seats n ON n.match = s.match AND n.seat = s.seat
+            AND (n.from_hand, n.seq) > (s.from_hand, s.seq)
+            AND NOT EXISTS (SELECT 1 FROM seats x WHERE x.match = s.match AND x.seat = s.seat
+                AND (x.from_hand, x.seq) > (s.from_hand, s.seq) AND (x.from_hand, x.seq) < (n.from_hand, n.seq))
+        WHERE h.hand >= s.from_hand AND h.hand < coalesce(n.from_hand, 2147483647)""",
 }
 
 # The report's reads before migration 003: the base tables.
@@ -234,9 +236,10 @@ def _stale_player_rows(c: duckdb.DuckDBPyConnection) -> int:
     """Rows of the player tables missing or extra against the base tables."""
     n = 0
     for t, q in _DERIVED.items():
+        got = "SELECT of_player, match, hand, seat FROM player_held" if t == "player_held" else f"FROM {t}"
         n += c.execute(
-            f"SELECT (SELECT count(*) FROM (FROM {t} EXCEPT ALL {q})) "
-            f"+ (SELECT count(*) FROM ({q} EXCEPT ALL FROM {t}))"
+            f"SELECT (SELECT count(*) FROM ({got} EXCEPT ALL {q})) "
+            f"+ (SELECT count(*) FROM ({q} EXCEPT ALL {got}))"
         ).fetchall()[0][0]
     return n
 
@@ -302,7 +305,7 @@ def _same_reports(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch)
 def test_player_tables_match_the_base_tables(
     conn: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert conn.execute("SELECT count(*) FROM player_hands").fetchall()[0][0] > 0
+    assert conn.execute("SELECT count(*) FROM player_held").fetchall()[0][0] > 0
     assert _stale_player_rows(conn) == 0
     assert _same_reports(conn, monkeypatch) > 20
     assert player_report(conn.cursor(), "nobody-at-all") is None
@@ -323,7 +326,7 @@ def test_player_tables_follow_a_replaced_match(tmp_path: Path, monkeypatch: pyte
     log.write_bytes(b"".join(lines[: len(lines) // 2]))
     ingest([log], db=db, workers=0)
     c = open_store(db, read_only=True)
-    before = c.execute("SELECT count(*) FROM player_hands").fetchall()[0][0]
+    before = c.execute("SELECT count(*) FROM player_held").fetchall()[0][0]
     hands_before = dict(c.execute("SELECT match, hands FROM matches").fetchall())
     c.close()
     log.write_bytes(b"".join(lines))  # the same log, grown
@@ -340,12 +343,12 @@ def test_player_tables_follow_a_replaced_match(tmp_path: Path, monkeypatch: pyte
         assert c.execute(
             "SELECT count(*) FROM (SELECT match FROM match_files GROUP BY match HAVING count(*) > 1)"
         ).fetchall()[0][0] > 0  # matches validated again from two files
-        assert c.execute("SELECT count(*) FROM player_hands").fetchall()[0][0] > before
+        assert c.execute("SELECT count(*) FROM player_held").fetchall()[0][0] > before
         assert _stale_player_rows(c) == 0
         assert c.execute("SELECT sorted_rows FROM player_order").fetchall()[0][0] > before
         # no match left twice, none missing
         assert c.execute(
-            "SELECT count(*) FROM (SELECT of_player, match, hand FROM player_hands GROUP BY ALL HAVING count(*) > 1)"
+            "SELECT count(*) FROM (SELECT of_player, match, hand, seat FROM player_held GROUP BY ALL HAVING count(*) > 1)"
         ).fetchall() == [(0,)]
         assert _same_reports(c, monkeypatch) > 0
         grown = {p: player_report(c.cursor(), p) for p in _all_players(c)}
@@ -370,11 +373,10 @@ def test_delete_match_removes_its_player_rows(tmp_path: Path) -> None:
     db = _ingest(tmp_path / "data")
     c = open_store(db)
     try:
-        m = c.execute("SELECT match FROM player_hands LIMIT 1").fetchall()[0][0]
+        m = c.execute("SELECT match FROM player_held LIMIT 1").fetchall()[0][0]
         assert delete_match(c.cursor(), m) == 1
-        assert c.execute("SELECT count(*) FROM player_hands WHERE match = ?", [m]).fetchall() == [(0,)]
-        assert c.execute("SELECT count(*) FROM player_seats WHERE match = ?", [m]).fetchall() == [(0,)]
         assert c.execute("SELECT count(*) FROM player_held WHERE match = ?", [m]).fetchall() == [(0,)]
+        assert c.execute("SELECT count(*) FROM player_seats WHERE match = ?", [m]).fetchall() == [(0,)]
         assert _stale_player_rows(c) == 0
     finally:
         c.close()

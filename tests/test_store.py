@@ -22,11 +22,14 @@ from replay.store import (
     StoreLocked,
     check_schemas,
     clean_tmp,
+    derive_player_rows,
     get_findings,
     get_hands,
     get_match,
     get_moves,
     layout,
+    load_batch,
+    load_batches,
     load_spool,
     migrate,
     migrations,
@@ -347,6 +350,89 @@ def test_a_failing_batch_rolls_back_and_is_set_aside(store: duckdb.DuckDBPyConne
         load_spool(store, sp)
     assert set(table_counts(store).values()) == {0}  # nothing of it is left
     assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == []
+
+
+def _ordered_batches(sp: Path) -> list[Path]:
+    """Batches whose effects depend on their order: a match inserted and then
+    replaced (its player rows must not double), a seed reused by a later
+    batch's match, a player renamed by a later match."""
+    later = "2026-11-05T00:00:00Z"
+    renamed = (("p-1", "Ann B."), ("p-3", "Cy"))
+    spool(sp, "b-1", [report("m-1"), report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f1")
+    spool(sp, "b-2", [report("m-3", anchor="e" * 64, seeds=("B" * 64,), players=renamed, started=later)], sha="f2")
+    spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64, "f" * 64))], sha="f1", mode="replace")
+    spool(sp, "b-4", [report("m-4", anchor="9" * 64, seeds=("8" * 64,), players=renamed)], sha="f3")
+    return pending_batches(sp)
+
+
+def _dump(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Every table's rows, order-free, without the times of loading and migrating."""
+    out = {}
+    # player_order is bookkeeping: how many player rows were in order when last sorted
+    for (t,) in rows(conn, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                           "AND table_name <> 'player_order' ORDER BY 1"):  # fmt: skip
+        cols = [c for (c, *_) in rows(conn, f"DESCRIBE {t}") if c not in ("loaded_at", "applied_at")]
+        out[t] = sorted(map(repr, rows(conn, f"SELECT {', '.join(cols)} FROM {t}")))
+    return out
+
+
+def test_a_group_of_batches_stores_what_one_by_one_stores(tmp_path: Path) -> None:
+    dumps = []
+    for way in ("one", "group"):
+        conn = open_store(tmp_path / way / "replay.duckdb")
+        try:
+            sp = spool_of(conn)
+            bdirs = _ordered_batches(sp)
+            if way == "one":
+                assert all(load_batch(conn, b, sp.parent) for b in bdirs)
+            else:
+                assert load_batches(conn, bdirs, sp.parent) == 4
+            assert pending_batches(sp) == []
+            dumps.append(_dump(conn))
+        finally:
+            conn.close()
+    one, group = dumps
+    assert one == group
+    assert len(group["batches"]) == 4 and len(group["player_held"]) == 10 and group["player_pending"] == []
+    assert sum("SEED_REUSED" in r for r in group["findings"]) == 2
+    assert any("'Ann B.'" in r for r in group["players"])
+
+
+def test_player_rows_wait_for_their_derivation_which_a_crash_does_not_lose(
+    store: duckdb.DuckDBPyConnection,
+) -> None:
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1")])
+    assert load_batches(store, pending_batches(sp), sp.parent, derive=False) == 1
+    assert rows(store, "SELECT match FROM player_pending") == [("m-1",)]
+    assert rows(store, "SELECT count(*) FROM player_held") == [(0,)]
+    # as after a crash before the derivation: the next load derives them
+    assert load_spool(store, sp) == 0
+    assert rows(store, "SELECT count(*) FROM player_pending") == [(0,)]
+    assert rows(store, "SELECT of_player, match, hand FROM player_held ORDER BY 1") == [
+        ("p-1", "m-1", 1), ("p-2", "m-1", 1)]  # fmt: skip
+    # a match replaced before its rows were derived: marked once, derived once
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f2")
+    load_batches(store, pending_batches(sp), sp.parent, derive=False)
+    spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))], sha="f2", mode="replace")
+    load_batches(store, pending_batches(sp), sp.parent, derive=False)
+    assert rows(store, "SELECT match FROM player_pending") == [("m-2",)]
+    assert derive_player_rows(store) == 1
+    assert rows(store, "SELECT match, count(*) FROM player_held GROUP BY 1 ORDER BY 1") == [("m-1", 2), ("m-2", 4)]
+
+
+def test_a_bad_batch_in_a_group_sets_only_itself_aside(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1")])
+    bad = spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))])
+    (bad / "hands.arrow").write_bytes(b"not arrow")
+    spool(sp, "b-3", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
+    with pytest.raises(pa.ArrowInvalid):
+        load_spool(store, sp)  # one group of three, then one by one
+    assert rows(store, "SELECT match FROM matches") == [("m-1",)]
+    assert (sp / ".failed" / "b-2").is_dir() and pending_batches(sp) == [sp / "b-3"]
+    assert load_spool(store, sp) == 1
+    assert rows(store, "SELECT match FROM matches ORDER BY 1") == [("m-1",), ("m-3",)]
 
 
 def test_thin_reads(store: duckdb.DuckDBPyConnection) -> None:
