@@ -600,6 +600,7 @@ class _Loader(threading.Thread):
         self.loaded = 0
         self.seconds = 0.0  # wall time spent loading
         self.groups = 0  # transactions
+        self.derive_seconds = 0.0  # of which deriving the player tables
 
     def run(self) -> None:
         done = False
@@ -614,7 +615,9 @@ class _Loader(threading.Thread):
                 self.loaded += self._timed(load_batches, self.conn, group, self.data_dir, derive=False)
         if self.error is None:  # the player tables, once for the run
             self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
+            t0 = time.perf_counter()
             self._timed(derive_player_rows, self.conn)
+            self.derive_seconds = time.perf_counter() - t0
             self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
 
     def _timed(self, work: Callable[..., int], *args: Any, **kwargs: Any) -> int:
@@ -1118,11 +1121,14 @@ def _execute(
         summary.stages[f"{k} (workers)"] = run.stages[k]
     if run.loader is not None:
         summary.stages["load (wall)"] = run.loader.seconds
+        summary.stages["derive (wall)"] = run.loader.derive_seconds
     if conn is not None:
         load_spool(conn, lay.spool)  # batches of a run killed before this one
         _store_summary(conn, run, summary)
         summary.loaded = True
+        t_ck = time.perf_counter()
         conn.execute("CHECKPOINT")
+        summary.stages["checkpoint (wall)"] = time.perf_counter() - t_ck
         return summary
     # The holder may be gone by now (another ingest that ended): try once more.
     late = _open_owner(lay.db, None)
