@@ -286,31 +286,39 @@ class MatchBundle:
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count FROM matches WHERE match = $m"""
-_B_SEATS = "SELECT seat, player, name, bot, from_hand FROM seats WHERE match = $m ORDER BY seq, seat"
+                     estimates, hands AS hand_count, mno FROM matches WHERE match = $m"""
+# {of}: the match's rows by its number where it has one (migration 006: min/max
+# of mno prunes all but a row group or two), else by id
+_B_SEATS = "SELECT seat, player, name, bot, from_hand FROM seats WHERE {of} ORDER BY seq, seat"
 _B_HANDS = f"""SELECT hand, result, winner, points, score, notes, leader, blocker, dealt,
                       len(stock) AS boneyard, {_ts("started")} AS started, deal_ok, seed_ok, play_ok
-               FROM hands WHERE match = $m"""
+               FROM hands WHERE {{of}}"""
 _B_MOVES = """SELECT hand, ply, seq, seat, kind, tile, on_end, left_end, right_end, stock,
                      legal_moves, forced, error
-              FROM moves WHERE match = $m ORDER BY hand, ply"""
+              FROM moves WHERE {of} ORDER BY hand, ply"""
 _B_FINDINGS = """SELECT code, severity, hand, seq, message FROM findings
-                 WHERE match = $m AND hand IS NOT NULL ORDER BY seq NULLS LAST"""
+                 WHERE {of} AND hand IS NOT NULL ORDER BY seq NULLS LAST"""
+_BY_ID = "match = $m"
+_BY_NUMBER = "mno = $n AND match = $m"
 
 
 def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     """The replay data of a match (five plain reads), or None if unknown."""
-    par = {"m": match}
+    par: dict[str, Any] = {"m": match}
     head = _one(cur, _B_MATCH, par)
     if head is None:
         return None
-    seats = _rows(cur, _B_SEATS, par)
-    hands = {r["hand"]: r for r in _rows(cur, _B_HANDS, par)}
+    mno = head.pop("mno")
+    of = _BY_ID if mno is None else _BY_NUMBER
+    if mno is not None:
+        par["n"] = mno
+    seats = _rows(cur, _B_SEATS.format(of=of), par)
+    hands = {r["hand"]: r for r in _rows(cur, _B_HANDS.format(of=of), par)}
     moves: dict[int, list[tuple[Any, ...]]] = {}
-    for row in cur.execute(_B_MOVES, par).fetchall():
+    for row in cur.execute(_B_MOVES.format(of=of), par).fetchall():
         moves.setdefault(row[0], []).append(row[1:])
     findings: dict[int, list[tuple[Any, ...]]] = {}
-    for row in cur.execute(_B_FINDINGS, par).fetchall():
+    for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall():
         findings.setdefault(row[2], []).append(row)
     return MatchBundle(head, seats, hands, moves, findings)
 

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from replay.frames import SCHEMAS, TABLES
@@ -346,6 +347,35 @@ def _registered(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> 
         yield name
     finally:
         conn.unregister(name)
+
+
+#: Tables whose rows carry their match's number, ``mno`` (migration 006).
+NUMBERED: Final = ("matches", "seats", "hands", "moves", "findings")
+
+
+def _numbered(table: pa.Table, order: pa.Array, base: int) -> pa.Table:
+    """``table`` with ``mno``: ``base`` + 1 + the place of each row's match in ``order``.
+
+    >>> t = pa.table({"match": pa.array(["b", "a", "b"]).dictionary_encode()})
+    >>> _numbered(t, pa.array(["a", "b"]), 10).column("mno").to_pylist()
+    [12, 11, 12]
+    """
+    col = table.column("match").combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        place = pc.take(pc.index_in(col.dictionary, value_set=order), col.indices)
+    else:
+        place = pc.index_in(col, value_set=order)
+    return table.append_column("mno", pc.add(place.cast(pa.int64()), base + 1))
+
+
+def _match_order(matches: pa.Table) -> pa.Array:
+    col = matches.column("match").combine_chunks()
+    return col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
+
+
+def _next_base(conn: duckdb.DuckDBPyConnection) -> int:
+    row = one(conn, "SELECT coalesce(max(mno), 0) FROM matches")
+    return int(row[0]) if row else 0
 
 
 def _ids(values: Iterable[str]) -> pa.Table:
@@ -718,19 +748,29 @@ class _BatchLoader:
         if not ids:
             return
         conn = self.conn
-        with _registered(conn, "_take", _ids(ids)):
+        # numbered in the batch's own order (the rows' order in its files)
+        numbered = {}
+        if "matches" in self.arrow:
+            order, base = _match_order(self.arrow["matches"]), _next_base(conn)
+            numbered = {t: _numbered(self.arrow[t], order, base) for t in NUMBERED if t in self.arrow}
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_registered(conn, "_take", _ids(ids)))
             where = "" if everything else " WHERE match IN (SELECT match FROM _take)"
             for t in TABLES:
                 if t in self.parts:
-                    conn.execute(
-                        f"INSERT INTO {t} BY NAME SELECT * FROM {self.src[t]}{where}"
-                    )
+                    src = self.src[t]
+                    if t in numbered:  # an older Parquet batch goes in unnumbered
+                        src = stack.enter_context(_registered(conn, f"{src}_n", numbered[t]))
+                    conn.execute(f"INSERT INTO {t} BY NAME SELECT * FROM {src}{where}")
             if "hands" in self.parts and "passes" not in self._names("hands"):
                 # a batch spooled by code older than migration 002
                 conn.execute(_FILL_PASSES)
 
     def insert_tables(self, tables: Mapping[str, pa.Table]) -> None:
-        """Insert Arrow tables of whole matches (already deleted)."""
+        """Insert Arrow tables of whole matches (already deleted), numbered."""
+        if "matches" in tables:
+            order, base = _match_order(tables["matches"]), _next_base(self.conn)
+            tables = {t: _numbered(v, order, base) if t in NUMBERED else v for t, v in tables.items()}
         for t in TABLES:
             table = tables.get(t)
             if table is not None and table.num_rows:
@@ -867,11 +907,12 @@ class _Derived:
             )
             # One finding per match and seed, worded as validate.seed_reuse.
             conn.execute(
-                "INSERT INTO findings (match, hand, seq, code, severity, message) "
+                "INSERT INTO findings (match, hand, seq, code, severity, message, mno) "
                 "SELECT a.match, nullif(min(a.hand), 0), NULL, 'SEED_REUSED', 'error', "
                 "  'the ' || CASE WHEN min(a.hand) = 0 THEN 'anchor' "
                 "    ELSE 'seed of hand ' || min(a.hand) END "
-                "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match) "
+                "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match), "
+                "  (SELECT m.mno FROM matches m WHERE m.match = a.match) "
                 "FROM seeds a JOIN seeds b ON a.seed = b.seed AND a.match <> b.match "
                 "WHERE a.match IN (SELECT match FROM _amatch) "
                 "GROUP BY a.match, a.seed"
@@ -961,5 +1002,7 @@ def check_schemas() -> None:
     for name, schema in SCHEMAS.items():
         table = "findings" if name == "file_findings" else name
         cols = [r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall()]
+        if table in NUMBERED:
+            cols.remove("mno")  # the loader's
         if sorted(cols) != sorted(schema.names):
             raise AssertionError(f"{name}: SQL {cols} vs Arrow {schema.names}")

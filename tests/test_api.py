@@ -178,6 +178,28 @@ def test_seat_changes_and_bots(client: TestClient) -> None:
     assert "Seat changes" in html and 'class="bot"' in html
 
 
+def test_matches_stored_before_numbers_read_the_same(store: Path, tmp_path: Path) -> None:
+    """A store from before migration 006 (mno NULL) is read by match id: the
+    same bundles as by number."""
+    import duckdb
+
+    from api.queries import match_bundle
+
+    dest = tmp_path / "data"
+    shutil.copytree(store.parent, dest)
+    con = duckdb.connect(str(dest / store.name))
+    try:
+        ids = [m for (m,) in con.execute("SELECT match FROM matches ORDER BY match").fetchall()]
+        by_number = [match_bundle(con.cursor(), m) for m in ids]
+        for t in ("matches", "seats", "hands", "moves", "findings"):
+            con.execute(f"UPDATE {t} SET mno = NULL")
+        by_id = [match_bundle(con.cursor(), m) for m in ids]
+    finally:
+        con.close()
+    assert len(ids) > 5 and by_id == by_number
+    assert sum(len(b.moves) for b in by_id if b is not None) > 0
+
+
 def test_hand_replay_plies(client: TestClient) -> None:
     mid = "m-example-2"
     assert _j(client, f"/api/matches/{mid}")  # present (the cut copy)

@@ -421,6 +421,25 @@ def test_player_rows_wait_for_their_derivation_which_a_crash_does_not_lose(
     assert rows(store, "SELECT match, count(*) FROM player_held GROUP BY 1 ORDER BY 1") == [("m-1", 2), ("m-2", 4)]
 
 
+def test_matches_are_numbered_in_the_order_stored(store: duckdb.DuckDBPyConnection) -> None:
+    sp = spool_of(store)
+    f = Finding("NOTE_MISMATCH", "notes differ", 1, 3, match="m-2")
+    spool(sp, "b-1", [report("m-2", findings=(f,)), report("m-1", anchor="c" * 64, seeds=("d" * 64,))], sha="f1")
+    spool(sp, "b-2", [report("m-3", anchor="e" * 64, seeds=("B" * 64,))], sha="f2")  # reuses m-2's seed
+    load_spool(store, sp)
+    assert rows(store, "SELECT match, mno FROM matches ORDER BY mno") == [("m-2", 1), ("m-1", 2), ("m-3", 3)]
+    # a replaced match gets the next number
+    spool(sp, "b-3", [report("m-2", seeds=("b" * 64, "f" * 64), findings=(f,))], sha="f1", mode="replace")
+    load_spool(store, sp)
+    assert rows(store, "SELECT match, mno FROM matches ORDER BY mno") == [("m-1", 2), ("m-3", 3), ("m-2", 4)]
+    # every row of a match carries its number, SEED_REUSED findings too
+    for t in ("seats", "hands", "moves", "findings"):
+        assert rows(store, f"SELECT count(*) FROM {t} x JOIN matches m USING (match) "
+                           "WHERE x.mno IS DISTINCT FROM m.mno") == [(0,)], t  # fmt: skip
+    assert rows(store, "SELECT code, mno FROM findings ORDER BY code, mno") == [
+        ("NOTE_MISMATCH", 4), ("SEED_REUSED", 3), ("SEED_REUSED", 4)]  # fmt: skip
+
+
 def test_a_bad_batch_in_a_group_sets_only_itself_aside(store: duckdb.DuckDBPyConnection) -> None:
     sp = spool_of(store)
     spool(sp, "b-1", [report("m-1")])
