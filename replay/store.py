@@ -324,8 +324,12 @@ def load_spool(
     try:
         for k in range(0, len(todo), GROUP_BATCHES):
             loaded += load_batches(conn, todo[k : k + GROUP_BATCHES], spool.parent, derive=False)
-    finally:
-        derive_player_rows(conn)  # also what a crash left marked
+    except BaseException:
+        # what did load is derived all the same; the batch's error is the one raised
+        with contextlib.suppress(Exception):
+            derive_player_rows(conn)
+        raise
+    derive_player_rows(conn)  # also what a crash left marked
     return loaded
 
 
@@ -423,14 +427,20 @@ def load_batches(
     """
     try:
         if len(bdirs) == 1:
-            return int(load_batch(conn, bdirs[0], data_dir, derive=False))
-        try:
-            return _load_group(conn, bdirs, data_dir, set_aside=False)
-        except Exception:
-            return sum(load_batch(conn, b, data_dir, derive=False) for b in bdirs)
-    finally:
-        if derive:
-            derive_player_rows(conn)
+            loaded = int(load_batch(conn, bdirs[0], data_dir, derive=False))
+        else:
+            try:
+                loaded = _load_group(conn, bdirs, data_dir, set_aside=False)
+            except Exception:
+                loaded = sum(load_batch(conn, b, data_dir, derive=False) for b in bdirs)
+    except BaseException:
+        if derive:  # what did load is derived all the same; the batch's error is the one raised
+            with contextlib.suppress(Exception):
+                derive_player_rows(conn)
+        raise
+    if derive:
+        derive_player_rows(conn)
+    return loaded
 
 
 def _load_group(

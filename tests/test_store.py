@@ -449,6 +449,9 @@ def test_a_bad_batch_in_a_group_sets_only_itself_aside(store: duckdb.DuckDBPyCon
     with pytest.raises(pa.ArrowInvalid):
         load_spool(store, sp)  # one group of three, then one by one
     assert rows(store, "SELECT match FROM matches") == [("m-1",)]
+    # what did land has its player rows, the failure notwithstanding
+    assert rows(store, "SELECT DISTINCT match FROM player_held") == [("m-1",)]
+    assert rows(store, "SELECT count(*) FROM player_pending") == [(0,)]
     assert (sp / ".failed" / "b-2").is_dir() and pending_batches(sp) == [sp / "b-3"]
     assert load_spool(store, sp) == 1
     assert rows(store, "SELECT match FROM matches ORDER BY 1") == [("m-1",), ("m-3",)]
