@@ -321,16 +321,25 @@ def load_spool(
     _clean_tmp(spool)
     todo = list(only) if only is not None else pending_batches(spool)
     loaded = 0
-    try:
+    with _then_derive(conn):  # also what a crash left marked
         for k in range(0, len(todo), GROUP_BATCHES):
             loaded += load_batches(conn, todo[k : k + GROUP_BATCHES], spool.parent, derive=False)
-    except BaseException:
-        # what did load is derived all the same; the batch's error is the one raised
-        with contextlib.suppress(Exception):
-            derive_player_rows(conn)
-        raise
-    derive_player_rows(conn)  # also what a crash left marked
     return loaded
+
+
+@contextlib.contextmanager
+def _then_derive(conn: duckdb.DuckDBPyConnection, derive: bool = True) -> Iterator[None]:
+    """Derive the player rows after the block, also when it fails (what did
+    load is derived all the same; the block's error is the one raised)."""
+    try:
+        yield
+    except BaseException:
+        if derive:
+            with contextlib.suppress(Exception):
+                derive_player_rows(conn)
+        raise
+    if derive:
+        derive_player_rows(conn)
 
 
 def _db_layout(conn: duckdb.DuckDBPyConnection) -> Layout:
@@ -425,7 +434,7 @@ def load_batches(
     its own, so that the good ones land and only a bad one is set aside
     (and raises).
     """
-    try:
+    with _then_derive(conn, derive):
         if len(bdirs) == 1:
             loaded = int(load_batch(conn, bdirs[0], data_dir, derive=False))
         else:
@@ -433,13 +442,6 @@ def load_batches(
                 loaded = _load_group(conn, bdirs, data_dir, set_aside=False)
             except Exception:
                 loaded = sum(load_batch(conn, b, data_dir, derive=False) for b in bdirs)
-    except BaseException:
-        if derive:  # what did load is derived all the same; the batch's error is the one raised
-            with contextlib.suppress(Exception):
-                derive_player_rows(conn)
-        raise
-    if derive:
-        derive_player_rows(conn)
     return loaded
 
 
