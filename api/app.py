@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
+import anyio.to_thread
 import duckdb
 import orjson
 from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
@@ -55,7 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import queries as q
 from api.pool import RenderPool
-from api.render import SVG_DEFS, hand_json, trend_svg
+from api.render import SVG_DEFS, hand_json, ply_style, trend_svg
 from replay.tiles import tile_name
 from reports.player import player_report
 
@@ -243,19 +244,27 @@ def create_app(
     spool_dir: str | os.PathLike[str] | None = None,
     load_every: float = 2.0,
     render_workers: int = 0,
+    threads: int | None = None,
 ) -> FastAPI:
     """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN.
 
     With `spool_dir`, batches that `replay ingest` leaves there (it cannot
     open a database the server holds) are loaded at start and every
     `load_every` seconds. With `render_workers`, replay pages are drawn in
-    that many processes (api.pool); without, in this one.
+    that many processes (api.pool); without, in this one. With `threads`, at
+    most that many requests run their route at once (the rest wait their turn).
     """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(db_path, spool_dir)
         app.state.store = store
+        if threads:
+            # the sync routes run on anyio's thread pool (40 threads by
+            # default): a few threads keep the requests in line, first come
+            # first served, where 20 threads at once would share the GIL and
+            # each take the time of all of them
+            anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         app.state.render_pool = RenderPool(render_workers)
         stop = threading.Event()
         timer: threading.Thread | None = None
@@ -407,8 +416,8 @@ class Versioned(LRU):
 
 
 def _hand_view(request: Request, cur: Cursor, match: str, hand: int, kind: str = "html") -> dict[str, Any] | None:
-    """The replay of one hand (cached): every ply as HTML sections (``kind``
-    "html", drawn by the render pool) or the JSON twin ("json")."""
+    """The replay of one hand (cached): its board and every ply as HTML
+    sections (``kind`` "html", drawn by the render pool) or the JSON twin ("json")."""
     state = request.app.state
     gen = state.store.generation
 
@@ -430,7 +439,8 @@ def _hand_view(request: Request, cur: Cursor, match: str, hand: int, kind: str =
         # would make every full garbage collection a long pause for all requests
         if kind == "json":
             return {"json": hand_json(data, info, seat_rows)}
-        return {"info": info, "seats": seat_rows, "sections": state.render_pool.sections(data)}
+        board, sections = state.render_pool.sections(data)
+        return {"info": info, "seats": seat_rows, "board": board, "sections": sections}
 
     view: dict[str, Any] | None = state.hand_cache.fetch((match, hand, kind), gen, version, make)
     return view
@@ -570,11 +580,13 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
             return not_found(f"no hand {hand} in match {match_id!r}")
         last = len(view["sections"]) - 1
         cur_ply = 0 if ply is None else min(ply, last)
-        # every ply is sent; only the current one is shown without JavaScript
-        sections = [Markup(s.replace(" hidden>", ">", 1) if i == cur_ply else s)
-                    for i, s in enumerate(view["sections"])]
+        # every ply is sent; without JavaScript the style and the one unhidden
+        # section show the ply asked for
+        sections = view["sections"]
+        notes = "".join(s.replace(" hidden>", ">", 1) if i == cur_ply else s for i, s in enumerate(sections))
         return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last,
-                    info=view["info"], seats=view["seats"], sections=sections)
+                    info=view["info"], seats=view["seats"], board=Markup(view["board"]),
+                    style=Markup(ply_style(cur_ply, last)), notes=Markup(notes))
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
     def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:

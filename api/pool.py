@@ -1,6 +1,6 @@
 """Replay pages rendered in worker processes.
 
-Drawing a hand (every ply as SVG and HTML, about 5 ms) is pure Python, and
+Drawing a hand (its board as SVG, every ply's notes as HTML) is pure Python, and
 the server's one process holds one core at a time: the GIL. `replay serve`
 therefore hands the drawing to a small pool of processes, one per core,
 and keeps the database, the routing and the page templates. Workers are
@@ -56,8 +56,8 @@ class RenderPool:
             for f in [self._pool.submit(_ready) for _ in range(workers)]:
                 f.result(timeout=120)
 
-    def sections(self, hand: HandData) -> list[str]:
-        """Every ply's HTML section of the hand (see api.render.hand_sections)."""
+    def sections(self, hand: HandData) -> tuple[str, list[str]]:
+        """The hand's board and every ply's HTML section (api.render.hand_sections)."""
         pool = self._pool
         if pool is not None:
             try:

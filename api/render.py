@@ -1,4 +1,4 @@
-"""A hand replay as data and as inline SVG: one frame per ply, with annotations.
+"""A hand replay as data and as inline SVG: one board for every ply, with annotations.
 
 `build_plies(hand)` walks a stored hand (dealt tiles + move rows) and
 returns one `Ply` per position: ply 0 is the deal, ply k the position after
@@ -6,8 +6,10 @@ the k-th move. Each carries the line of tiles as laid, both ends, every
 hand with its pips (only once the hand is over), the stock count and the
 notes a reviewer wants (alternatives, forced, what a pass reveals, known
 voids, puerta, ahorcado, tranque, capicua/chuchazo/dominao, findings).
-`ply_svg(ply, ...)` draws one frame; `SVG_DEFS` holds the tile symbols the
-frames `<use>`, so a frame is a few dozen elements, not thousands.
+`board_svg(plies, ...)` draws the whole hand once: every tile, badge and
+label is one element, shown over the plies it holds by a one-line style
+(`ply_style`), so stepping swaps a rule, not a drawing. `SVG_DEFS` holds the
+tile symbols the board `<use>`s.
 
 Every string that came from a log is escaped here (`esc`) before it enters
 SVG markup; the templates receive the SVG as `Markup`.
@@ -367,9 +369,11 @@ def build_plies(hand: HandData) -> list[Ply]:
     return plies
 
 
-def hand_sections(hand: HandData) -> list[str]:
-    """Every ply of the hand as its HTML section, ply 0 first (the replay page)."""
-    return [ply_section(p, ply_svg(p, hand.seats, hand.players)) for p in build_plies(hand)]
+def hand_sections(hand: HandData) -> tuple[str, list[str]]:
+    """The replay page's drawing: the board (`board_svg`) and every ply's notes
+    as its HTML section, ply 0 first."""
+    plies = build_plies(hand)
+    return board_svg(plies, hand.seats, hand.players), [ply_section(p) for p in plies]
 
 
 def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
@@ -495,86 +499,155 @@ def _line_layout(line: list[Placed], width: int) -> tuple[list[tuple[int, int, i
     return out, y + row_h
 
 
-def ply_svg(ply: Ply, seats: tuple[SeatLabel, ...], players: int) -> str:
-    """One frame: the line (wrapping), both open ends, the hands with pips, the stock."""
-    parts: list[str] = []
-    pos, line_h = _line_layout(ply.line, WIDTH)
+def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
+    """(first ply, stop ply, value) of each run of equal values.
+
+    >>> _runs(["a", "a", "b", "a"])
+    [(0, 2, 'a'), (2, 3, 'b'), (3, 4, 'a')]
+    """
+    out: list[tuple[int, int, Any]] = []
+    for k, v in enumerate(values):
+        if out and out[-1][2] == v:
+            out[-1] = (out[-1][0], k + 1, v)
+        else:
+            out.append((k, k + 1, v))
+    return out
+
+
+def _span(on: int, off: int, last: int) -> str:
+    """The classes that show an element from ply `on` up to, not including, `off`
+    (see `ply_style`): none for an element shown throughout."""
+    cls = []
+    if on > 0:
+        cls.append(f"on{on}")
+    if off <= last:
+        cls.append(f"off{off}")
+    return " ".join(cls)
+
+
+def _in(el: str, span: str) -> str:
+    """`el` shown over `span` (a group only when it has one)."""
+    return f'<g class="{span}">{el}</g>' if span else el
+
+
+def ply_style(n: int, last: int) -> str:
+    """The rule that shows ply `n` of a board drawn by `board_svg`: it hides
+    what appears later (`on{k}`, k > n) and what is gone by then (`off{k}`, k <= n).
+
+    >>> ply_style(1, 3)
+    '<style id="ply-style">svg.board .on2,svg.board .on3,svg.board .off1{display:none}</style>'
+    """
+    hide = [f"svg.board .on{k}" for k in range(n + 1, last + 1)]
+    hide += [f"svg.board .off{k}" for k in range(1, n + 1)]
+    rule = ",".join(hide) + "{display:none}" if hide else ""
+    return f'<style id="ply-style">{rule}</style>'
+
+
+def board_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int) -> str:
+    """The whole hand on one board: every tile, badge and label drawn once, each
+    shown over the plies it holds (classes `on{k}`/`off{k}`, chosen by
+    `ply_style`). The line is laid out as it ends, so a tile keeps its place
+    from the ply it is laid on.
+    """
+    last = len(plies) - 1
+    final = plies[-1].line if plies else []
+    pos, line_h = _line_layout(final, WIDTH)
     line_h = max(line_h, 3 * U + 8)
-    line, new_tile = ply.line, ply.new_tile
-    for x, y, i, across in pos:
-        p = line[i]
-        parts.append(_line_tile(p.a, p.b, x, y, across, i == new_tile))
-    for (x, y, _, across), (nx, ny, _, _) in zip(pos, pos[1:], strict=False):
+    laid_at: dict[int, int] = {}  # tile -> the ply it was laid on
+    for p in plies:
+        if p.new_tile is not None:
+            laid_at.setdefault(p.line[p.new_tile].tile, p.n)
+    on = [laid_at.get(t.tile, 0) for t in final]
+    parts: list[str] = []
+    for (x, y, i, across), k in zip(pos, on, strict=True):
+        t = final[i]
+        parts.append(_in(_line_tile(t.a, t.b, x, y, across, False), _span(k, last + 1, last)))
+        if k:
+            parts.append(_in(_line_tile(t.a, t.b, x, y, across, True), _span(k, k + 1, last)))
+    for (x, y, _, across), (nx, ny, _, _), k in zip(pos, pos[1:], map(max, on, on[1:]), strict=False):
         if ny != y:  # the line goes on in the next row: chevrons at the break
             w = U if across else 2 * U
-            parts.append(f'<path d="M{x + w + 6} {y + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>')
-            parts.append(f'<path d="M{nx - 15} {ny + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>')
-    if ply.line:
-        lx, ly, _, _ = pos[0]
-        rx, ry, _, racross = pos[-1]
-        rw = U if racross else 2 * U
-        parts.append(_end_badge(lx - 40, ly + U // 2, ply.left, "L"))
-        parts.append(_end_badge(rx + rw + 6, ry + U // 2, ply.right, "R"))
-    else:
-        parts.append(f'<text x="{WIDTH // 2}" y="{8 + U * 1.5 + 5:g}" class="muted" text-anchor="middle">the line is empty</text>')
+            parts.append(_in(
+                f'<path d="M{x + w + 6} {y + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>'
+                f'<path d="M{nx - 15} {ny + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>',
+                _span(k, last + 1, last)))
+    # the open ends: the badge moves with the end tile and the number on it
+    index = {p.tile: i for i, p in enumerate(final)}
+    ends = [(index[p.line[0].tile], index[p.line[-1].tile], p.left, p.right) if p.line else None
+            for p in plies]
+    for a, b, end in _runs([e[0::2] if e else None for e in ends]):
+        if end is not None:
+            x, y, _, _ = pos[end[0]]
+            parts.append(_in(_end_badge(x - 40, y + U // 2, end[1], "L"), _span(a, b, last)))
+        else:
+            parts.append(_in(
+                f'<text x="{WIDTH // 2}" y="{8 + U * 1.5 + 5:g}" class="muted" text-anchor="middle">'
+                "the line is empty</text>", _span(a, b, last)))
+    for a, b, end in _runs([e[1::2] if e else None for e in ends]):
+        if end is not None:
+            x, y, _, across = pos[end[0]]
+            parts.append(_in(_end_badge(x + (U if across else 2 * U) + 6, y + U // 2, end[1], "R"),
+                             _span(a, b, last)))
     y = line_h + 14
     parts.append(f'<line x1="8" y1="{y - 8}" x2="{WIDTH - 8}" y2="{y - 8}" class="sep"/>')
-    acting = ply.move.seat if ply.move else -1
     row_h = int(U * 1.6) + 8
     for s in range(players):
         lab = seats[s] if s < len(seats) else SeatLabel(s, "?")
-        void = tuple(ply.voids[s]) if s < len(ply.voids) else ()
-        if ply.hands is not None and ply.pips is not None:
-            tiles, pips = tuple(ply.hands[s]), ply.pips[s]
+        tag = " [bot]" if lab.bot else ""
+        row = [
+            f'<text x="10" y="16" class="seat">seat {s}</text>',
+            f'<text x="62" y="16" class="name">{esc(_clip(lab.label, 18))}{esc(tag)}</text>',
+        ]
+        for a, b, acting in _runs([p.move is not None and p.move.seat == s for p in plies]):
+            if acting:
+                row.append(_in(f'<text x="10" y="16" class="seat act">seat {s}</text>', _span(a, b, last)))
+        if plies and plies[0].hands is not None:
+            held = [(tuple(p.hands[s]), p.pips[s]) if p.hands is not None and p.pips is not None
+                    and s < len(p.hands) else ((), 0) for p in plies]
+            for a, b, (tiles, pips) in _runs(held):
+                row.append(_in(_seat_tiles(tiles, pips), _span(a, b, last)))
         else:
-            tiles, pips = None, None
-        parts.append(_seat_row(s, lab.label, lab.bot, s == acting, tiles, pips, void, y))
+            row.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
+        for a, b, void in _runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
+            if void:
+                row.append(_in(f'<text x="{WIDTH - 90}" y="16" class="void" text-anchor="end">'
+                               f'no {",".join(map(str, void))}</text>', _span(a, b, last)))
+        parts.append(f'<g transform="translate(0 {y})">{"".join(row)}</g>')
         y += row_h
-    aside = f" · {ply.aside} doubles set aside" if ply.aside else ""
-    parts.append(f'<text x="10" y="{y + 14}" class="muted">stock: {ply.stock} tile{"s" if ply.stock != 1 else ""}{aside}</text>')
+    aside = f" · {plies[0].aside} doubles set aside" if plies and plies[0].aside else ""
+    for a, b, stock in _runs([p.stock for p in plies]):
+        parts.append(_in(f'<text x="10" y="{y + 14}" class="muted">stock: {stock} tile'
+                         f'{"s" if stock != 1 else ""}{aside}</text>', _span(a, b, last)))
     height = y + 22
     return (
         f'<svg class="board" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
-        f'role="img" aria-label="{esc(ply.title)}">' + "".join(parts) + "</svg>"
+        'role="img" aria-label="the board at the ply shown">' + "".join(parts) + "</svg>"
     )
 
 
 @lru_cache(maxsize=16384)
 def _line_tile(a: int, b: int, x: int, y: int, across: bool, new: bool) -> str:
-    """One tile of the line (memoized: a tile keeps its place over many plies)."""
-    cls = ' class="new"' if new else ""
-    if across:
-        out = f'<use href="#v{a}{b}" x="{x}" y="{y}" width="{U}" height="{2 * U}"{cls}/>'
-    else:
-        out = f'<use href="#h{a}{b}" x="{x}" y="{y + U // 2}" width="{2 * U}" height="{U}"{cls}/>'
+    """One tile of the line, or (`new`) the mark around it on the ply it is laid."""
+    w, h = (U, 2 * U) if across else (2 * U, U)
+    yy = y if across else y + U // 2
     if new:
-        w, h = (U, 2 * U) if across else (2 * U, U)
-        yy = y if across else y + U // 2
-        out += f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>'
-    return out
+        return f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>'
+    return f'<use href="#{"v" if across else "h"}{a}{b}" x="{x}" y="{yy}" width="{w}" height="{h}"/>'
 
 
-@lru_cache(maxsize=16384)
-def _seat_row(s: int, label: str, bot: bool, acting: bool, tiles: tuple[int, ...] | None,
-              pips: int | None, void: tuple[int, ...], y: int) -> str:
-    """One seat's row of a frame, at `y` (memoized: most rows repeat from ply to ply)."""
-    cls = "seat act" if acting else "seat"
-    tag = " [bot]" if bot else ""
-    out = [
-        f'<text x="10" y="16" class="{cls}">seat {s}</text>',
-        f'<text x="62" y="16" class="name">{esc(_clip(label, 18))}{esc(tag)}</text>',
-    ]
-    if tiles is not None:
-        hx = 230
-        for t in tiles:
-            out.append(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{hx}" width="{U * 0.8:g}" height="{U * 1.6:g}"/>')
-            hx += int(U * 0.8) + 3
-        out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pip{"" if pips == 1 else "s"}</text>')
-    else:
-        out.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
-    if void:
-        out.append(f'<text x="{WIDTH - 90}" y="16" class="void" text-anchor="end">no {",".join(map(str, void))}</text>')
-    return f'<g transform="translate(0 {y})">{"".join(out)}</g>'
+#: The `<use>` of tile t in slot i of a seat's row (a seat holds at most 28).
+_IN_HAND = tuple(
+    tuple(f'<use href="#v{HIGH[t]}{LOW[t]}" x="{230 + i * (int(U * 0.8) + 3)}" width="{U * 0.8:g}" '
+          f'height="{U * 1.6:g}"/>' for i in range(28))
+    for t in range(28)
+)
+
+
+def _seat_tiles(tiles: tuple[int, ...], pips: int) -> str:
+    """A seat's tiles and pips, in its row."""
+    out = [_IN_HAND[t][i] for i, t in enumerate(tiles)]
+    out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pip{"" if pips == 1 else "s"}</text>')
+    return "".join(out)
 
 
 def _end_badge(x: int, y: int, num: int, side: str) -> str:
@@ -639,8 +712,9 @@ def trend_svg(points: list[tuple[str, float, float]], width: int = 640, height: 
 # --- one ply as an HTML section (built here, not in Jinja: it is the hot path) ---------
 
 
-def ply_section(p: Ply, svg: str) -> str:
-    """The `<section>` of one ply (hidden; the page unhides the current one).
+def ply_section(p: Ply) -> str:
+    """The `<section>` of one ply's title and notes (hidden; the page unhides
+    the current one, and `ply_style` shows its board).
 
     Every text of the ply is escaped here.
     """
@@ -651,7 +725,7 @@ def ply_section(p: Ply, svg: str) -> str:
     ]
     if mv is not None:
         out.append(f" <small>seq {mv.seq}</small>")
-    out.append(f'</h2><div class="frame">{svg}<div class="notes">')
+    out.append("</h2>")
     if p.alternatives:
         forced = ' <span class="tag forced">forced</span>' if mv is not None and mv.forced else ""
         chips = " ".join(
@@ -670,7 +744,7 @@ def ply_section(p: Ply, svg: str) -> str:
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
         out.append(f'<p class="muted">hanged doubles: {", ".join(tile_name(t) for t in p.hanged)}</p>')
-    out.append("</div></div></section>")
+    out.append("</section>")
     return "".join(out)
 
 

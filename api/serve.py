@@ -29,6 +29,10 @@ def add_serve_parser(subparsers: Any) -> None:
         "--render-workers", type=int, default=None,
         help="processes that draw replay pages (default: one per core; 0 draws in the server process)",
     )  # fmt: skip
+    p.add_argument(
+        "--threads", type=int, default=4,
+        help="requests that run their route at once; the rest wait in line (default 4)",
+    )  # fmt: skip
     p.set_defaults(func=run_serve)
 
 
@@ -63,7 +67,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
         return 2
     workers = args.render_workers if args.render_workers is not None else (os.cpu_count() or 1)
-    app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers))
+    app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers),
+                     threads=max(1, args.threads))
     _quiet_gc()
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"replay serve: http://{host}:{args.port}/  (database {db})", flush=True)

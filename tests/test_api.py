@@ -22,7 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import MAX_INFLATED, MAX_UPLOAD, create_app
-from api.render import FindingRow, HandData, MoveRow, SeatLabel, build_plies, ply_svg
+from api.render import FindingRow, HandData, MoveRow, SeatLabel, board_svg, build_plies, ply_style
 from replay.tiles import parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,11 +218,15 @@ def test_hand_replay_plies(client: TestClient) -> None:
     # pips shown equal the pips of the hands shown
     for hand, pips in zip(last["hands"], last["pips"], strict=True):
         assert sum(int(t[0]) + int(t[1]) for t in hand) == pips
-    # no-JS stepping: ?ply=N shows that section only
+    # no-JS stepping: ?ply=N shows that section only, and the style of ply N
     html = client.get(f"/matches/{m}/hands/1?ply=2").text
     shown = re.findall(r'<section class="ply" id="ply-(\d+)" data-ply="\d+">', html)
     assert shown == ["2"]
     assert html.count('<section class="ply"') == len(plies)
+    assert html.count('<svg class="board"') == 1
+    style = re.search(r'<style id="ply-style">([^<]*)</style>', html)
+    assert style is not None and "svg.board .on3," in style.group(1) and "svg.board .off2{" in style.group(1)
+    assert "svg.board .on2," not in style.group(1)
 
 
 def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> None:
@@ -241,6 +245,20 @@ def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> 
         c.app.state.hand_cache.data.clear()  # type: ignore[attr-defined]
         assert c.get(urls[0]).text == want[0]  # drawn in-process now
         assert pool._pool is None
+
+
+def test_threads_bound_the_routes_running_at_once(store: Path) -> None:
+    """`replay serve --threads N`: N requests run their route at once, the others wait."""
+    import anyio.to_thread
+
+    def tokens() -> float:
+        return anyio.to_thread.current_default_thread_limiter().total_tokens
+
+    with TestClient(create_app(store, token=TOKEN, threads=2)) as c:
+        assert c.portal is not None and c.portal.call(tokens) == 2
+        assert c.get("/api/summary").status_code == 200
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        assert c.portal is not None and c.portal.call(tokens) == 40  # anyio's default
 
 
 def _gone(pid: int) -> bool:
@@ -522,8 +540,22 @@ def test_build_plies_line_voids_puerta_ahorcado() -> None:
     assert finished[1].alternatives == [("65", True), ("64", False)]
     # a finding lands on the ply of its seq
     assert any(n.kind == "finding" and "TIME_ORDER" in n.text for n in finished[1].notes)
-    svg = ply_svg(finished[2], _hand(moves, [["65"], ["55"]]).seats, 2)
-    assert 'href="#v55"' in svg and 'href="#h65"' in svg and ">L 6<" in svg and ">R 5<" in svg
+    svg = board_svg(finished, _hand(moves, [["65"], ["55"]]).seats, 2)
+    # each tile of the line is drawn once, shown from the ply it is laid on
+    # (6-4 laid on the left: 4 faces out), and marked on that ply only
+    assert svg.count('href="#h65"') == 1 and svg.count('href="#h46"') == 1
+    assert '<g class="on2"><use href="#v55" x="140"' in svg and '<g class="on3"><use href="#h46"' in svg
+    assert svg.count('class="hl"') == 3 and '<g class="on3 off4"><rect' in svg
+    # the ends' badges move with the ends: L 6 until ply 3 lays 6-4 on the left
+    assert '<g class="on1 off3"><g class="end endL"><rect x="53"' in svg and ">L 4<" in svg
+    assert svg.count(">R 5<") == 2  # the right end moves to 5-5 on ply 2
+    assert '<g class="off1"><text x="400" y="46" class="muted" text-anchor="middle">the line is empty' in svg
+    # each hand is drawn once per change: seat 0 holds 3, 2, then 1 tile; seat 1 3 then 2
+    assert svg.count("pips</text>") == 3 + 2
+    assert '<g class="on3"><use href="#v00" x="230"' in svg and ">0 pips<" in svg
+    assert '<g class="on4"><text x="710" y="16" class="void" text-anchor="end">no 4,5' in svg
+    assert ply_style(2, 4) == ('<style id="ply-style">svg.board .on3,svg.board .on4,'
+                               'svg.board .off1,svg.board .off2{display:none}</style>')
 
 
 def test_puerta_and_ahorcado() -> None:

@@ -66,6 +66,26 @@ def _shown(page) -> int:  # type: ignore[no-untyped-def]
     return int(page.locator("section.ply:not([hidden])").get_attribute("data-ply"))
 
 
+# an SVG element is drawn unless it or a group around it is display:none
+# (Chromium's checkVisibility() says true inside a hidden <g>)
+_DRAWN = """(sel) => [...document.querySelectorAll(sel)].filter((el) => {
+  for (let e = el; e && e.tagName !== "svg"; e = e.parentNode) {
+    if (getComputedStyle(e).display === "none") return false;
+  }
+  return true;
+}).length"""
+
+
+def _line_shown(page) -> int:  # type: ignore[no-untyped-def]
+    """Tiles of the line the board shows (the hands' tiles sit in their seat rows)."""
+    return int(page.evaluate(_DRAWN, "svg.board > g > use"))
+
+
+def _marks_shown(page) -> int:  # type: ignore[no-untyped-def]
+    """Marks around a tile just laid that the board shows."""
+    return int(page.evaluate(_DRAWN, "svg.board rect.hl"))
+
+
 def test_browse_and_step(base_url: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -97,8 +117,16 @@ def test_browse_and_step(base_url: str) -> None:
             page.keyboard.press("End")
             last = int(page.locator("#stepper").get_attribute("data-last"))
             assert _shown(page) == last and last > 10
-            # exactly one ply is visible, and it shows the board
-            assert page.locator("section.ply:not([hidden]) svg.board").count() == 1
+            # one board; at each ply it shows the line as the JSON twin has it
+            assert page.locator("svg.board").count() == 1
+            path = page.url.split("#")[0].removeprefix(base_url)
+            twin = page.request.get(base_url + "/api" + path).json()["plies"]
+            for n in (last, 3, 0):
+                page.evaluate(f"location.hash = '#ply={n}'")
+                page.wait_for_function(f"document.getElementById('ply-no').textContent === '{n}'")
+                assert _line_shown(page) == len(twin[n]["line"])
+                assert _marks_shown(page) == (1 if twin[n]["kind"] == "play" else 0)
+            page.keyboard.press("End")
             # #ply=N in the address opens that ply
             url = page.url.split("#")[0]
             page.goto(url + "#ply=5")

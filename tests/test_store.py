@@ -436,6 +436,11 @@ def test_matches_are_numbered_in_the_order_stored(store: duckdb.DuckDBPyConnecti
     for t in ("seats", "hands", "moves", "findings"):
         assert rows(store, f"SELECT count(*) FROM {t} x JOIN matches m USING (match) "
                            "WHERE x.mno IS DISTINCT FROM m.mno") == [(0,)], t  # fmt: skip
+        # and a number reads its match's rows only (the replay reads by number
+        # alone): none left over from the replaced m-2, number 1
+        assert rows(store, f"SELECT count(*) FROM {t} x LEFT JOIN matches m ON m.mno = x.mno "
+                           "WHERE x.mno IS NOT NULL AND m.match IS DISTINCT FROM x.match") == [(0,)], t  # fmt: skip
+    assert rows(store, "SELECT count(*) = count(DISTINCT mno) FROM matches") == [(True,)]
     assert rows(store, "SELECT code, mno FROM findings ORDER BY code, mno") == [
         ("NOTE_MISMATCH", 4), ("SEED_REUSED", 3), ("SEED_REUSED", 4)]  # fmt: skip
 

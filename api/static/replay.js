@@ -1,14 +1,24 @@
-// Step through the pre-rendered plies: buttons, arrow keys and #ply=N.
+// Step through the plies: buttons, arrow keys and #ply=N. The board is drawn
+// once; each ply is one style rule (as api/render.py's ply_style writes it)
+// and the one unhidden notes section.
 (() => {
   const box = document.getElementById("stepper");
   if (!box) return;
   const plies = [...box.querySelectorAll("section.ply")];
   const last = plies.length - 1;
   const no = document.getElementById("ply-no");
+  const style = document.getElementById("ply-style");
   let cur = plies.findIndex((p) => !p.hidden);
+  function rule(n) {
+    const hide = [];
+    for (let k = n + 1; k <= last; k++) hide.push("svg.board .on" + k);
+    for (let k = 1; k <= n; k++) hide.push("svg.board .off" + k);
+    return hide.length ? hide.join(",") + "{display:none}" : "";
+  }
   function show(n, setHash) {
     cur = Math.max(0, Math.min(last, n));
     plies.forEach((p, i) => { p.hidden = i !== cur; });
+    style.textContent = rule(cur);
     no.textContent = cur;
     if (setHash) history.replaceState(null, "", "#ply=" + cur);
   }
