@@ -58,7 +58,7 @@ from api import queries as q
 from api.pool import RenderPool
 from api.render import SVG_DEFS, hand_json, ply_style, trend_svg
 from replay.tiles import tile_name
-from reports.player import player_report
+from reports.player import kept_report, player_report
 
 HERE = Path(__file__).parent
 MAX_UPLOAD = 20 * 1024 * 1024  # raw bytes of one uploaded file
@@ -451,7 +451,8 @@ def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] |
     report: dict[str, Any] | None = state.player_cache.fetch(
         player, state.store.generation,
         lambda: q.player_version(cur, player),
-        lambda: player_report(cur, player),
+        # kept at load time; worked out here only when none is kept (yet)
+        lambda: kept_report(cur, player) or player_report(cur, player),
     )
     return report
 

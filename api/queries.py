@@ -509,6 +509,12 @@ def delete_match(cur: Cursor, match: str) -> int:
     ]
     cur.execute("BEGIN")
     try:
+        # the kept reports of its players go with it (migration 007); the next
+        # derivation works them out again
+        cur.execute(
+            "DELETE FROM player_reports WHERE player IN "
+            "(SELECT DISTINCT of_player FROM player_seats WHERE match = ?)", [match]
+        )
         for t in tables:
             cur.execute(f'DELETE FROM "{t}" WHERE match = ?', [match])
         cur.execute("COMMIT")

@@ -70,6 +70,11 @@ def run_serve(args: argparse.Namespace) -> int:
     app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers),
                      threads=max(1, args.threads))
     _quiet_gc()
+    # A thread back from DuckDB (which runs without the GIL) waits for the
+    # thread holding it to let go, up to the switch interval (5 ms by default),
+    # and a match's replay makes five such reads: measured under 20 clients,
+    # 1 ms cut the p95 of a match's first hand from about 200 to 140 ms.
+    sys.setswitchinterval(0.001)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"replay serve: http://{host}:{args.port}/  (database {db})", flush=True)
     if not os.environ.get("REPLAY_TOKEN"):

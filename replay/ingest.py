@@ -76,6 +76,7 @@ from replay.store import (
     clean_tmp,
     default_db_path,
     derive_player_rows,
+    keep_reports,
     layout,
     load_batches,
     load_spool,
@@ -601,6 +602,7 @@ class _Loader(threading.Thread):
         self.seconds = 0.0  # wall time spent loading
         self.groups = 0  # transactions
         self.derive_seconds = 0.0  # of which deriving the player tables
+        self.report_seconds = 0.0  # and working out the kept player reports
 
     def run(self) -> None:
         done = False
@@ -616,8 +618,11 @@ class _Loader(threading.Thread):
         if self.error is None:  # the player tables, once for the run
             self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
             t0 = time.perf_counter()
-            self._timed(derive_player_rows, self.conn)
-            self.derive_seconds = time.perf_counter() - t0
+            self._timed(derive_player_rows, self.conn, reports=False)
+            t1 = time.perf_counter()
+            if self.error is None:
+                self._timed(keep_reports, self.conn)
+            self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
             self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
 
     def _timed(self, work: Callable[..., int], *args: Any, **kwargs: Any) -> int:
@@ -1122,6 +1127,7 @@ def _execute(
     if run.loader is not None:
         summary.stages["load (wall)"] = run.loader.seconds
         summary.stages["derive (wall)"] = run.loader.derive_seconds
+        summary.stages["reports (wall)"] = run.loader.report_seconds
     if conn is not None:
         load_spool(conn, lay.spool)  # batches of a run killed before this one
         _store_summary(conn, run, summary)

@@ -48,6 +48,7 @@ __all__ = [
     "clean_tmp",
     "default_db_path",
     "derive_player_rows",
+    "keep_reports",
     "get_findings",
     "get_hands",
     "get_match",
@@ -485,7 +486,7 @@ def _load_group(
     return len(loaders)
 
 
-def derive_player_rows(conn: duckdb.DuckDBPyConnection) -> int:
+def derive_player_rows(conn: duckdb.DuckDBPyConnection, *, reports: bool = True) -> int:
     """Bring the player tables (migrations 003 to 005) up to date with the
     matches loaded since they were last derived (``player_pending``), in one
     transaction; the number of matches.
@@ -493,9 +494,14 @@ def derive_player_rows(conn: duckdb.DuckDBPyConnection) -> int:
     A load only marks its matches: deriving them once for a whole ingest
     run (or :func:`load_spool` call) is one sorted insert instead of one a
     batch plus a re-sort. Until then a player report lacks those matches;
-    a crash leaves the marks, and the next load derives them.
+    a crash leaves the marks, and the next load derives them. Then (unless
+    ``reports`` is false) the kept reports of the players it touched are
+    worked out again (:func:`keep_reports`).
     """
     if not one(conn, "SELECT 1 FROM player_pending LIMIT 1"):
+        # nothing to derive; a store just migrated to 007 gets its reports
+        if reports and one(conn, "SELECT 1 FROM player_held WHERE NOT EXISTS (FROM player_reports) LIMIT 1"):
+            keep_reports(conn)
         return 0
     conn.execute("BEGIN TRANSACTION")
     try:
@@ -507,6 +513,7 @@ def derive_player_rows(conn: duckdb.DuckDBPyConnection) -> int:
         row = one(conn, "SELECT count(*) FROM _pm")
         n = int(row[0]) if row else 0
         conn.execute(_PLAYER_ROWS.format(seats="seats", hands="hands", matches="matches"))
+        conn.execute(_FORGET_REPORTS)
         conn.execute("DROP TABLE _pm")
         conn.execute("DELETE FROM player_pending")
         _reorder(conn, fresh=not (had and had[0]))
@@ -515,7 +522,18 @@ def derive_player_rows(conn: duckdb.DuckDBPyConnection) -> int:
         with contextlib.suppress(duckdb.Error):
             conn.execute("ROLLBACK")
         raise
+    if reports:
+        keep_reports(conn)
     return n
+
+
+def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
+    """Work out the kept player reports (migration 007) that are missing:
+    those the last derivation forgot, or a crash left undone."""
+    # the figures are the reports package's; the store only keeps them current
+    from reports.player import store_reports
+
+    return store_reports(conn)
 
 
 def _reorder(conn: duckdb.DuckDBPyConnection, *, fresh: bool) -> None:
@@ -580,6 +598,12 @@ _PLAYER_ORDER: Final = {
     "player_held": "of_player, match, hand, seat",
 }
 RESORT_MIN_ROWS: Final = 50_000
+
+#: A kept report (migration 007) is the report of the player tables as they
+#: stand: whatever changes the player rows of the matches of ``_pm`` drops the
+#: reports of the players seated in them, in the same transaction.
+_FORGET_REPORTS: Final = """DELETE FROM player_reports WHERE player IN
+    (SELECT DISTINCT of_player FROM player_seats WHERE match IN (SELECT match FROM _pm))"""
 
 #: Their rows for the matches of the table ``_pm`` (as migrations 003 to 005),
 #: read from {seats}, {hands} and {matches}. A held hand is a seat row joined
@@ -883,6 +907,7 @@ class _Derived:
         conn = self.conn
         if self.gone:
             with _registered(conn, "_pm", _ids(self.gone)):
+                conn.execute(_FORGET_REPORTS)
                 for t in (*PLAYER_TABLES, "player_pending"):
                     conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _pm)")
         if self.new:

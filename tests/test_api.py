@@ -247,6 +247,24 @@ def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> 
         assert pool._pool is None
 
 
+def test_player_pages_read_the_kept_report(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A player's page reads the report kept at load time (migration 007),
+    the same as the one worked out on the spot, which is asked for only
+    when none is kept."""
+    import api.app as app_mod
+
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        want = _j(c, "/api/players/p-00001")
+
+    def nowhere(*_: object) -> None:
+        raise AssertionError("worked out although kept")
+
+    monkeypatch.setattr(app_mod, "player_report", nowhere)
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        assert _j(c, "/api/players/p-00001") == want
+        assert "Deal luck" in c.get("/players/p-00001").text
+
+
 def test_threads_bound_the_routes_running_at_once(store: Path) -> None:
     """`replay serve --threads N`: N requests run their route at once, the others wait."""
     import anyio.to_thread

@@ -20,7 +20,7 @@ from replay import store as store_mod
 from replay.store import migrations, open_store, schema_version
 from replay.tiles import IS_DOUBLE, PIPS
 from reports import player as player_mod
-from reports.player import player_report
+from reports.player import kept_report, player_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
@@ -288,18 +288,35 @@ def _base_seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFram
 
 
 def _reports_from_base(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    def base_hands_of(cur: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
+        return pl.concat([_base_seat_hands(cur, p).with_columns(of_player=pl.lit(p)) for p in players])
+
     with monkeypatch.context() as m:
-        m.setattr(player_mod, "seat_hands", _base_seat_hands)
+        m.setattr(player_mod, "hands_of", base_hands_of)
         return {p: player_report(c.cursor(), p) for p in _all_players(c)}
 
 
 def _same_reports(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Every player's report, byte for byte as JSON, from both sources; their number."""
+    """Every player's report, byte for byte as JSON, from both sources, and as
+    kept at load time (every player with hands has one); their number."""
     base = _reports_from_base(c, monkeypatch)
     for p, rep in base.items():
         got = player_report(c.cursor(), p)
         assert orjson.dumps(got) == orjson.dumps(rep), p
+    assert _kept_are_reports(c) > 0
     return len(base)
+
+
+def _kept_are_reports(c: duckdb.DuckDBPyConnection) -> int:
+    """Each player with hands has a kept report, and it is their report; how many."""
+    held = [p for (p,) in c.execute("SELECT DISTINCT of_player FROM player_held ORDER BY 1").fetchall()]
+    for p in held:
+        kept = kept_report(c.cursor(), p)
+        assert kept is not None, p
+        assert orjson.dumps(kept) == orjson.dumps(player_report(c.cursor(), p)), p
+    assert c.execute("SELECT count(*), count(DISTINCT player) FROM player_reports").fetchall() == [
+        (len(held), len(held))]
+    return len(held)
 
 
 def test_player_tables_match_the_base_tables(
@@ -374,9 +391,39 @@ def test_delete_match_removes_its_player_rows(tmp_path: Path) -> None:
     c = open_store(db)
     try:
         m = c.execute("SELECT match FROM player_held LIMIT 1").fetchall()[0][0]
+        seated = {p for (p,) in c.execute("SELECT DISTINCT of_player FROM player_seats WHERE match = ?", [m]).fetchall()}
+        kept = {p for (p,) in c.execute("SELECT player FROM player_reports").fetchall()}
         assert delete_match(c.cursor(), m) == 1
         assert c.execute("SELECT count(*) FROM player_held WHERE match = ?", [m]).fetchall() == [(0,)]
         assert c.execute("SELECT count(*) FROM player_seats WHERE match = ?", [m]).fetchall() == [(0,)]
         assert _stale_player_rows(c) == 0
+        # its players' kept reports go with it; the others' stay
+        assert seated and {p for (p,) in c.execute("SELECT player FROM player_reports").fetchall()} == kept - seated
+    finally:
+        c.close()
+    # the next load works them out again (a crash between a derivation and
+    # its reports leaves the same state)
+    from replay.ingest import ingest
+
+    extra = tmp_path / "extra.jsonl"
+    extra.write_bytes((SAMPLES / "pr_2p.jsonl").read_bytes().replace(b'"m-', b'"m-extra-'))
+    ingest([extra], db=db, workers=0)
+    c = open_store(db, read_only=True)
+    try:
+        assert _kept_are_reports(c) >= len(kept)
+    finally:
+        c.close()
+
+
+def test_a_store_migrated_to_007_gets_its_reports(tmp_path: Path) -> None:
+    """Reports kept from the first load that finds none (an older store, or
+    every kept report lost), even with nothing to derive."""
+    db = _ingest(tmp_path / "data")
+    c = open_store(db)
+    try:
+        n = _kept_are_reports(c)
+        c.execute("DELETE FROM player_reports")
+        assert store_mod.derive_player_rows(c) == 0  # nothing pending
+        assert _kept_are_reports(c) == n > 20
     finally:
         c.close()
