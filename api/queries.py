@@ -16,11 +16,12 @@ from typing import Any
 import duckdb
 
 from api.render import FindingRow, HandData, MoveRow, SeatLabel
+from replay.packed import TS, unpack_replay
 from replay.tiles import tile_name
 
 Cursor = duckdb.DuckDBPyConnection
 
-_TS = "%Y-%m-%d %H:%M"
+_TS = TS  # as the packed replays hold them
 
 
 def _ts(col: str) -> str:
@@ -286,7 +287,8 @@ class MatchBundle:
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count, mno FROM matches WHERE match = $m"""
+                     estimates, hands AS hand_count, mno, errors + warnings AS found
+              FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
 # one stored match and every row of it (the loader's invariant, tested), so
@@ -301,6 +303,7 @@ _B_MOVES = """SELECT hand, ply, seq, seat, kind, tile, on_end, left_end, right_e
               FROM moves WHERE {of} ORDER BY hand, ply"""
 _B_FINDINGS = """SELECT code, severity, hand, seq, message FROM findings
                  WHERE {of} AND hand IS NOT NULL ORDER BY seq NULLS LAST"""
+_B_PACKED = "SELECT body FROM replays WHERE mno = $n"
 _BY_ID = "match = $m"
 _BY_NUMBER = "mno = $n"
 
@@ -311,17 +314,23 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     head = _one(cur, _B_MATCH, par)
     if head is None:
         return None
-    mno = head.pop("mno")
+    mno, found = head.pop("mno"), head.pop("found")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
         par = {"n": mno}
-    seats = _rows(cur, _B_SEATS.format(of=of), par)
-    hands = {r["hand"]: r for r in _rows(cur, _B_HANDS.format(of=of), par)}
-    moves: dict[int, list[tuple[Any, ...]]] = {}
-    for row in cur.execute(_B_MOVES.format(of=of), par).fetchall():
-        moves.setdefault(row[0], []).append(row[1:])
+    packed = cur.execute(_B_PACKED, par).fetchall() if mno is not None else []
+    if packed:  # one row (migration 008)
+        seats, hands, moves = unpack_replay(packed[0][0])
+    else:  # stored before it: three reads
+        seats = _rows(cur, _B_SEATS.format(of=of), par)
+        hands = {r["hand"]: r for r in _rows(cur, _B_HANDS.format(of=of), par)}
+        moves = {}
+        for row in cur.execute(_B_MOVES.format(of=of), par).fetchall():
+            moves.setdefault(row[0], []).append(row[1:])
     findings: dict[int, list[tuple[Any, ...]]] = {}
-    for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall():
+    # errors + warnings count the match's findings (the loader's and SEED_REUSED's
+    # refresh keep them so, tested): most matches have none to read
+    for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall() if found != 0 else ():
         findings.setdefault(row[2], []).append(row)
     return MatchBundle(head, seats, hands, moves, findings)
 

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
+from replay.packed import pack_replays
 from replay.report import CODES, Finding, MatchReport, MoveRecord
 from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
 
@@ -113,6 +114,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("match", _STR), ("hand", _I32), ("seq", _I32), ("code", _STR), ("severity", _STR),
         ("message", _STR), ("file", _STR), ("line", _I64), ("sha256", _STR),
     ]),
+    "replays": pa.schema([("match", _STR), ("body", pa.binary())]),
     "seeds": pa.schema([("seed", _STR), ("match", _STR), ("hand", _I32)]),
     "match_files": pa.schema([("match", _STR), ("sha256", _STR), ("lines", _I32)]),
     "log_files": pa.schema([
@@ -122,7 +124,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 }  # fmt: skip
 
 #: The per-match tables, in the order a batch is loaded.
-TABLES: Final = ("matches", "seats", "hands", "moves", "findings", "seeds", "match_files")
+TABLES: Final = ("matches", "seats", "hands", "moves", "replays", "findings", "seeds", "match_files")
 
 
 def timestamps(values: Sequence[str | None]) -> pa.Array:
@@ -254,11 +256,15 @@ class Frames:
 
     def tables(self) -> dict[str, pa.Table]:
         """Every per-match table of the batch (empty ones included)."""
-        return {
+        out = {
             "matches": self._matches(),
             "seats": self._seats(),
             "hands": self._hands(),
             "moves": self._moves(),
+        }
+        return {
+            **out,
+            "replays": pack_replays(out),  # the replay page's one read of a match
             "findings": findings_table(
                 ((r.match, f) for r in self.reports for f in r.findings), self.where
             ),

@@ -240,9 +240,9 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
         info = infos.get(player)
         if info is None and player not in tot:
             continue
-        t = _one(tot.get(player), _NO_TOTALS)
-        mw = _one(m.get(player), _NO_MATCHES)
-        lr = _one(lk.get(player), _NO_LUCK)
+        t = tot.get(player, [_NO_TOTALS])[0]
+        mw = m.get(player, [_NO_MATCHES])[0]
+        lr = lk.get(player, [_NO_LUCK])[0]
         n = t["hands"]
         out[player] = {
             "player": player,
@@ -267,11 +267,11 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
             "went_out": t["went_out"],
             "passes": t["passes"],
             "passes_per_hand": _r(t["passes"] / n, 3) if n else None,
-            "bonuses": {r["note"]: r["len"] for r in _dicts(bonus_df.get(player))},
+            "bonuses": {r["note"]: r["len"] for r in bonus_df.get(player, [])},
             "shutouts_given": mw["given"],
             "shutouts_taken": mw["taken"],
-            "partners": _dicts(partners_df.get(player)),
-            "profiles": _dicts(profiles_df.get(player)),
+            "partners": partners_df.get(player, []),
+            "profiles": profiles_df.get(player, []),
             "deal_luck": {
                 "hands": lr["pips_n"],
                 "pips_mean": _r(lr["pips_mean"], 3),
@@ -282,7 +282,7 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
                 "doubles_expected": EXPECTED_DOUBLES,
                 "doubles_z": _r(_z(lr["dbl_mean"], EXPECTED_DOUBLES, VAR_DOUBLES, lr["dbl_n"])),
             },
-            "trend": _trend(daily_df[player].rows() if player in daily_df else []),
+            "trend": _trend([tuple(r.values()) for r in daily_df.get(player, [])]),
         }
     return out
 
@@ -349,17 +349,13 @@ _NO_MATCHES = dict.fromkeys(("match_wins", "match_losses", "given", "taken"), 0)
 _NO_LUCK = {"pips_n": 0, "pips_mean": None, "dbl_n": 0, "dbl_mean": None}
 
 
-def _by_player(df: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """A frame's rows by player, in order, without the player column."""
-    return {k[0]: part.drop(_KEY) for k, part in df.partition_by(_KEY, as_dict=True, maintain_order=True).items()}
-
-
-def _one(df: pl.DataFrame | None, none: dict[str, Any]) -> dict[str, Any]:
-    return df.row(0, named=True) if df is not None else none
-
-
-def _dicts(df: pl.DataFrame | None) -> list[dict[str, Any]]:
-    return df.to_dicts() if df is not None else []
+def _by_player(df: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """A frame's rows by player, in order, without the player column (one
+    conversion for all players: a frame per player costs more than its figures)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in df.to_dicts():
+        out.setdefault(row.pop(_KEY), []).append(row)
+    return out
 
 
 def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60) -> list[dict[str, Any]]:

@@ -179,8 +179,9 @@ def test_seat_changes_and_bots(client: TestClient) -> None:
 
 
 def test_matches_stored_before_numbers_read_the_same(store: Path, tmp_path: Path) -> None:
-    """A store from before migration 006 (mno NULL) is read by match id: the
-    same bundles as by number."""
+    """Every match reads the same from its packed replay (migration 008), from
+    its rows by number (a store from before 008), and by match id (before
+    006, mno NULL)."""
     import duckdb
 
     from api.queries import match_bundle
@@ -190,13 +191,23 @@ def test_matches_stored_before_numbers_read_the_same(store: Path, tmp_path: Path
     con = duckdb.connect(str(dest / store.name))
     try:
         ids = [m for (m,) in con.execute("SELECT match FROM matches ORDER BY match").fetchall()]
+        assert con.execute("SELECT count(*) FROM replays").fetchall() == [(len(ids),)]
+        packed = [match_bundle(con.cursor(), m) for m in ids]
+        con.execute("DELETE FROM replays")
         by_number = [match_bundle(con.cursor(), m) for m in ids]
         for t in ("matches", "seats", "hands", "moves", "findings"):
             con.execute(f"UPDATE {t} SET mno = NULL")
         by_id = [match_bundle(con.cursor(), m) for m in ids]
     finally:
         con.close()
-    assert len(ids) > 5 and by_id == by_number
+    assert len(ids) > 5 and by_id == by_number == packed
+    assert sum(len(b.findings) for b in by_id if b is not None) > 0
+    con = duckdb.connect(str(dest / store.name))
+    try:  # the bundle skips the findings of a match whose counts are 0
+        assert con.execute("SELECT count(*) FROM matches m WHERE errors + warnings <> "
+                           "(SELECT count(*) FROM findings f WHERE f.match = m.match)").fetchall() == [(0,)]
+    finally:
+        con.close()
     assert sum(len(b.moves) for b in by_id if b is not None) > 0
 
 

@@ -441,6 +441,10 @@ def test_matches_are_numbered_in_the_order_stored(store: duckdb.DuckDBPyConnecti
         assert rows(store, f"SELECT count(*) FROM {t} x LEFT JOIN matches m ON m.mno = x.mno "
                            "WHERE x.mno IS NOT NULL AND m.match IS DISTINCT FROM x.match") == [(0,)], t  # fmt: skip
     assert rows(store, "SELECT count(*) = count(DISTINCT mno) FROM matches") == [(True,)]
+    # errors + warnings count a match's findings (the replay reads none when 0)
+    assert rows(store, "SELECT match, errors + warnings, (SELECT count(*) FROM findings f "
+                       "WHERE f.match = m.match) FROM matches m ORDER BY match") == [
+        ("m-1", 0, 0), ("m-2", 2, 2), ("m-3", 1, 1)]  # fmt: skip
     assert rows(store, "SELECT code, mno FROM findings ORDER BY code, mno") == [
         ("NOTE_MISMATCH", 4), ("SEED_REUSED", 3), ("SEED_REUSED", 4)]  # fmt: skip
 

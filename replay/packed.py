@@ -1,0 +1,263 @@
+"""A match's replay rows packed into one value: the table ``replays``
+(migration 008), one row a match.
+
+The replay page reads a whole match at once: its seats, hands and moves.
+Read from their three tables that is three scans, and at 1M hands each
+costs 1.5 to 4 ms whatever it returns (planning, and a row group of the
+match number scanned); one row of ``replays`` costs about one. The body is
+made from the batch's own Arrow tables when the batch is written
+(`pack_replays`), so it holds exactly the rows stored beside it, and it goes
+wherever they go: replaced, deleted and numbered with them.
+
+A body is its length (a little-endian u32), then zstd (level 1) of:
+
+- three little-endian u32: the length of the JSON head, the number of
+  moves, and the number of seats dealt to over the match's hands;
+- the JSON head, ``{"seats": [...], "hands": [...], "kinds": [...],
+  "ends": [...], "errors": {...}}``: seat rows (`SEAT_FIELDS`) in seat history
+  order, hand rows (`HAND_FIELDS` but the deal; ``started`` in ms since
+  1970, UTC), the strings the move codes stand for, and the moves' errors by
+  row;
+- the moves in hand and ply order, as `MOVE` records, then their legal
+  moves (int16 codes, ``nalts`` each);
+- the deals, int8: the seats dealt to in each hand (-1: none stored), the
+  tiles of each seat, the tiles.
+
+`unpack_replay` gives the rows back as the SQL reads of api.queries give
+them (tests/test_api.py compares the two on every match of the test store).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+from typing import Any, Final
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["HAND_FIELDS", "MOVE", "TS", "pack_replays", "unpack_replay"]
+
+#: Hand start times as the replay shows them (UTC).
+TS: Final = "%Y-%m-%d %H:%M"
+
+#: The fields of a hand row, in order.
+HAND_FIELDS: Final = (
+    "hand", "result", "winner", "points", "score", "notes", "leader", "blocker", "dealt",
+    "boneyard", "started", "deal_ok", "seed_ok", "play_ok",
+)  # fmt: skip
+
+#: The fields of a seat row, in order.
+SEAT_FIELDS: Final = ("seat", "player", "name", "bot", "from_hand")
+# a hand's fields in the JSON head (its deal is packed as int8)
+_HAND_JSON: Final = tuple(f for f in HAND_FIELDS if f != "dealt")
+
+#: One move. NULL is the type's least value (-128 for the int8 fields); a
+#: NULL list of legal moves has ``nalts`` -1.
+MOVE: Final = np.dtype([
+    ("hand", "<i4"), ("ply", "<i2"), ("seq", "<i4"), ("seat", "i1"), ("kind", "i1"), ("tile", "i1"),
+    ("end", "i1"), ("left", "i1"), ("right", "i1"), ("stock", "i1"), ("forced", "i1"), ("nalts", "<i2"),
+])  # fmt: skip
+
+_HEAD = struct.Struct("<III")
+_SIZE = struct.Struct("<I")
+_EPOCH: Final = dt.datetime(1970, 1, 1)
+# zstd through pyarrow: at level 1 a sixth of zlib's time for a smaller body
+_ZSTD: Final = pa.Codec("zstd", compression_level=1)
+
+
+def _ints(col: pa.ChunkedArray | pa.Array, dtype: str) -> np.ndarray:
+    """An integer (or bool) column as numpy, NULL as the type's least value."""
+    info = np.iinfo(dtype)
+    arr = col.cast(pa.int64()) if pa.types.is_boolean(col.type) else col
+    return np.asarray(pc.fill_null(arr, info.min).to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """A string column as int8 codes into its distinct values (NULL: -128)."""
+    enc = pc.dictionary_encode(col).combine_chunks()
+    codes = pc.fill_null(enc.indices, -128).to_numpy(zero_copy_only=False).astype("i1")
+    return codes, enc.dictionary.to_pylist()
+
+
+def _positions(col: pa.ChunkedArray | pa.Array, order: pa.Array) -> np.ndarray:
+    """Each row's place in the batch's match order."""
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    return pc.index_in(col, value_set=order).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _sparse_lists(col: pa.ChunkedArray) -> list[Any]:
+    """A list column as Python lists, converting only the non-empty ones
+    (a hand's notes are mostly none)."""
+    lens = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+    out: list[Any] = [None if np.isnan(x) else [] for x in lens.astype(float)]
+    full = np.flatnonzero(np.nan_to_num(lens.astype(float)) > 0)
+    for i, v in zip(full.tolist(), col.take(pa.array(full)).to_pylist(), strict=True):
+        out[i] = v
+    return out
+
+
+def _json_rows(cols: list[list[Any]]) -> list[bytes]:
+    return [orjson.dumps(r) for r in zip(*cols, strict=True)]
+
+
+def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
+    """The ``replays`` rows (match, body) of a batch's matches, seats, hands
+    and moves tables, in the order of its matches."""
+    order = tables["matches"].column("match").combine_chunks()
+    n = len(order)
+    seats, hands, moves = tables["seats"], tables["hands"], tables["moves"]
+    # seats and hands go in the JSON head, as arrays, in match order (pyarrow
+    # and orjson only: a worker is a forked process, where polars' thread
+    # pool would wait for ever)
+    s_at = _positions(seats.column("match"), order)
+    s_by = pa.array(np.lexsort((_ints(seats.column("seat"), "i1"), _ints(seats.column("seq"), "<i4"), s_at)))
+    seat_lines = _json_rows([seats.column(c).take(s_by).to_pylist() for c in SEAT_FIELDS])
+    s_bounds = np.searchsorted(s_at[s_by.to_numpy()], np.arange(n + 1))
+    h_at = _positions(hands.column("match"), order)
+    h_np = np.argsort(h_at, kind="stable")
+    h_by = pa.array(h_np)
+    hs = hands.take(h_by)
+    started = hs.column("started")
+    hand_cols = {
+        "notes": _sparse_lists(hs.column("notes")),
+        "boneyard": pc.list_value_length(hs.column("stock")).to_pylist(),
+        "started": (started.cast(pa.int64()) if started.type != pa.int64() else started).to_pylist(),
+    }
+    hand_lines = _json_rows([
+        hand_cols[c] if c in hand_cols else hs.column(c).combine_chunks().to_pylist() for c in _HAND_JSON
+    ])
+    h_bounds = np.searchsorted(h_at[h_np], np.arange(n + 1))
+    # the deals as int8: seats a hand (-1: NULL), tiles a seat, the tiles
+    dealt = hs.column("dealt").combine_chunks()
+    d_seats = pc.fill_null(pc.list_value_length(dealt), -1).to_numpy(zero_copy_only=False).astype("i1")
+    inner = dealt.flatten()
+    d_tiles = pc.list_value_length(inner).to_numpy(zero_copy_only=False).astype("i1")
+    d_values = _ints(inner.flatten(), "i1")
+    d_seat_end = np.concatenate(([0], np.cumsum(d_seats.clip(0).astype(np.int64))))
+    d_tile_end = np.concatenate(([0], np.cumsum(d_tiles.astype(np.int64))))
+    # the moves as records, in match, hand and ply order (as written: no sort then)
+    m_at = _positions(moves.column("match"), order)
+    hand, ply = _ints(moves.column("hand"), "<i4"), _ints(moves.column("ply"), "<i2")
+    key = (m_at << 40) | (hand.astype(np.int64) << 16) | ply.astype(np.int64).clip(0)
+    by = None if len(key) < 2 or bool(np.all(key[1:] >= key[:-1])) else np.lexsort((ply, hand, m_at))
+
+    def ordered(x: np.ndarray) -> np.ndarray:
+        return x if by is None else x[by]
+
+    kinds, kind_names = _codes(moves.column("kind"))
+    ends, end_names = _codes(moves.column("on_end"))
+    legal = moves.column("legal_moves").combine_chunks()
+    rec = np.empty(len(key), MOVE)
+    rec["hand"], rec["ply"] = ordered(hand), ordered(ply)
+    rec["seq"] = ordered(_ints(moves.column("seq"), "<i4"))
+    for field, col in (("seat", "seat"), ("tile", "tile"), ("left", "left_end"), ("right", "right_end"),
+                       ("stock", "stock"), ("forced", "forced")):
+        rec[field] = ordered(_ints(moves.column(col), "i1"))
+    rec["kind"], rec["end"] = ordered(kinds), ordered(ends)
+    lens = pc.fill_null(pc.list_value_length(legal), -1).to_numpy(zero_copy_only=False).astype("<i2")
+    rec["nalts"] = ordered(lens)
+    offsets = legal.offsets.to_numpy().astype(np.int64)
+    values = legal.values.to_numpy(zero_copy_only=False).astype("<i2")
+    sizes = rec["nalts"].clip(0).astype(np.int64)
+    if by is None:  # the lists lie in order already
+        alts = values[offsets[0] : offsets[-1]]
+    else:
+        first = offsets[:-1][by]
+        alts = values[np.repeat(first - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(sizes.sum())]
+    alt_end = np.concatenate(([0], np.cumsum(sizes)))
+    errors = moves.column("error")
+    err_rows = np.flatnonzero(ordered(pc.is_valid(errors).to_numpy(zero_copy_only=False)))
+    err_text = errors.take(pa.array(ordered(np.arange(len(key)))[err_rows])).to_pylist() if len(err_rows) else []
+    bounds = np.searchsorted(m_at if by is None else m_at[by], np.arange(n + 1))
+    err_at = np.searchsorted(err_rows, bounds)
+    names = b',"kinds":' + orjson.dumps(kind_names) + b',"ends":' + orjson.dumps(end_names)
+    bodies = []
+    for i in range(n):
+        a, b = int(bounds[i]), int(bounds[i + 1])
+        e0, e1 = int(err_at[i]), int(err_at[i + 1])
+        errs = orjson.dumps({str(int(err_rows[k]) - a): err_text[k] for k in range(e0, e1)})
+        h0, h1 = int(h_bounds[i]), int(h_bounds[i + 1])
+        head = b"".join((
+            b'{"seats":[', b",".join(seat_lines[s_bounds[i] : s_bounds[i + 1]]),
+            b'],"hands":[', b",".join(hand_lines[h0:h1]),
+            b"]", names, b',"errors":', errs, b"}",
+        ))
+        q0, q1 = int(d_seat_end[h0]), int(d_seat_end[h1])
+        raw = b"".join((
+            _HEAD.pack(len(head), b - a, q1 - q0), head, rec[a:b].tobytes(),
+            alts[alt_end[a] : alt_end[b]].tobytes(),
+            d_seats[h0:h1].tobytes(), d_tiles[q0:q1].tobytes(),
+            d_values[d_tile_end[q0] : d_tile_end[q1]].tobytes(),
+        ))
+        bodies.append(_SIZE.pack(len(raw)) + _ZSTD.compress(raw, asbytes=True))
+    return pa.table({"match": order.cast(pa.string()), "body": pa.array(bodies, pa.binary())})
+
+
+def _shown(ms: int | None) -> str | None:
+    """A start time in ms, as the replay shows it (UTC, `TS`)."""
+    return None if ms is None else (_EPOCH + dt.timedelta(milliseconds=ms)).strftime(TS)
+
+
+def unpack_replay(
+    body: bytes,
+) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[int, list[tuple[Any, ...]]]]:
+    """The seats (dicts, in seat history order), hands (dicts by hand) and moves
+    (rows by hand: ply, seq, seat, kind, tile, on_end, left_end, right_end,
+    stock, legal_moves, forced, error) of a body made by `pack_replays`."""
+    (whole,) = _SIZE.unpack_from(body)
+    raw = _ZSTD.decompress(memoryview(body)[_SIZE.size :], whole, asbytes=True)
+    size, count, dealt_seats = _HEAD.unpack_from(raw)
+    start = _HEAD.size + size
+    head = orjson.loads(raw[_HEAD.size : start])
+    seats = [dict(zip(SEAT_FIELDS, r, strict=True)) for r in head["seats"]]
+    rec = np.frombuffer(raw, MOVE, count, start)
+    at_alts = start + count * MOVE.itemsize
+    n_alts = int(rec["nalts"].clip(0).sum())
+    alts = np.frombuffer(raw, "<i2", n_alts, at_alts).tolist()
+    # the deals: seats a hand, tiles a seat, the tiles
+    at_deals = at_alts + 2 * n_alts
+    rows = head["hands"]
+    per_hand = np.frombuffer(raw, "i1", len(rows), at_deals).tolist()
+    per_seat = np.frombuffer(raw, "i1", dealt_seats, at_deals + len(rows)).tolist()
+    tiles = np.frombuffer(raw, "i1", offset=at_deals + len(rows) + dealt_seats).tolist()
+    hands: dict[int, dict[str, Any]] = {}
+    q = t = 0
+    for row, k in zip(rows, per_hand, strict=True):
+        deal = None
+        if k >= 0:
+            deal = []
+            for m in per_seat[q : q + k]:
+                deal.append(tiles[t : t + m])
+                t += m
+            q += k
+        h = dict(zip(_HAND_JSON, row, strict=True))
+        h["dealt"], h["started"] = deal, _shown(h["started"])
+        hands[h["hand"]] = h
+    kinds, ends = head["kinds"], head["ends"]
+
+    def col(f: str) -> list[Any]:
+        x = rec[f]
+        least = np.iinfo(x.dtype).min  # NULL
+        return x.tolist() if not (x == least).any() else [None if v == least else v for v in x.tolist()]
+
+    nalts = rec["nalts"].tolist()
+    at = np.concatenate(([0], np.cumsum(rec["nalts"].clip(0)))).tolist()
+    legal = [alts[at[k] : at[k + 1]] if nalt >= 0 else None for k, nalt in enumerate(nalts)]
+    error: list[str | None] = [None] * count
+    for k, text in head["errors"].items():
+        error[int(k)] = text
+    rows = list(zip(
+        col("ply"), col("seq"), col("seat"), [None if k == -128 else kinds[k] for k in rec["kind"].tolist()],
+        col("tile"), [None if k == -128 else ends[k] for k in rec["end"].tolist()], col("left"), col("right"),
+        col("stock"), legal, [None if f == -128 else bool(f) for f in rec["forced"].tolist()], error,
+        strict=True,
+    ))
+    # the rows are in hand order: a run a hand
+    hand = rec["hand"]
+    cuts = [0, *(np.flatnonzero(hand[1:] != hand[:-1]) + 1).tolist(), count]
+    moves = {int(hand[a]): rows[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a}
+    return seats, hands, moves

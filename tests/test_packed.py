@@ -1,0 +1,87 @@
+"""replay.packed: a match's replay rows in one value, and back.
+
+Every match of the test store is compared with its SQL reads in
+tests/test_api.py; here the corners: NULLs of every kind, a batch whose
+moves are not in order, and no polars in the workers' path.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow as pa
+
+from replay.frames import SCHEMAS
+from replay.packed import pack_replays, unpack_replay
+
+T = pa.timestamp("ms", tz="UTC")
+
+
+def _batch(moves_in_order: bool = True) -> dict[str, pa.Table]:
+    matches = pa.table({"match": ["m-b", "m-a"]})
+    seats = pa.table({
+        "match": ["m-a", "m-b", "m-a", "m-a"], "seat": [1, 0, 0, 0], "player": ["p2", "p9", "p1", "p3"],
+        "name": ["Ana", None, "Luis", "Bot"], "bot": [False, False, False, True], "from_hand": [1, 1, 1, 3],
+        "seq": [2, 1, 1, 40],
+    }, schema=pa.schema([SCHEMAS["seats"].field(c) for c in ("match", "seat", "player", "name", "bot", "from_hand", "seq")]))
+    hands = pa.table({
+        "match": ["m-a", "m-a", "m-b"], "hand": [1, 2, 1], "result": ["domino", None, "block"],
+        "winner": [0, None, None], "points": [[12, 0], None, [3, 3]], "score": [[12, 0], [12, 0], [3, 3]],
+        "notes": [["capicua"], [], None], "leader": [0, 1, None], "blocker": [None, None, 1],
+        "dealt": [[[27, 26], [0, 1, 2]], None, [[]]], "stock": [[5, 6], None, []],
+        "started": pa.array([1_764_547_200_000, None, 1_764_547_260_999], T),
+        "deal_ok": [True, None, False], "seed_ok": [True, True, None], "play_ok": [False, True, True],
+    }, schema=pa.schema([SCHEMAS["hands"].field(c) for c in (
+        "match", "hand", "result", "winner", "points", "score", "notes", "leader", "blocker", "dealt",
+        "stock", "started", "deal_ok", "seed_ok", "play_ok")]))
+    rows = [  # match, hand, ply, seq, seat, kind, tile, on_end, left, right, stock, forced, legal, error
+        ("m-a", 1, 1, 5, 0, "play", 27, None, 6, 6, 0, True, [54], None),
+        ("m-a", 1, 2, 6, 1, "pass", None, None, 6, 6, None, None, None, "NOT_VOID"),
+        ("m-a", 2, 1, 9, 1, "draw", 3, None, -1, -1, 4, False, [], None),
+        ("m-b", 1, 1, 2, 0, "yield", None, "right", 2, 3, 7, False, [-3, -1, 12], "ODD"),
+    ]
+    if not moves_in_order:
+        rows = [rows[3], rows[2], rows[0], rows[1]]
+    cols = list(zip(*rows, strict=True))
+    names = ("match", "hand", "ply", "seq", "seat", "kind", "tile", "on_end", "left_end", "right_end",
+             "stock", "forced", "legal_moves", "error")
+    moves = pa.table(dict(zip(names, map(list, cols), strict=True)),
+                     schema=pa.schema([SCHEMAS["moves"].field(c) for c in names]))
+    return {"matches": matches, "seats": seats, "hands": hands, "moves": moves}
+
+
+def test_a_body_gives_back_every_row_and_null() -> None:
+    for in_order in (True, False):
+        got = pack_replays(_batch(in_order))
+        assert got.column("match").to_pylist() == ["m-b", "m-a"]
+        seats, hands, moves = unpack_replay(got.column("body")[1].as_py())
+        assert seats == [  # in seat history order: seq, then seat
+            {"seat": 0, "player": "p1", "name": "Luis", "bot": False, "from_hand": 1},
+            {"seat": 1, "player": "p2", "name": "Ana", "bot": False, "from_hand": 1},
+            {"seat": 0, "player": "p3", "name": "Bot", "bot": True, "from_hand": 3},
+        ]
+        assert hands[1] == {
+            "hand": 1, "result": "domino", "winner": 0, "points": [12, 0], "score": [12, 0],
+            "notes": ["capicua"], "leader": 0, "blocker": None, "dealt": [[27, 26], [0, 1, 2]],
+            "boneyard": 2, "started": "2025-12-01 00:00", "deal_ok": True, "seed_ok": True, "play_ok": False,
+        }
+        assert hands[2]["dealt"] is None and hands[2]["points"] is None and hands[2]["notes"] == []
+        assert hands[2]["started"] is None and hands[2]["boneyard"] is None and hands[2]["deal_ok"] is None
+        assert moves == {
+            1: [(1, 5, 0, "play", 27, None, 6, 6, 0, [54], True, None),
+                (2, 6, 1, "pass", None, None, 6, 6, None, None, None, "NOT_VOID")],
+            2: [(1, 9, 1, "draw", 3, None, -1, -1, 4, [], False, None)],
+        }
+        seats, hands, moves = unpack_replay(got.column("body")[0].as_py())
+        assert [s["player"] for s in seats] == ["p9"]
+        assert hands[1]["dealt"] == [[]] and hands[1]["notes"] is None and hands[1]["started"] == "2025-12-01 00:01"
+        assert moves == {1: [(1, 2, 0, "yield", None, "right", 2, 3, 7, [-3, -1, 12], False, "ODD")]}
+
+
+def test_the_workers_path_needs_no_polars() -> None:
+    """Workers are forked: polars' thread pool, started in the parent, would
+    leave a polars call in the child waiting for ever."""
+    code = "import sys, replay.packed, replay.frames; assert 'polars' not in sys.modules, 'polars imported'"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
