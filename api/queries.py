@@ -319,8 +319,9 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     if mno is not None:
         par = {"n": mno}
     packed = cur.execute(_B_PACKED, par).fetchall() if mno is not None else []
-    if packed:  # one row (migration 008)
-        seats, hands, moves = unpack_replay(packed[0][0])
+    rows = unpack_replay(packed[0][0]) if packed else None
+    if rows is not None:  # one row (migration 008)
+        seats, hands, moves = rows
     else:  # stored before it: three reads
         seats = _rows(cur, _B_SEATS.format(of=of), par)
         hands = {r["hand"]: r for r in _rows(cur, _B_HANDS.format(of=of), par)}

@@ -9,7 +9,8 @@ made from the batch's own Arrow tables when the batch is written
 (`pack_replays`), so it holds exactly the rows stored beside it, and it goes
 wherever they go: replaced, deleted and numbered with them.
 
-A body is its length (a little-endian u32), then zstd (level 1) of:
+A body is its `FORMAT` (a byte) and length (a little-endian u32), then
+zstd (level 1) of:
 
 - three little-endian u32: the length of the JSON head, the number of
   moves, and the number of seats dealt to over the match's hands;
@@ -38,7 +39,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["HAND_FIELDS", "MOVE", "TS", "pack_replays", "unpack_replay"]
+__all__ = ["FORMAT", "HAND_FIELDS", "MOVE", "SEAT_FIELDS", "TS", "pack_replays", "unpack_replay"]
 
 #: Hand start times as the replay shows them (UTC).
 TS: Final = "%Y-%m-%d %H:%M"
@@ -62,7 +63,9 @@ MOVE: Final = np.dtype([
 ])  # fmt: skip
 
 _HEAD = struct.Struct("<III")
-_SIZE = struct.Struct("<I")
+_SIZE = struct.Struct("<BI")
+#: The body's layout; `unpack_replay` gives None for any other.
+FORMAT: Final = 1
 _EPOCH: Final = dt.datetime(1970, 1, 1)
 # zstd through pyarrow: at level 1 a sixth of zlib's time for a smaller body
 _ZSTD: Final = pa.Codec("zstd", compression_level=1)
@@ -193,7 +196,7 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
             d_seats[h0:h1].tobytes(), d_tiles[q0:q1].tobytes(),
             d_values[d_tile_end[q0] : d_tile_end[q1]].tobytes(),
         ))
-        bodies.append(_SIZE.pack(len(raw)) + _ZSTD.compress(raw, asbytes=True))
+        bodies.append(_SIZE.pack(FORMAT, len(raw)) + _ZSTD.compress(raw, asbytes=True))
     return pa.table({"match": order.cast(pa.string()), "body": pa.array(bodies, pa.binary())})
 
 
@@ -204,11 +207,14 @@ def _shown(ms: int | None) -> str | None:
 
 def unpack_replay(
     body: bytes,
-) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[int, list[tuple[Any, ...]]]]:
+) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]], dict[int, list[tuple[Any, ...]]]] | None:
     """The seats (dicts, in seat history order), hands (dicts by hand) and moves
     (rows by hand: ply, seq, seat, kind, tile, on_end, left_end, right_end,
-    stock, legal_moves, forced, error) of a body made by `pack_replays`."""
-    (whole,) = _SIZE.unpack_from(body)
+    stock, legal_moves, forced, error) of a body made by `pack_replays`; None
+    if it has another `FORMAT`."""
+    version, whole = _SIZE.unpack_from(body)
+    if version != FORMAT:  # written by other code: the caller reads the tables
+        return None
     raw = _ZSTD.decompress(memoryview(body)[_SIZE.size :], whole, asbytes=True)
     size, count, dealt_seats = _HEAD.unpack_from(raw)
     start = _HEAD.size + size

@@ -55,7 +55,11 @@ def test_a_body_gives_back_every_row_and_null() -> None:
     for in_order in (True, False):
         got = pack_replays(_batch(in_order))
         assert got.column("match").to_pylist() == ["m-b", "m-a"]
-        seats, hands, moves = unpack_replay(got.column("body")[1].as_py())
+        body = got.column("body")[1].as_py()
+        assert unpack_replay(b"\x00" + body[1:]) is None  # another format: read the tables
+        unpacked = unpack_replay(body)
+        assert unpacked is not None
+        seats, hands, moves = unpacked
         assert seats == [  # in seat history order: seq, then seat
             {"seat": 0, "player": "p1", "name": "Luis", "bot": False, "from_hand": 1},
             {"seat": 1, "player": "p2", "name": "Ana", "bot": False, "from_hand": 1},
@@ -73,7 +77,9 @@ def test_a_body_gives_back_every_row_and_null() -> None:
                 (2, 6, 1, "pass", None, None, 6, 6, None, None, None, "NOT_VOID")],
             2: [(1, 9, 1, "draw", 3, None, -1, -1, 4, [], False, None)],
         }
-        seats, hands, moves = unpack_replay(got.column("body")[0].as_py())
+        unpacked = unpack_replay(got.column("body")[0].as_py())
+        assert unpacked is not None
+        seats, hands, moves = unpacked
         assert [s["player"] for s in seats] == ["p9"]
         assert hands[1]["dealt"] == [[]] and hands[1]["notes"] is None and hands[1]["started"] == "2025-12-01 00:01"
         assert moves == {1: [(1, 2, 0, "yield", None, "right", 2, 3, 7, [-3, -1, 12], False, "ODD")]}
