@@ -366,6 +366,9 @@ _env.globals.update(u=u, side_of=_side_of)
 _env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
 
 
+_SVG_DEFS = Markup(SVG_DEFS)  # the tile symbols every replay page holds
+
+
 def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
     html = _env.get_template(name).render(**ctx)
     return HTMLResponse(html, status_code=status)
@@ -415,22 +418,48 @@ class Versioned(LRU):
         return value
 
 
-def _hand_view(request: Request, cur: Cursor, match: str, hand: int, kind: str = "html") -> dict[str, Any] | None:
+class _LazyCursor:
+    """A cursor opened on first use and closed at the end: a page served from
+    the cache needs none (a route's cursor dependency costs every request)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.cur: Cursor | None = None
+
+    def __call__(self) -> Cursor:
+        if self.cur is None:
+            self.cur = self.store.cursor()
+        return self.cur
+
+    def __enter__(self) -> _LazyCursor:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.cur is not None:
+            self.cur.close()
+
+
+def _hand_view(request: Request, match: str, hand: int, kind: str = "html") -> dict[str, Any] | None:
     """The replay of one hand (cached): its board and every ply as HTML
     sections (``kind`` "html", drawn by the render pool) or the JSON twin ("json")."""
     state = request.app.state
+    with _LazyCursor(state.store) as cur:
+        return _hand_view_in(state, cur, match, hand, kind)
+
+
+def _hand_view_in(state: Any, cur: _LazyCursor, match: str, hand: int, kind: str) -> dict[str, Any] | None:
     gen = state.store.generation
 
     @functools.cache  # asked by both caches on a miss: one query
     def version() -> Any:
-        return q.match_version(cur, match)
+        return q.match_version(cur(), match)
 
     def bundle() -> q.MatchBundle | None:
-        return q.match_bundle(cur, match)
+        return q.match_bundle(cur(), match)
 
     def make() -> dict[str, Any] | None:
         b = state.bundle_cache.fetch(match, gen, version, bundle)
-        found = q.hand_data(cur, match, hand, b) if b is not None else None
+        found = q.hand_data(cur(), match, hand, b) if b is not None else None
         if found is None:
             return None
         data, info = found
@@ -573,10 +602,10 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     # hands (before the match routes: a match id may hold "/", so "{match_id:path}")
     @app.get("/matches/{match_id:path}/hands/{hand}", response_class=HTMLResponse, include_in_schema=False)
     def hand_page(
-        request: Request, cur: Cur, match_id: str, hand: HandNo,
+        request: Request, match_id: str, hand: HandNo,
         ply: Annotated[int | None, Query(ge=0, le=10_000)] = None,
     ) -> HTMLResponse:
-        view = _hand_view(request, cur, match_id, hand)
+        view = _hand_view(request, match_id, hand)
         if view is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
         last = len(view["sections"]) - 1
@@ -585,13 +614,13 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         # section show the ply asked for
         sections = view["sections"]
         notes = "".join(s.replace(" hidden>", ">", 1) if i == cur_ply else s for i, s in enumerate(sections))
-        return page("hand.html", nav="matches", defs=Markup(SVG_DEFS), ply=cur_ply, last=last,
+        return page("hand.html", nav="matches", defs=_SVG_DEFS, ply=cur_ply, last=last,
                     info=view["info"], seats=view["seats"], board=Markup(view["board"]),
                     style=Markup(ply_style(cur_ply, last)), notes=Markup(notes))
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
-    def api_hand(request: Request, cur: Cur, match_id: str, hand: HandNo) -> Response:
-        view = _hand_view(request, cur, match_id, hand, "json")
+    def api_hand(request: Request, match_id: str, hand: HandNo) -> Response:
+        view = _hand_view(request, match_id, hand, "json")
         if view is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
         return Response(view["json"], media_type="application/json")

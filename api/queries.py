@@ -287,7 +287,7 @@ class MatchBundle:
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count, mno, errors + warnings AS found
+                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay
               FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
@@ -303,7 +303,6 @@ _B_MOVES = """SELECT hand, ply, seq, seat, kind, tile, on_end, left_end, right_e
               FROM moves WHERE {of} ORDER BY hand, ply"""
 _B_FINDINGS = """SELECT code, severity, hand, seq, message FROM findings
                  WHERE {of} AND hand IS NOT NULL ORDER BY seq NULLS LAST"""
-_B_PACKED = "SELECT body FROM replays WHERE mno = $n"
 _BY_ID = "match = $m"
 _BY_NUMBER = "mno = $n"
 
@@ -314,13 +313,12 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     head = _one(cur, _B_MATCH, par)
     if head is None:
         return None
-    mno, found = head.pop("mno"), head.pop("found")
+    mno, found, packed = head.pop("mno"), head.pop("found"), head.pop("replay")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
         par = {"n": mno}
-    packed = cur.execute(_B_PACKED, par).fetchall() if mno is not None else []
-    rows = unpack_replay(packed[0][0]) if packed else None
-    if rows is not None:  # one row (migration 008)
+    rows = unpack_replay(packed) if packed is not None else None
+    if rows is not None:  # in the match's row (migration 008)
         seats, hands, moves = rows
     else:  # stored before it: three reads
         seats = _rows(cur, _B_SEATS.format(of=of), par)

@@ -88,7 +88,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("hands", _I32), ("events", _I32), ("errors", _I32), ("warnings", _I32),
         ("anchor", _STR), ("beacon", _STR), ("rematch_of", _STR), ("first_leader", _I8),
         ("lead_draw", pa.list_(pa.struct([("seat", _I8), ("tile", _I8)]))),
-        ("estimates", _STRS), ("batch", _STR),
+        ("estimates", _STRS), ("batch", _STR), ("replay", pa.binary()),
     ]),
     "seats": pa.schema([
         ("match", _STR), ("seat", _I8), ("player", _STR), ("name", _STR), ("bot", _BOOL),
@@ -114,7 +114,6 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("match", _STR), ("hand", _I32), ("seq", _I32), ("code", _STR), ("severity", _STR),
         ("message", _STR), ("file", _STR), ("line", _I64), ("sha256", _STR),
     ]),
-    "replays": pa.schema([("match", _STR), ("body", pa.binary())]),
     "seeds": pa.schema([("seed", _STR), ("match", _STR), ("hand", _I32)]),
     "match_files": pa.schema([("match", _STR), ("sha256", _STR), ("lines", _I32)]),
     "log_files": pa.schema([
@@ -124,7 +123,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 }  # fmt: skip
 
 #: The per-match tables, in the order a batch is loaded.
-TABLES: Final = ("matches", "seats", "hands", "moves", "replays", "findings", "seeds", "match_files")
+TABLES: Final = ("matches", "seats", "hands", "moves", "findings", "seeds", "match_files")
 
 
 def timestamps(values: Sequence[str | None]) -> pa.Array:
@@ -262,9 +261,12 @@ class Frames:
             "hands": self._hands(),
             "moves": self._moves(),
         }
+        # the replay page's one read of a match: its rows packed in its row
+        out["matches"] = out["matches"].set_column(
+            SCHEMAS["matches"].get_field_index("replay"), "replay", pack_replays(out)
+        )
         return {
             **out,
-            "replays": pack_replays(out),  # the replay page's one read of a match
             "findings": findings_table(
                 ((r.match, f) for r in self.reports for f in r.findings), self.where
             ),
@@ -307,6 +309,7 @@ class Frames:
                 "lead_draw": [[{"seat": s, "tile": t} for s, t in r.lead_draw] for r in rs],
                 "estimates": _lists([r.estimates for r in rs], _STR),
                 "batch": [self.batch] * len(rs),
+                "replay": pa.nulls(len(rs), pa.binary()),  # packed in tables()
             },
             schema=SCHEMAS["matches"],
         )

@@ -909,13 +909,15 @@ class _Run:
         self._collect(block=False)
 
     def _collect(self, *, block: bool) -> None:
-        if not self.inflight:
-            return
         if block:
             done, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
         else:
             done = {f for f in self.inflight if f.done()}
         for fut in sorted(done, key=self.inflight.__getitem__):
+            if fut not in self.inflight:
+                # taken by a nested call: the parked children below are
+                # submitted from inside this loop, and their submission collects
+                continue
             del self.inflight[fut]
             res = fut.result()
             self.batches.append(res.batch)

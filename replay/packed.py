@@ -1,24 +1,24 @@
-"""A match's replay rows packed into one value: the table ``replays``
-(migration 008), one row a match.
+"""A match's replay rows packed into one value: ``matches.replay``
+(migration 008).
 
 The replay page reads a whole match at once: its seats, hands and moves.
 Read from their three tables that is three scans, and at 1M hands each
 costs 1.5 to 4 ms whatever it returns (planning, and a row group of the
-match number scanned); one row of ``replays`` costs about one. The body is
-made from the batch's own Arrow tables when the batch is written
-(`pack_replays`), so it holds exactly the rows stored beside it, and it goes
-wherever they go: replaced, deleted and numbered with them.
+match number scanned), while the match's own row is read anyway. The body
+is made from the batch's own Arrow tables when the batch is written
+(`pack_replays`), so it holds exactly the rows stored beside it, and it
+lives in the match's row: replaced and deleted with it.
 
 A body is its `FORMAT` (a byte) and length (a little-endian u32), then
 zstd (level 1) of:
 
 - three little-endian u32: the length of the JSON head, the number of
   moves, and the number of seats dealt to over the match's hands;
-- the JSON head, ``{"seats": [...], "hands": [...], "kinds": [...],
-  "ends": [...], "errors": {...}}``: seat rows (`SEAT_FIELDS`) in seat history
-  order, hand rows (`HAND_FIELDS` but the deal; ``started`` in ms since
-  1970, UTC), the strings the move codes stand for, and the moves' errors by
-  row;
+- the JSON head, ``{"seats": [...], "hands": [...], "odd": {...}}``: seat
+  rows (`SEAT_FIELDS`) in seat history order, hand rows (`HAND_FIELDS` but
+  the deal; ``started`` in ms since 1970, UTC), and by move row the strings
+  of few rows: errors, and kinds or ends outside `KINDS` and `ENDS`. A body
+  depends on its match's rows alone, not on the batch around it;
 - the moves in hand and ply order, as `MOVE` records, then their legal
   moves (int16 codes, ``nalts`` each);
 - the deals, int8: the seats dealt to in each hand (-1: none stored), the
@@ -50,6 +50,10 @@ HAND_FIELDS: Final = (
     "boneyard", "started", "deal_ok", "seed_ok", "play_ok",
 )  # fmt: skip
 
+#: The kinds of move and ends of the line a move's int8 codes stand for.
+KINDS: Final = ("play", "pass", "draw", "yield")
+ENDS: Final = ("left", "right")
+
 #: The fields of a seat row, in order.
 SEAT_FIELDS: Final = ("seat", "player", "name", "bot", "from_hand")
 # a hand's fields in the JSON head (its deal is packed as int8)
@@ -78,11 +82,14 @@ def _ints(col: pa.ChunkedArray | pa.Array, dtype: str) -> np.ndarray:
     return np.asarray(pc.fill_null(arr, info.min).to_numpy(zero_copy_only=False), dtype=dtype)
 
 
-def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
-    """A string column as int8 codes into its distinct values (NULL: -128)."""
-    enc = pc.dictionary_encode(col).combine_chunks()
-    codes = pc.fill_null(enc.indices, -128).to_numpy(zero_copy_only=False).astype("i1")
-    return codes, enc.dictionary.to_pylist()
+def _codes(col: pa.ChunkedArray, names: tuple[str, ...]) -> np.ndarray:
+    """A string column as int8 codes into `names`: -128 NULL, -1 another value
+    (kept beside, in the head's "odd")."""
+    valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
+    found = pc.index_in(col, value_set=pa.array(names, pa.string()))
+    codes = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype("i1")
+    codes[~valid] = -128
+    return codes
 
 
 def _positions(col: pa.ChunkedArray | pa.Array, order: pa.Array) -> np.ndarray:
@@ -107,9 +114,9 @@ def _json_rows(cols: list[list[Any]]) -> list[bytes]:
     return [orjson.dumps(r) for r in zip(*cols, strict=True)]
 
 
-def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
-    """The ``replays`` rows (match, body) of a batch's matches, seats, hands
-    and moves tables, in the order of its matches."""
+def pack_replays(tables: dict[str, pa.Table]) -> pa.Array:
+    """The bodies of a batch's matches (``matches.replay``), from its matches,
+    seats, hands and moves tables, in the order of its matches."""
     order = tables["matches"].column("match").combine_chunks()
     n = len(order)
     seats, hands, moves = tables["seats"], tables["hands"], tables["moves"]
@@ -151,8 +158,7 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
     def ordered(x: np.ndarray) -> np.ndarray:
         return x if by is None else x[by]
 
-    kinds, kind_names = _codes(moves.column("kind"))
-    ends, end_names = _codes(moves.column("on_end"))
+    kinds, ends = _codes(moves.column("kind"), KINDS), _codes(moves.column("on_end"), ENDS)
     legal = moves.column("legal_moves").combine_chunks()
     rec = np.empty(len(key), MOVE)
     rec["hand"], rec["ply"] = ordered(hand), ordered(ply)
@@ -172,22 +178,28 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
         first = offsets[:-1][by]
         alts = values[np.repeat(first - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(sizes.sum())]
     alt_end = np.concatenate(([0], np.cumsum(sizes)))
-    errors = moves.column("error")
-    err_rows = np.flatnonzero(ordered(pc.is_valid(errors).to_numpy(zero_copy_only=False)))
-    err_text = errors.take(pa.array(ordered(np.arange(len(key)))[err_rows])).to_pylist() if len(err_rows) else []
     bounds = np.searchsorted(m_at if by is None else m_at[by], np.arange(n + 1))
-    err_at = np.searchsorted(err_rows, bounds)
-    names = b',"kinds":' + orjson.dumps(kind_names) + b',"ends":' + orjson.dumps(end_names)
+    # the strings of few rows, by row: errors, and kinds or ends not coded
+    sparse = []
+    for name, col, keep in (
+        ("error", "error", pc.is_valid(moves.column("error")).to_numpy(zero_copy_only=False)),
+        ("kind", "kind", kinds == -1), ("end", "on_end", ends == -1),
+    ):
+        rows = np.flatnonzero(ordered(keep))
+        texts = moves.column(col).take(pa.array(ordered(np.arange(len(key)))[rows])).to_pylist() if len(rows) else []
+        sparse.append((name, rows, texts, np.searchsorted(rows, bounds)))
     bodies = []
     for i in range(n):
         a, b = int(bounds[i]), int(bounds[i + 1])
-        e0, e1 = int(err_at[i]), int(err_at[i + 1])
-        errs = orjson.dumps({str(int(err_rows[k]) - a): err_text[k] for k in range(e0, e1)})
+        odd = orjson.dumps({
+            name: {str(int(rows[k]) - a): texts[k] for k in range(int(at[i]), int(at[i + 1]))}
+            for name, rows, texts, at in sparse
+        })
         h0, h1 = int(h_bounds[i]), int(h_bounds[i + 1])
         head = b"".join((
             b'{"seats":[', b",".join(seat_lines[s_bounds[i] : s_bounds[i + 1]]),
             b'],"hands":[', b",".join(hand_lines[h0:h1]),
-            b"]", names, b',"errors":', errs, b"}",
+            b'],"odd":', odd, b"}",
         ))
         q0, q1 = int(d_seat_end[h0]), int(d_seat_end[h1])
         raw = b"".join((
@@ -197,7 +209,7 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Table:
             d_values[d_tile_end[q0] : d_tile_end[q1]].tobytes(),
         ))
         bodies.append(_SIZE.pack(FORMAT, len(raw)) + _ZSTD.compress(raw, asbytes=True))
-    return pa.table({"match": order.cast(pa.string()), "body": pa.array(bodies, pa.binary())})
+    return pa.array(bodies, pa.binary())
 
 
 def _shown(ms: int | None) -> str | None:
@@ -243,7 +255,12 @@ def unpack_replay(
         h = dict(zip(_HAND_JSON, row, strict=True))
         h["dealt"], h["started"] = deal, _shown(h["started"])
         hands[h["hand"]] = h
-    kinds, ends = head["kinds"], head["ends"]
+    odd = head["odd"]
+
+    def named(f: str, names: tuple[str, ...]) -> list[str | None]:
+        other = odd[f]
+        return [None if k == -128 else other[str(r)] if k < 0 else names[k] for r, k in enumerate(rec[f].tolist())]
+
 
     def col(f: str) -> list[Any]:
         x = rec[f]
@@ -254,11 +271,11 @@ def unpack_replay(
     at = np.concatenate(([0], np.cumsum(rec["nalts"].clip(0)))).tolist()
     legal = [alts[at[k] : at[k + 1]] if nalt >= 0 else None for k, nalt in enumerate(nalts)]
     error: list[str | None] = [None] * count
-    for k, text in head["errors"].items():
+    for k, text in odd["error"].items():
         error[int(k)] = text
     rows = list(zip(
-        col("ply"), col("seq"), col("seat"), [None if k == -128 else kinds[k] for k in rec["kind"].tolist()],
-        col("tile"), [None if k == -128 else ends[k] for k in rec["end"].tolist()], col("left"), col("right"),
+        col("ply"), col("seq"), col("seat"), named("kind", KINDS),
+        col("tile"), named("end", ENDS), col("left"), col("right"),
         col("stock"), legal, [None if f == -128 else bool(f) for f in rec["forced"].tolist()], error,
         strict=True,
     ))

@@ -364,7 +364,7 @@ def _registered(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> 
 
 
 #: Tables whose rows carry their match's number, ``mno`` (migration 006).
-NUMBERED: Final = ("matches", "seats", "hands", "moves", "replays", "findings")
+NUMBERED: Final = ("matches", "seats", "hands", "moves", "findings")
 
 
 def _numbered(table: pa.Table, order: pa.Array, base: int) -> pa.Table:

@@ -1,8 +1,9 @@
 """replay.packed: a match's replay rows in one value, and back.
 
 Every match of the test store is compared with its SQL reads in
-tests/test_api.py; here the corners: NULLs of every kind, a batch whose
-moves are not in order, and no polars in the workers' path.
+tests/test_api.py; here the corners: NULLs of every kind, strings outside
+the codes, a batch whose moves are not in order, a body the same whatever
+batch it was packed in, and no polars in the workers' path.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from replay.frames import SCHEMAS
 from replay.packed import pack_replays, unpack_replay
@@ -40,9 +42,10 @@ def _batch(moves_in_order: bool = True) -> dict[str, pa.Table]:
         ("m-a", 1, 2, 6, 1, "pass", None, None, 6, 6, None, None, None, "NOT_VOID"),
         ("m-a", 2, 1, 9, 1, "draw", 3, None, -1, -1, 4, False, [], None),
         ("m-b", 1, 1, 2, 0, "yield", None, "right", 2, 3, 7, False, [-3, -1, 12], "ODD"),
+        ("m-b", 1, 2, 3, 1, "wait", None, "top", 2, 3, 7, False, [], None),  # strings not coded
     ]
     if not moves_in_order:
-        rows = [rows[3], rows[2], rows[0], rows[1]]
+        rows = [rows[4], rows[3], rows[2], rows[0], rows[1]]
     cols = list(zip(*rows, strict=True))
     names = ("match", "hand", "ply", "seq", "seat", "kind", "tile", "on_end", "left_end", "right_end",
              "stock", "forced", "legal_moves", "error")
@@ -52,10 +55,11 @@ def _batch(moves_in_order: bool = True) -> dict[str, pa.Table]:
 
 
 def test_a_body_gives_back_every_row_and_null() -> None:
+    # moves in the order written, and not (then sorted)
     for in_order in (True, False):
-        got = pack_replays(_batch(in_order))
-        assert got.column("match").to_pylist() == ["m-b", "m-a"]
-        body = got.column("body")[1].as_py()
+        got = pack_replays(_batch(in_order))  # in the batch's match order: m-b, m-a
+        assert len(got) == 2
+        body = got[1].as_py()
         assert unpack_replay(b"\x00" + body[1:]) is None  # another format: read the tables
         unpacked = unpack_replay(body)
         assert unpacked is not None
@@ -77,12 +81,19 @@ def test_a_body_gives_back_every_row_and_null() -> None:
                 (2, 6, 1, "pass", None, None, 6, 6, None, None, None, "NOT_VOID")],
             2: [(1, 9, 1, "draw", 3, None, -1, -1, 4, [], False, None)],
         }
-        unpacked = unpack_replay(got.column("body")[0].as_py())
+        unpacked = unpack_replay(got[0].as_py())
         assert unpacked is not None
         seats, hands, moves = unpacked
         assert [s["player"] for s in seats] == ["p9"]
         assert hands[1]["dealt"] == [[]] and hands[1]["notes"] is None and hands[1]["started"] == "2025-12-01 00:01"
-        assert moves == {1: [(1, 2, 0, "yield", None, "right", 2, 3, 7, [-3, -1, 12], False, "ODD")]}
+        assert moves == {1: [(1, 2, 0, "yield", None, "right", 2, 3, 7, [-3, -1, 12], False, "ODD"),
+                             (2, 3, 1, "wait", None, "top", 2, 3, 7, [], False, None)]}
+
+
+def test_a_body_depends_on_its_match_alone() -> None:
+    both = _batch()
+    alone = {t: v.filter(pc.equal(v.column("match"), "m-b")) for t, v in both.items()}
+    assert pack_replays(alone)[0] == pack_replays(both)[0]
 
 
 def test_the_workers_path_needs_no_polars() -> None:
