@@ -9,6 +9,7 @@ dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -264,6 +265,7 @@ def ply_of_seq(seq_ply: list[tuple[int, int]], seq: int | None) -> int:
 # --- one hand ------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def _move_name(code: int) -> str:
     if code >= 0:
         return f"{tile_name(code // 2)}:{'left' if code % 2 == 0 else 'right'}"

@@ -228,8 +228,8 @@ def build_plies(hand: HandData) -> list[Ply]:
     def snapshot(k: int, mv: MoveRow | None, title: str, new: int | None) -> Ply:
         for c in changed:
             if c < len(held):
-                hand_view[c] = tuple(sorted(held[c], key=_hand_order))
-                pip_view[c] = sum(PIPS[t] for t in held[c])
+                hand_view[c] = tuple(sorted(held[c], key=_HAND_RANK.__getitem__))
+                pip_view[c] = sum(map(PIPS.__getitem__, held[c]))
             if c < n:
                 void_view[c] = tuple(sorted(voids[c]))
         changed.clear()
@@ -296,7 +296,8 @@ def build_plies(hand: HandData) -> list[Ply]:
             for num in sorted({LOW[t], HIGH[t]}):
                 if on_line & SUIT_MASK[num] == SUIT_MASK[num]:
                     notes.append(Note("puerta", f"puerta: the last {num} is on the line"))
-            for num in range(7):
+            # ahorcado can only newly hold for this tile's numbers and the end it covered
+            for num in sorted({LOW[t], HIGH[t], *before} - {-1}):
                 d = DOUBLE_OF[num]
                 if d in hanged or on_line & BIT[d]:
                     continue
@@ -414,16 +415,27 @@ def _hand_order(t: int) -> tuple[int, int]:
     return (-HIGH[t], -LOW[t])
 
 
+#: Each tile's place in a hand as shown (highest first), for sorting by lookup.
+_HAND_RANK: tuple[int, ...] = tuple(sorted(range(28), key=_hand_order).index(t) for t in range(28))
+
+
+@lru_cache(maxsize=1024)
+def _move_parts(m: str) -> tuple[str, str]:
+    tile, _, end = m.partition(":")
+    return tile, end
+
+
 def _alternatives(mv: MoveRow, before: tuple[int, int]) -> list[tuple[str, bool]]:
     out = []
     played_end = mv.end or "left"
+    played = tile_name(mv.tile) if mv.tile is not None and mv.kind == "play" else None
     for m in mv.legal_moves:
-        tile, _, end = m.partition(":")
+        tile, end = _move_parts(m)
         if not end:
             label = {"PASS": "pass", "DRAW": "draw", "YIELD": "hand the lead over"}.get(m, m.lower())
             out.append((label, mv.kind == label or (m == "YIELD" and mv.kind == "yield")))
             continue
-        same = tile == (tile_name(mv.tile) if mv.tile is not None else None) and mv.kind == "play"
+        same = tile == played
         if before[0] < 0:
             out.append((tile, same))
         else:
@@ -514,6 +526,7 @@ def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def _span(on: int, off: int, last: int) -> str:
     """The classes that show an element from ply `on` up to, not including, `off`
     (see `ply_style`): none for an element shown throughout."""
