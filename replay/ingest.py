@@ -619,11 +619,12 @@ class _Loader(threading.Thread):
             self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
             t0 = time.perf_counter()
             self._timed(derive_player_rows, self.conn, reports=False)
+            # the reports' polars frames come on top of DuckDB's memory: give it back first
+            self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
             t1 = time.perf_counter()
             if self.error is None:
                 self._timed(keep_reports, self.conn)
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
-            self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
 
     def _timed(self, work: Callable[..., int], *args: Any, **kwargs: Any) -> int:
         """work(*args, **kwargs), its time counted; an error is kept for the main thread."""
