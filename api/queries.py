@@ -310,7 +310,9 @@ _BY_NUMBER = "mno = $n"
 
 
 def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
-    """The replay data of a match (five plain reads), or None if unknown."""
+    """The replay data of a match, or None if unknown: its row (the packed
+    replay, migration 008) and its findings if it has any; a match stored
+    before 008 is read from seats, hands and moves as well."""
     par: dict[str, Any] = {"m": match}
     head = _one(cur, _B_MATCH, par)
     if head is None:

@@ -102,9 +102,8 @@ def _positions(col: pa.ChunkedArray | pa.Array, order: pa.Array) -> np.ndarray:
 def _sparse_lists(col: pa.ChunkedArray) -> list[Any]:
     """A list column as Python lists, converting only the non-empty ones
     (a hand's notes are mostly none)."""
-    lens = pc.list_value_length(col).to_numpy(zero_copy_only=False)
-    out: list[Any] = [None if np.isnan(x) else [] for x in lens.astype(float)]
-    full = np.flatnonzero(np.nan_to_num(lens.astype(float)) > 0)
+    out: list[Any] = [None if null else [] for null in pc.is_null(col).to_pylist()]
+    full = np.flatnonzero(pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False) > 0)
     for i, v in zip(full.tolist(), col.take(pa.array(full)).to_pylist(), strict=True):
         out[i] = v
     return out
