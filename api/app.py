@@ -5,7 +5,8 @@ the one DuckDB connection (read-write: the server owns the file) and, when
 given a spool folder, loads ingest batches at start, every `load_every`
 seconds and after each upload. Endpoints are plain `def`s (FastAPI runs
 them in its thread pool; DuckDB releases the GIL) and each takes its own
-cursor from the connection.
+cursor from the connection; the replay page alone is an async Starlette
+route, which awaits its drawing by a render worker (api.pool).
 
 Writes (POST, DELETE) need `Authorization: Bearer <REPLAY_TOKEN>`; the
 guard runs before any body is read, and caps the body size.
@@ -40,8 +41,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import quote, urlencode
+from typing import Annotated, Any, Literal, cast
 
 import anyio.to_thread
 import duckdb
@@ -50,14 +50,14 @@ from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, Uploa
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api import fairness
 from api import queries as q
+from api.pages import render, u
 from api.pool import RenderPool
-from api.render import SVG_DEFS, hand_json, ply_style, trend_svg
-from replay.tiles import tile_name
+from api.render import HandData, hand_json, trend_svg
 from reports.player import kept_report, player_report
 
 HERE = Path(__file__).parent
@@ -301,23 +301,8 @@ def create_app(
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
-    _optional_routers(app)
+    app.include_router(fairness.router)
     return app
-
-
-def _optional_routers(app: FastAPI) -> None:
-    """Pages that live in their own modules (the fairness audit), when present."""
-    import importlib
-
-    for name in ("api.fairness",):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # not built yet
-                continue
-            raise
-        app.include_router(module.router)
-        _env.globals["has_fairness"] = True
 
 
 # --- helpers for the routes ---------------------------------------------------------
@@ -338,40 +323,8 @@ async def cursor(request: Request) -> AsyncIterator[Cursor]:
 
 Cur = Annotated[Cursor, Depends(cursor)]
 
-_env = Environment(
-    loader=FileSystemLoader(HERE / "templates"),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-    # the templates ship with the package: checking their mtimes on every
-    # render was an eighth of a replay page's CPU (bench/api.py under py-spy)
-    auto_reload=False,
-)
-
-
-def u(*parts: object, **params: object) -> str:
-    """A path with every part quoted (ids come from logs) and an optional query."""
-    path = "/" + "/".join(quote(str(p), safe="") for p in parts)
-    kept = {k: v for k, v in params.items() if v not in (None, "")}
-    return path + ("?" + urlencode(kept) if kept else "")
-
-
-def _side_of(teams: str, seat: int | None) -> int | None:
-    if seat is None:
-        return None
-    return seat % 2 if teams == "pairs" else seat
-
-
-_env.globals.update(u=u, side_of=_side_of)
-_env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
-
-
-_SVG_DEFS = Markup(SVG_DEFS)  # the tile symbols every replay page holds
-
-
 def page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    html = _env.get_template(name).render(**ctx)
-    return HTMLResponse(html, status_code=status)
+    return HTMLResponse(render(name, **ctx), status_code=status)
 
 
 def not_found(what: str) -> HTMLResponse:
@@ -385,7 +338,8 @@ def _json(data: Any) -> Response:
 Verdict = Literal["valid", "invalid", "unreadable"]
 Severity = Literal["error", "warning"]
 PageNo = Annotated[int, Query(alias="page", ge=1, le=100_000)]
-HandNo = Annotated[int, PathParam(ge=0, le=1_000_000)]
+MAX_HAND, MAX_PLY = 1_000_000, 10_000
+HandNo = Annotated[int, PathParam(ge=0, le=MAX_HAND)]
 Text = Annotated[str | None, Query(max_length=200)]
 
 
@@ -439,40 +393,63 @@ class _LazyCursor:
             self.cur.close()
 
 
-def _hand_view(request: Request, match: str, hand: int, kind: str = "html") -> dict[str, Any] | None:
-    """The replay of one hand (cached): its board and every ply as HTML
-    sections (``kind`` "html", drawn by the render pool) or the JSON twin ("json")."""
-    state = request.app.state
+def _hand_parts(b: q.MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
+    """What a hand's page or JSON twin is drawn from: the hand, its header, its seats."""
+    found = q.hand_of(b, match, hand)
+    if found is None:
+        return None
+    data, info = found
+    return data, info, [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
+
+
+def _hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any]) -> Any:
+    """A hand drawn by `draw(data, info, seats)`, cached under `key`; None if unknown.
+
+    Blocking (it may read the store): on a thread. The cache keeps strings
+    and bytes only: millions of small cached objects would make every full
+    garbage collection a long pause for all requests.
+    """
     with _LazyCursor(state.store) as cur:
-        return _hand_view_in(state, cur, match, hand, kind)
+        gen = state.store.generation
+
+        @functools.cache  # asked by both caches on a miss: one query
+        def version() -> Any:
+            return q.match_version(cur(), match)
+
+        def bundle() -> q.MatchBundle | None:
+            return q.match_bundle(cur(), match)
+
+        def make() -> Any:
+            b = state.bundle_cache.fetch(match, gen, version, bundle)
+            found = _hand_parts(b, match, hand) if b is not None else None
+            return draw(*found) if found is not None else None
+
+        return state.hand_cache.fetch(key, gen, version, make)
 
 
-def _hand_view_in(state: Any, cur: _LazyCursor, match: str, hand: int, kind: str) -> dict[str, Any] | None:
+async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> bytes | None:
+    """The replay page's bytes (cached); None if there is no such hand.
+
+    Stepping through a match, the next hand's match is in the cache: the page
+    is then drawn by a render worker while the event loop serves others, with
+    no thread and no store read. Anything else goes through `_hand_view`.
+    """
+    key = (match, hand, "html", ply)
     gen = state.store.generation
-
-    @functools.cache  # asked by both caches on a miss: one query
-    def version() -> Any:
-        return q.match_version(cur(), match)
-
-    def bundle() -> q.MatchBundle | None:
-        return q.match_bundle(cur(), match)
-
-    def make() -> dict[str, Any] | None:
-        b = state.bundle_cache.fetch(match, gen, version, bundle)
-        found = q.hand_data(cur(), match, hand, b) if b is not None else None
+    got = state.hand_cache.get(key)
+    if got is not None and got[0] == gen:
+        return cast(bytes, got[2])
+    b = state.bundle_cache.get(match)
+    pool: RenderPool = state.render_pool
+    if got is None and b is not None and b[0] == gen:
+        found = _hand_parts(b[2], match, hand)
         if found is None:
             return None
-        data, info = found
-        seat_rows = [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
-        # the cache keeps strings and bytes only: millions of small cached objects
-        # would make every full garbage collection a long pause for all requests
-        if kind == "json":
-            return {"json": hand_json(data, info, seat_rows)}
-        board, sections = state.render_pool.sections(data)
-        return {"info": info, "seats": seat_rows, "board": board, "sections": sections}
-
-    view: dict[str, Any] | None = state.hand_cache.fetch((match, hand, kind), gen, version, make)
-    return view
+        body = await pool.page_async(*found, ply)
+        state.hand_cache.put(key, (gen, None, body))
+        return body
+    return cast(bytes | None, await anyio.to_thread.run_sync(
+        _hand_view, state, match, hand, key, lambda d, i, s: pool.page(d, i, s, ply)))
 
 
 def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
@@ -599,31 +576,29 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     ) -> Response:
         return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page))
 
-    # hands (before the match routes: a match id may hold "/", so "{match_id:path}")
-    @app.get("/matches/{match_id:path}/hands/{hand}", response_class=HTMLResponse, include_in_schema=False)
-    def hand_page(
-        request: Request, match_id: str, hand: HandNo,
-        ply: Annotated[int | None, Query(ge=0, le=10_000)] = None,
-    ) -> HTMLResponse:
-        view = _hand_view(request, match_id, hand)
-        if view is None:
+    # hands (before the match routes: a match id may hold "/", so "{match_id:path}").
+    # The replay page is a plain Starlette route: FastAPI's parameter solving
+    # and its thread hop cost a millisecond of the server's one core per page,
+    # as much as the rest of the request (bench/api.py; the page has no schema)
+    async def hand_page(request: Request) -> Response:
+        match_id, hand = request.path_params["match_id"], request.path_params["hand"]
+        raw = request.query_params.get("ply") or None
+        if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) <= MAX_PLY):
+            return page("error.html", status=422, title="Bad request",
+                        message=f"ply must be a whole number from 0 to {MAX_PLY}, not {raw!r}")
+        body = await _hand_page(request.app.state, match_id, hand, raw and int(raw)) if hand <= MAX_HAND else None
+        if body is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
-        last = len(view["sections"]) - 1
-        cur_ply = 0 if ply is None else min(ply, last)
-        # every ply is sent; without JavaScript the style and the one unhidden
-        # section show the ply asked for
-        sections = view["sections"]
-        notes = "".join(s.replace(" hidden>", ">", 1) if i == cur_ply else s for i, s in enumerate(sections))
-        return page("hand.html", nav="matches", defs=_SVG_DEFS, ply=cur_ply, last=last,
-                    info=view["info"], seats=view["seats"], board=Markup(view["board"]),
-                    style=Markup(ply_style(cur_ply, last)), notes=Markup(notes))
+        return HTMLResponse(body)
+
+    app.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods=["GET"], include_in_schema=False)
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
     def api_hand(request: Request, match_id: str, hand: HandNo) -> Response:
-        view = _hand_view(request, match_id, hand, "json")
-        if view is None:
+        body = _hand_view(request.app.state, match_id, hand, (match_id, hand, "json"), hand_json)
+        if body is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
-        return Response(view["json"], media_type="application/json")
+        return Response(body, media_type="application/json")
 
     @app.get("/matches/{match_id:path}", response_class=HTMLResponse, include_in_schema=False)
     def match_page(cur: Cur, match_id: str) -> HTMLResponse:

@@ -8,7 +8,7 @@ per store generation and filters: a reload of the store invalidates them.
 
 The router needs only ``app.state.store`` with ``cursor()`` and
 ``generation`` (api/app.py's `Store`); it imports nothing from api.app,
-which includes it.
+which includes it, and renders through api.pages as every page does.
 """
 
 from __future__ import annotations
@@ -17,17 +17,16 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import duckdb
 import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from api.pages import render
 from reports.audit import AuditReport, Filters, run_audit
 
 router = APIRouter()
@@ -36,24 +35,6 @@ Cursor = duckdb.DuckDBPyConnection
 Text = Annotated[str | None, Query(max_length=200)]
 CACHE_SIZE = 16
 LUCK_ROWS = 50  # players shown on the page (all of them in the JSON)
-
-_env = Environment(
-    loader=FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-
-
-def _u(*parts: object, **params: object) -> str:
-    """A path with every part quoted (ids come from logs), as api.app's `u`."""
-    path = "/" + "/".join(quote(str(p), safe="") for p in parts)
-    kept = {k: v for k, v in params.items() if v not in (None, "")}
-    return path + ("?" + urlencode(kept) if kept else "")
-
-
-_env.globals.update(u=_u, has_fairness=True)  # base.html links the page
-
 
 def _cursor(request: Request) -> Iterator[Cursor]:
     cur = request.app.state.store.cursor()
@@ -162,7 +143,7 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
         rows = sorted(luck["players"], key=lambda r: (not r["flagged"], -strength(r)))
         svg = Markup(luck_svg(luck["histogram"]))
     params = {k: v for k, v in filters.to_dict().items() if v}
-    html = _env.get_template("fairness.html").render(
+    html = render("fairness.html",
         nav="fairness",
         r=data,
         filters=filters.to_dict(),

@@ -3,7 +3,7 @@
 Every function takes a cursor (one per request) and returns JSON-ready
 values. Nothing here writes, except `delete_match`. Hidden information (the
 dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
-`hand_data` for a hand without a result.
+`hand_of` for a hand without a result.
 """
 
 from __future__ import annotations
@@ -356,16 +356,14 @@ def player_version(cur: Cursor, player: str) -> tuple[int, int] | None:
     return int(rows[0][0]), int(rows[0][1])
 
 
-def hand_data(
-    cur: Cursor, match: str, hand: int, bundle: MatchBundle | None = None
-) -> tuple[HandData, dict[str, Any]] | None:
-    """A stored hand for the replay, with its match's header. None if unknown.
+def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, Any]] | None:
+    """Hand `hand` of the match read as `b` (`match_bundle`), for the replay,
+    with its match's header. None if the match has no such hand.
 
     Nothing hidden leaves here for a hand without a result: no dealt
     tiles, no drawn tile, no legal alternatives (they show what was held).
     """
-    b = bundle or match_bundle(cur, match)
-    if b is None or hand not in b.hands:
+    if hand not in b.hands:
         return None
     m, h = b.head, b.hands[hand]
     finished = h["result"] is not None

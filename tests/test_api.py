@@ -240,6 +240,68 @@ def test_hand_replay_plies(client: TestClient) -> None:
     assert "svg.board .on2," not in style.group(1)
 
 
+def test_hand_page_parameters(client: TestClient) -> None:
+    """The replay page (a plain Starlette route) checks what FastAPI checked:
+    a bad ply is a 422 page, an unknown or absurd hand a 404 page."""
+    m = _first(client, profile="international", verdict="valid")["match"]
+    base = f"/matches/{m}/hands/1"
+    assert client.get(base + "?ply=").text == client.get(base).text
+    assert client.get(base + "?ply=0").text == client.get(base).text
+    last = client.get(base + "?ply=10000")
+    assert last.status_code == 200 and last.headers["content-type"] == "text/html; charset=utf-8"
+    for bad in ("-1", "x", "10001", "1.5", "\u00b2"):
+        r = client.get(base, params={"ply": bad})
+        assert r.status_code == 422 and "ply must be a whole number" in r.text, bad
+    for gone in (f"/matches/{m}/hands/999", f"/matches/{m}/hands/1000001", f"/matches/{m}/hands/abc",
+                 "/matches/no-such-match/hands/1"):
+        r = client.get(gone)
+        assert r.status_code == 404 and "text/html" in r.headers["content-type"], gone
+
+
+def test_next_hand_is_drawn_without_reading_the_store(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stepping through a match, the hands after the first are drawn from the
+    cached match (no store read, no thread waiting on one), the same pages as
+    drawn cold. (Without render workers, as here, the drawing itself is on a thread.)"""
+    import api.app as app_mod
+    import api.queries as queries
+
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        rows = _j(c, "/api/matches?verdict=valid&per_page=500")["matches"]
+        m = next(r["match"] for r in rows if r["hands"] >= 3)
+        hands = [h["hand"] for h in _j(c, f"/api/matches/{m}")["hands"]][:3]
+        cold = []
+        for h in hands:
+            c.app.state.bundle_cache.data.clear()  # type: ignore[attr-defined]
+            cold.append(c.get(f"/matches/{m}/hands/{h}").text)
+    reads: list[str] = []
+    real = queries.match_bundle
+
+    def counted(cur: object, match: str) -> object:
+        reads.append(match)
+        return real(cur, match)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(queries, "match_bundle", counted)
+    monkeypatch.setattr(app_mod.anyio.to_thread, "run_sync", _no_thread_after(reads))
+    with TestClient(create_app(store, token=TOKEN)) as c:
+        assert [c.get(f"/matches/{m}/hands/{h}").text for h in hands] == cold
+    assert reads == [m]
+
+
+def _no_thread_after(reads: list[str]) -> object:
+    """anyio's run_sync, refusing the store path (`_hand_view`) once the match is read."""
+    import anyio.to_thread
+
+    import api.app as app_mod
+
+    real = anyio.to_thread.run_sync
+
+    async def run_sync(fn: object, *args: object, **kw: object) -> object:
+        assert not (reads and fn is app_mod._hand_view), "the store path after the match was read"
+        return await real(fn, *args, **kw)  # type: ignore[arg-type]
+
+    return run_sync
+
+
 def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> None:
     """Pages drawn by the render pool (replay serve) equal those drawn in-process;
     a pool whose worker dies falls back to drawing in the server process."""

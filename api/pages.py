@@ -1,0 +1,80 @@
+"""The page templates (Jinja2) and the replay page, drawn whole.
+
+The server renders its pages here, and so do the render workers
+(api.pool): a replay page leaves a worker as the bytes sent, so the
+server's one process, which holds the GIL for every request, only routes
+and caches it. Nothing here imports FastAPI, the store or DuckDB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from api.render import SVG_DEFS, HandData, hand_sections, ply_style
+from replay.tiles import tile_name
+
+__all__ = ["draw_hand_page", "env", "hand_page", "render", "u"]
+
+env = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+    # the templates ship with the package: checking their mtimes on every
+    # render was an eighth of a replay page's CPU (bench/api.py under py-spy)
+    auto_reload=False,
+)
+
+
+def u(*parts: object, **params: object) -> str:
+    """A path with every part quoted (ids come from logs) and an optional query.
+
+    >>> u("matches", "m/1", "hands", 2, ply=3, q=None)
+    '/matches/m%2F1/hands/2?ply=3'
+    """
+    path = "/" + "/".join(quote(str(p), safe="") for p in parts)
+    kept = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept) if kept else "")
+
+
+def _side_of(teams: str, seat: int | None) -> int | None:
+    if seat is None:
+        return None
+    return seat % 2 if teams == "pairs" else seat
+
+
+env.globals.update(u=u, side_of=_side_of, has_fairness=True)
+env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
+
+_SVG_DEFS = Markup(SVG_DEFS)  # the tile symbols every replay page holds
+
+
+def render(name: str, **ctx: Any) -> str:
+    """The template `name` rendered with `ctx`."""
+    return env.get_template(name).render(**ctx)
+
+
+def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list[dict[str, Any]],
+              ply: int | None) -> str:
+    """The replay page of a drawn hand (`hand_sections`) showing ply `ply`
+    (0 if None; the last if past it).
+
+    Every ply is sent; without JavaScript the style and the one unhidden
+    section show the ply asked for.
+    """
+    last = len(sections) - 1
+    at = 0 if ply is None else max(0, min(ply, last))
+    notes = "".join(s.replace(" hidden>", ">", 1) if i == at else s for i, s in enumerate(sections))
+    return render("hand.html", nav="matches", defs=_SVG_DEFS, ply=at, last=last, info=info, seats=seats,
+                  board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes))
+
+
+def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None) -> bytes:
+    """The replay page of `hand` at ply `ply`, as the bytes sent (UTF-8)."""
+    board, sections = hand_sections(hand)
+    return hand_page(board, sections, info, seats, ply).encode()
