@@ -353,12 +353,32 @@ class Versioned(LRU):
     before it is recomputed.
     """
 
+    def fresh(self, key: Any, gen: int) -> Any:
+        """The value kept under `key` for generation `gen`, else None."""
+        got = self.get(key)
+        return got[2] if got is not None and got[0] == gen else None
+
+    def revalidate(self, key: Any, gen: int, version: Callable[[], Any]) -> Any:
+        """The value of an entry from an older generation whose data's version
+        is unchanged (stamped `gen` now), else None."""
+        got = self.get(key)
+        if got is None or got[0] == gen:
+            return None if got is None else got[2]
+        ver = version()
+        if ver is not None and got[1] == ver:
+            self.put(key, (gen, ver, got[2]))
+            return got[2]
+        return None
+
     def fetch(self, key: Any, gen: int, version: Callable[[], Any], make: Callable[[], Any]) -> Any:
+        """The value under `key`, made by `make()` unless kept and still true.
+
+        A first visit skips the version query; the entry is then checked
+        (and its version learnt) at the first generation change.
+        """
         got = self.get(key)
         if got is not None and got[0] == gen:
             return got[2]
-        # a first visit skips the version query; the entry is then checked
-        # (and its version learnt) at the first generation change
         ver = version() if got is not None else None
         if got is not None:
             if ver is None:  # gone from the store
@@ -411,45 +431,59 @@ def _hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., 
     """
     with _LazyCursor(state.store) as cur:
         gen = state.store.generation
-
-        @functools.cache  # asked by both caches on a miss: one query
-        def version() -> Any:
-            return q.match_version(cur(), match)
-
-        def bundle() -> q.MatchBundle | None:
-            return q.match_bundle(cur(), match)
+        version = _version_of(cur, match)
 
         def make() -> Any:
-            b = state.bundle_cache.fetch(match, gen, version, bundle)
+            b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
             found = _hand_parts(b, match, hand) if b is not None else None
             return draw(*found) if found is not None else None
 
         return state.hand_cache.fetch(key, gen, version, make)
 
 
+def _version_of(cur: _LazyCursor, match: str) -> Callable[[], Any]:
+    """The match's version, asked of the store once (both caches may ask)."""
+    return functools.cache(lambda: q.match_version(cur(), match))
+
+
+def _stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | None, q.MatchBundle | None, Any]:
+    """What the store says of a page not cached for this generation: the page
+    itself if its match is unchanged, else the match (None if unknown) and its
+    version if it was asked. Blocking: on a thread."""
+    with _LazyCursor(state.store) as cur:
+        version = _version_of(cur, match)
+        page = state.hand_cache.revalidate(key, gen, version)
+        if page is not None:
+            return page, None, None
+        known = state.hand_cache.get(key) is not None  # a stale page: its version was asked
+        b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
+        return None, b, version() if known and b is not None else None
+
+
 async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> bytes | None:
     """The replay page's bytes (cached); None if there is no such hand.
 
-    Stepping through a match, the next hand's match is in the cache: the page
-    is then drawn by a render worker while the event loop serves others, with
-    no thread and no store read. Anything else goes through `_hand_view`.
+    The page is drawn by a render worker while the event loop serves other
+    requests. Stepping through a match, the next hand's match is cached: no
+    thread and no store read then; else the store is read on a thread first.
     """
     key = (match, hand, "html", ply)
     gen = state.store.generation
-    got = state.hand_cache.get(key)
-    if got is not None and got[0] == gen:
-        return cast(bytes, got[2])
-    b = state.bundle_cache.get(match)
-    pool: RenderPool = state.render_pool
-    if got is None and b is not None and b[0] == gen:
-        found = _hand_parts(b[2], match, hand)
-        if found is None:
-            return None
-        body = await pool.page_async(*found, ply)
-        state.hand_cache.put(key, (gen, None, body))
-        return body
-    return cast(bytes | None, await anyio.to_thread.run_sync(
-        _hand_view, state, match, hand, key, lambda d, i, s: pool.page(d, i, s, ply)))
+    page = state.hand_cache.fresh(key, gen)
+    if page is not None:
+        return cast(bytes, page)
+    ver = None
+    b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
+    if b is None:
+        page, b, ver = await anyio.to_thread.run_sync(_stored_page, state, match, key, gen)
+        if page is not None or b is None:
+            return cast(bytes | None, page)
+    found = _hand_parts(b, match, hand)
+    if found is None:
+        return None
+    body = await state.render_pool.page(*found, ply)
+    state.hand_cache.put(key, (gen, ver, body))
+    return body
 
 
 def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:

@@ -310,14 +310,66 @@ def test_render_workers_draw_the_same_pages(client: TestClient, store: Path) -> 
     want = [client.get(u).text for u in urls]
     with TestClient(create_app(store, token=TOKEN, render_workers=1)) as c:
         pool = c.app.state.render_pool  # type: ignore[attr-defined]
-        assert pool.workers == 1 and pool._pool is not None
+        assert pool.workers == 1 and pool.live
         assert [c.get(u).text for u in urls] == want
-        for proc in list(pool._pool._processes.values()):  # kill the worker
+        for proc in list(pool._procs):  # kill the worker
             proc.kill()
             proc.join()
         c.app.state.hand_cache.data.clear()  # type: ignore[attr-defined]
         assert c.get(urls[0]).text == want[0]  # drawn in-process now
-        assert pool._pool is None
+        assert not pool.live
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop: str) -> None:
+    """More pages than workers wait their turn; a request cancelled mid-page
+    leaves its worker's reply to itself, not to the next request; a drawing
+    that fails raises in the server with the worker's message, and the
+    worker stays. On both event loops (uvicorn runs uvloop, which puts the
+    sockets it watches in non-blocking mode)."""
+    import asyncio
+
+    from api import queries
+    from api.app import _hand_parts
+    from api.pages import draw_hand_page
+    from api.pool import RenderPool
+
+    cur = client.app.state.store.cursor()  # type: ignore[attr-defined]
+    parts = []
+    for row in _j(client, "/api/matches?verdict=valid&per_page=4")["matches"]:
+        b = queries.match_bundle(cur, row["match"])
+        assert b is not None
+        parts += [p for h in sorted(b.hands) if (p := _hand_parts(b, row["match"], h)) is not None]
+    cur.close()
+    parts = parts[:7]
+    want = [draw_hand_page(*p, None) for p in parts]
+
+    async def run() -> None:
+        pool = RenderPool(2)
+        try:
+            tasks = [asyncio.ensure_future(pool.page(*p, None)) for p in parts]
+            await asyncio.sleep(0)
+            tasks[0].cancel()  # being drawn
+            tasks[5].cancel()  # waiting for a worker
+            got = await asyncio.gather(*tasks, return_exceptions=True)
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                if i in (0, 5):
+                    assert isinstance(g, asyncio.CancelledError)
+                else:
+                    assert g == w, i
+            assert await pool.page(*parts[0], None) == want[0]
+            with pytest.raises(RuntimeError, match="render worker: TypeError"):
+                await pool.page(parts[0][0], parts[0][1], None, None)  # type: ignore[arg-type]
+            assert pool.live and len(pool._idle) == 2
+            assert await pool.page(*parts[1], 2) == draw_hand_page(*parts[1], 2)
+        finally:
+            pool.close()
+
+    if loop == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        uvloop.run(run())
+    else:
+        asyncio.run(run())
 
 
 def test_player_pages_read_the_kept_report(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -365,7 +417,7 @@ def test_render_workers_leave_with_a_killed_server() -> None:
     """kill -9 of the server must not leave its render workers behind."""
     code = (
         "from api.pool import RenderPool; import time; p = RenderPool(2); "
-        "print(*[w.pid for w in p._pool._processes.values()], flush=True); time.sleep(120)"
+        "print(*[w.pid for w in p._procs], flush=True); time.sleep(120)"
     )
     root = Path(__file__).resolve().parent.parent
     server = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
