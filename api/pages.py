@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from api.render import SVG_DEFS, HandData, hand_sections, ply_style
+from api.render import HandData, hand_sections, ply_style
 from replay.tiles import tile_name
 
 __all__ = ["draw_hand_page", "env", "hand_page", "render", "u"]
@@ -51,9 +51,6 @@ def _side_of(teams: str, seat: int | None) -> int | None:
 env.globals.update(u=u, side_of=_side_of, has_fairness=True)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
 
-_SVG_DEFS = Markup(SVG_DEFS)  # the tile symbols every replay page holds
-
-
 def render(name: str, **ctx: Any) -> str:
     """The template `name` rendered with `ctx`."""
     return env.get_template(name).render(**ctx)
@@ -70,7 +67,7 @@ def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list
     last = len(sections) - 1
     at = 0 if ply is None else max(0, min(ply, last))
     notes = "".join(s.replace(" hidden>", ">", 1) if i == at else s for i, s in enumerate(sections))
-    return render("hand.html", nav="matches", defs=_SVG_DEFS, ply=at, last=last, info=info, seats=seats,
+    return render("hand.html", nav="matches", ply=at, last=last, info=info, seats=seats,
                   board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes))
 
 

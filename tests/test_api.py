@@ -240,6 +240,18 @@ def test_hand_replay_plies(client: TestClient) -> None:
     assert "svg.board .on2," not in style.group(1)
 
 
+def test_hand_page_defines_every_symbol_it_uses(client: TestClient) -> None:
+    """The board carries the tile symbols it draws, and only those."""
+    rows = _j(client, "/api/matches?per_page=20")["matches"]
+    for r in rows[:6]:
+        html = client.get(f"/matches/{r['match']}/hands/1").text
+        used = set(re.findall(r'href="#([A-Za-z0-9_-]+)"', html))
+        defined = set(re.findall(r'<symbol id="([^"]+)"', html))
+        assert used <= defined, (r["match"], used - defined)
+        tiles = {x for x in defined if x[0] in "hv"}
+        assert tiles <= used and len(tiles) <= 2 * 28, r["match"]
+
+
 def test_hand_page_parameters(client: TestClient) -> None:
     """The replay page (a plain Starlette route) checks what FastAPI checked:
     a bad ply is a 422 page, an unknown or absurd hand a 404 page."""
