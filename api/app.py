@@ -55,7 +55,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import fairness
 from api import queries as q
-from api.pages import render, u
+from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
 from reports.player import kept_report, player_report
@@ -266,6 +266,7 @@ def create_app(
             # each take the time of all of them
             anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         app.state.render_pool = RenderPool(render_workers)
+        warm()  # the templates, before the first request
         stop = threading.Event()
         timer: threading.Thread | None = None
         if store.spool_dir is not None:

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from api.render import HandData, hand_sections, ply_style
 from replay.tiles import tile_name
 
-__all__ = ["draw_hand_page", "env", "hand_page", "render", "u"]
+__all__ = ["draw_hand_page", "env", "hand_page", "render", "u", "warm"]
 
 env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -50,6 +50,16 @@ def _side_of(teams: str, seat: int | None) -> int | None:
 
 env.globals.update(u=u, side_of=_side_of, has_fairness=True)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
+
+def warm() -> None:
+    """Compile every template now, at start-up (a quarter of a second in all).
+
+    Compiled on first use instead, the first page of each kind took 80 ms
+    more, and under 20 clients every request behind it waited as long.
+    """
+    for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
+        env.get_template(name)
+
 
 def render(name: str, **ctx: Any) -> str:
     """The template `name` rendered with `ctx`."""

@@ -34,7 +34,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from api.pages import draw_hand_page
+from api.pages import draw_hand_page, warm
 from api.render import HandData
 
 __all__ = ["RenderPool"]
@@ -64,6 +64,7 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
 
 def _serve(sock: socket.socket) -> None:
     """A worker's life: read a hand, send its page, until the socket closes."""
+    warm()
     while True:
         try:
             head = _read_exactly(sock, _LEN.size)

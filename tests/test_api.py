@@ -774,3 +774,20 @@ def test_spool_is_loaded_on_a_timer(tmp_path: Path) -> None:
         app.state.store.bump()
         assert _j(c, f"/api/matches/{mid}/hands/1") == seen
         assert app.state.hand_cache.get((mid, 1, "json"))[2] is view
+
+
+def test_templates_are_compiled_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pages.warm` (run by the app's start-up and by each render worker)
+    compiles every page template: none is read from disk afterwards."""
+    from api import pages
+
+    pages.warm()
+    names = pages.env.list_templates(filter_func=lambda n: n.endswith(".html"))
+    assert {"hand.html", "player.html", "base.html", "fairness.html"} <= set(names)
+
+    def no_disk(*_: object) -> None:
+        raise AssertionError("a template read after warm()")
+
+    monkeypatch.setattr(pages.env.loader, "get_source", no_disk)
+    for name in names:
+        assert pages.env.get_template(name) is not None
