@@ -299,6 +299,7 @@ def create_app(
     app.state.hand_cache = Versioned(512)
     app.state.bundle_cache = Versioned(64)  # the matches being stepped through now
     app.state.player_cache = Versioned(256)
+    app.state.summary_cache = Versioned(1)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
@@ -487,6 +488,18 @@ async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> byte
     return body
 
 
+def _summary(request: Request, cur: Cursor) -> dict[str, Any]:
+    """The home page's counts and lists, worked out once per store generation
+    (ten counts and three sorts over every match: 78 ms at 1M hands)."""
+    state = request.app.state
+    gen = state.store.generation
+    got: dict[str, Any] | None = state.summary_cache.fresh("summary", gen)
+    if got is None:
+        got = q.summary(cur)
+        state.summary_cache.put("summary", (gen, None, got))
+    return got
+
+
 def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
     state = request.app.state
     report: dict[str, Any] | None = state.player_cache.fetch(
@@ -577,12 +590,12 @@ def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[
 
 def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every route
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def home(cur: Cur) -> HTMLResponse:
-        return page("home.html", nav="home", **q.summary(cur))
+    def home(request: Request, cur: Cur) -> HTMLResponse:
+        return page("home.html", nav="home", **_summary(request, cur))
 
     @app.get("/api/summary")
-    def api_summary(cur: Cur) -> Response:
-        return _json(q.summary(cur))
+    def api_summary(request: Request, cur: Cur) -> Response:
+        return _json(_summary(request, cur))
 
     # matches
     def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,

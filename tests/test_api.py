@@ -633,8 +633,11 @@ def test_upload_gzip_bomb(writable: TestClient) -> None:
 def test_delete_match(writable: TestClient) -> None:
     mid = "m-8000-0001"
     assert writable.get(f"/api/matches/{mid}").status_code == 200
+    before = _j(writable, "/api/summary")["counts"]  # cached per store generation
+    assert writable.get("/").status_code == 200
     r = writable.delete(f"/api/matches/{mid}", headers=_auth())
     assert r.status_code == 200 and r.json() == {"deleted": mid}
+    assert _j(writable, "/api/summary")["counts"]["matches"] == before["matches"] - 1
     assert writable.get(f"/api/matches/{mid}").status_code == 404
     assert writable.get(f"/api/matches/{mid}/hands/1").status_code == 404
     assert writable.delete(f"/api/matches/{mid}", headers=_auth()).status_code == 404
