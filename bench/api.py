@@ -42,12 +42,20 @@ PROFILES = (
 
 
 def build(hands: int, players: int, where: Path) -> Path:
-    """The cached store for `hands` hands (simulated, then ingested)."""
+    """The cached store for `hands` hands (simulated, then ingested).
+
+    The store is ingested again (from the cached log) when it was built
+    under an older schema: a store migrated on open lacks what ingest fills
+    in (the packed replays of migration 008), and would measure old code.
+    """
     from replay.ingest import ingest
     from replay.simulate import SimConfig, simulate, write_lines
+    from replay.store import migrations
 
     db = where / "data" / "replay.duckdb"
-    if (where / "READY").exists():
+    ready = where / "READY"
+    stamp = f"built with schema {migrations()[-1][0]}\n"
+    if ready.exists() and ready.read_text() == stamp:
         return db
     log = where / "sim.jsonl.gz"
     t0 = time.perf_counter()
@@ -65,7 +73,7 @@ def build(hands: int, players: int, where: Path) -> Path:
     t2 = time.perf_counter()
     print(f"built {hands:,} hands: simulate {t1 - t0:.0f} s, ingest {t2 - t1:.0f} s "
           f"({summary.matches:,} matches)", file=sys.stderr)
-    (where / "READY").write_text("ok\n")
+    ready.write_text(stamp)
     return db
 
 
