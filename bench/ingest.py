@@ -116,32 +116,52 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def _mem(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) in kB of one process."""
-    rss = pss = 0
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _rss(pid: int) -> int:
+    """RSS in kB of one process (/proc/PID/statm: the kernel's counters, O(1))."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * _PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _pss(pid: int) -> int:
+    """PSS in kB of one process (/proc/PID/smaps_rollup: walks its page tables)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1])
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1])
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
     except OSError:
         pass
-    return rss, pss
+    return 0
 
 
 class Sampler(threading.Thread):
+    """Peak memory of this process tree: RSS every 50 ms, PSS every second.
+
+    smaps_rollup walks a process's page tables under its memory map lock
+    (0.5 ms for a process of 1 GB; read every 50 ms from four processes,
+    about 4% of a core, taken from the run it measures). statm reads the
+    counters the kernel keeps (0.04 ms).
+    """
+
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.stop = threading.Event()
         self.rss = self.pss = 0
 
     def run(self) -> None:
+        tick = 0
         while not self.stop.wait(0.05):
-            mems = [_mem(p) for p in _tree(os.getpid())]
-            self.rss = max(self.rss, sum(r for r, _ in mems))
-            self.pss = max(self.pss, sum(p for _, p in mems))
+            tree = _tree(os.getpid())
+            self.rss = max(self.rss, sum(map(_rss, tree)))
+            if tick % 20 == 0:
+                self.pss = max(self.pss, sum(map(_pss, tree)))
+            tick += 1
 
 
 def main() -> None:

@@ -125,6 +125,35 @@ def test_arrow_schemas_name_the_sql_columns() -> None:
     check_schemas()  # raises on any difference
 
 
+def test_migration_009_keeps_the_replays_stored_uncompressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store made up to 008 and filled keeps every replay body through 009,
+    which stores the column without DuckDB compression (zstd bodies)."""
+    import replay.store as store_mod
+    from replay.ingest import ingest
+
+    every = migrations()
+    monkeypatch.setattr(store_mod, "migrations", lambda: [m for m in every if m[0] <= 8])
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "replay.duckdb"
+    ingest([str(Path(__file__).resolve().parent.parent / "sample_logs")], db=db, workers=0)
+    conn = open_store(db)
+    before = rows(conn, "SELECT match, replay FROM matches ORDER BY match")
+    conn.close()
+    assert len(before) > 20 and all(r[1] is not None for r in before)
+    monkeypatch.setattr(store_mod, "migrations", lambda: every)
+    conn = open_store(db)
+    try:
+        assert schema_version(conn) == every[-1][0] >= 9
+        assert rows(conn, "SELECT match, replay FROM matches ORDER BY match") == before
+        conn.execute("CHECKPOINT")
+        kinds = {r[0] for r in rows(conn, "SELECT DISTINCT compression FROM pragma_storage_info('matches') "
+                                         "WHERE column_name = 'replay'")}
+        assert kinds <= {"Uncompressed", "Constant"} and "Uncompressed" in kinds
+    finally:
+        conn.close()
+
+
 def test_migrate_twice_applies_nothing(tmp_path: Path) -> None:
     db = tmp_path / "r.duckdb"
     open_store(db).close()
