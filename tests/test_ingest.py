@@ -149,6 +149,25 @@ def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> Non
     assert counts["moves"] > 20 * counts["hands"] > 0
 
 
+def test_workers_are_gone_before_the_derivation(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool is shut down once every result is in: its memory is back
+    before the player tables are derived (the run's peak)."""
+    import multiprocessing
+
+    import replay.ingest as ingest_mod
+
+    seen: list[int] = []
+    real = ingest_mod.derive_player_rows
+
+    def derive(*args: Any, **kwargs: Any) -> int:
+        seen.append(len(multiprocessing.active_children()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ingest_mod, "derive_player_rows", derive)
+    summary = ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=2)
+    assert summary.matches > 0 and seen == [0]
+
+
 PLAYER_TABLES = ("player_seats", "player_held")
 
 
