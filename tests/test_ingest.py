@@ -4,6 +4,7 @@ nothing is lost or doubled, runs can be split, killed and repeated."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import shutil
 import signal
@@ -228,6 +229,78 @@ def test_files_are_kept_by_content(sample: Path, tmp_path: Path) -> None:
     assert kf.kept.read_bytes() == (sample / "b.jsonl.gz").read_bytes()
     again = keep_file(sample / "b.jsonl.gz", lay)
     assert again.kept == kf.kept and len(list(lay.logs.iterdir())) == 1
+
+
+def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copies are synced and named in a thread while the run starts
+    (`keep_file(sync=False)`, `_Durable`): every one is under its name when
+    the loader first loads, and the temporary names are gone at the end."""
+    import replay.ingest as ingest_mod
+
+    lay = layout(tmp_path / "data" / "r.duckdb").make()
+    kf = keep_file(sample / "a.jsonl", lay, sync=False)
+    assert kf.temp and kf.kept.name.startswith(".") and not (lay.data / kf.stored).exists()
+    assert kf.kept.read_bytes() == (sample / "a.jsonl").read_bytes()
+    durable = ingest_mod._Durable([kf], lay)
+    durable.start()
+    durable.wait()
+    assert (lay.data / kf.stored).read_bytes() == (sample / "a.jsonl").read_bytes()
+    durable.drop()
+    assert not kf.kept.exists()
+
+    files = sorted(sample.iterdir())
+    shas = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
+    named: list[bool] = []
+    real_load, real_run = ingest_mod.load_batches, ingest_mod._Durable.run
+
+    def load(*args: Any, **kwargs: Any) -> int:
+        named.append(all(any(lay.logs.glob(f"{sha}.*")) for sha in shas))
+        return real_load(*args, **kwargs)
+
+    def slow_run(self: Any) -> None:  # the fsyncs take their time
+        time.sleep(1.5)
+        real_run(self)
+
+    monkeypatch.setattr(ingest_mod._Durable, "run", slow_run)
+    monkeypatch.setattr(ingest_mod, "load_batches", load)
+    summary = ingest([sample], db=lay.db, workers=2, chunk_hands=50)
+    assert summary.matches > 0 and named and all(named)
+    assert sorted(p.name for p in lay.logs.iterdir() if p.name.startswith(".")) == []
+    assert_same(lay.db, files)
+
+
+def test_with_the_store_held_elsewhere_no_batch_is_made_before_the_copies_are_durable(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool's batches may be loaded by the server at once: the first is
+    made only once every kept copy is under its name."""
+    import replay.ingest as ingest_mod
+
+    db = tmp_path / "data" / "r.duckdb"
+    logs = layout(db).logs
+    shas = [hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(sample.iterdir())]
+    named: list[bool] = []
+    real_work, real_run = ingest_mod._work, ingest_mod._Durable.run
+
+    def work(task: Any) -> Any:
+        named.append(all(any(logs.glob(f"{sha}.*")) for sha in shas))
+        return real_work(task)
+
+    def slow_run(self: Any) -> None:
+        time.sleep(1.5)
+        real_run(self)
+
+    monkeypatch.setattr(ingest_mod, "_work", work)
+    monkeypatch.setattr(ingest_mod._Durable, "run", slow_run)
+    server = hold(db)
+    try:
+        summary = ingest([sample], db=db, workers=0, chunk_hands=50)
+    finally:
+        server.communicate("")
+    assert not summary.loaded and summary.pending >= 2
+    assert named and all(named)
 
 
 def test_the_same_file_again_changes_nothing(sample: Path, tmp_path: Path) -> None:
