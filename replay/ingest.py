@@ -83,6 +83,7 @@ from replay.store import (
     clean_tmp,
     default_db_path,
     derive_player_rows,
+    fsync_path,
     keep_reports,
     layout,
     load_batches,
@@ -176,16 +177,8 @@ def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -
         return KeptFile(os.fspath(path), sha, size, stored, tmp, temp=True)
     else:
         os.replace(tmp, target)
-        _sync_dir(lay.logs)
+        fsync_path(lay.logs)
     return KeptFile(os.fspath(path), sha, size, stored, target)
-
-
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _links_work(where: Path) -> bool:
@@ -226,15 +219,11 @@ class _Durable(threading.Thread):
     def run(self) -> None:
         try:
             for f in self.files:
-                fd = os.open(f.kept, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                fsync_path(f.kept)
                 with contextlib.suppress(FileExistsError):  # the same bytes twice in the run
                     os.link(f.kept, self.lay.data / f.stored)
             if self.files:
-                _sync_dir(self.lay.logs)
+                fsync_path(self.lay.logs)
         except BaseException as exc:  # raised by wait(), in the run's thread
             self.error = exc
 

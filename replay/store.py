@@ -48,6 +48,7 @@ __all__ = [
     "clean_tmp",
     "default_db_path",
     "derive_player_rows",
+    "fsync_path",
     "keep_reports",
     "get_findings",
     "get_hands",
@@ -212,7 +213,8 @@ def open_store(
 # -- the spool ---------------------------------------------------------------
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder (by path: a new name in it is then durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -240,15 +242,15 @@ def write_batch(
         table = table.unify_dictionaries()  # an IPC file holds one dictionary a column
         with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
             out.write_table(table)
-        _fsync(part)
+        fsync_path(part)
         names.append(name)
     body = {**manifest, "batch": batch, "tables": names}
     (tmp / "manifest.json").write_text(json.dumps(body, sort_keys=True))
-    _fsync(tmp / "manifest.json")
-    _fsync(tmp)
+    fsync_path(tmp / "manifest.json")
+    fsync_path(tmp)
     final = spool / batch
     os.rename(tmp, final)
-    _fsync(spool)
+    fsync_path(spool)
     return final
 
 
