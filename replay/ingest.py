@@ -228,7 +228,8 @@ class _Durable(threading.Thread):
             self.error = exc
 
     def wait(self) -> None:
-        """Return once every kept copy is durable under its name (or raise why not)."""
+        """Return once every kept copy is durable under its name (or raise why
+        not); at once when it has returned before."""
         if self.ident is not None:
             self.join()
         if self.error is not None:
@@ -699,9 +700,13 @@ class _Loader(threading.Thread):
                 group.append(job)
             done = len(group) < GROUP_BATCHES
             if self.error is None and group:
-                if self.durable is not None:
-                    self._timed(self._durable)
-                self.loaded += self._timed(load_batches, self.conn, group, self.data_dir, derive=False)
+                try:
+                    if self.durable is not None:
+                        self.durable()  # no commit refers to a kept copy before it is durable
+                except BaseException as exc:
+                    self.error = exc
+                else:
+                    self.loaded += self._timed(load_batches, self.conn, group, self.data_dir, derive=False)
         if self.error is None:  # the player tables, once for the run
             self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
             t0 = time.perf_counter()
@@ -712,12 +717,6 @@ class _Loader(threading.Thread):
             if self.error is None:
                 self._timed(keep_reports, self.conn)
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
-
-    def _durable(self) -> int:
-        assert self.durable is not None
-        self.durable()
-        self.durable = None
-        return 0
 
     def _timed(self, work: Callable[..., int], *args: Any, **kwargs: Any) -> int:
         """work(*args, **kwargs), its time counted; an error is kept for the main thread."""
@@ -997,7 +996,6 @@ class _Run:
                      self.task_files, self.chunk, refetch or [], leaders)  # fmt: skip
         if self.durable is not None:
             self.durable()
-            self.durable = None
         self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
         while len(self.inflight) >= self.max_inflight:
             self._collect(block=True)
