@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
+from replay.held import player_rows
 from replay.packed import pack_replays
 from replay.report import CODES, Finding, MatchReport, MoveRecord
 from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
@@ -267,6 +268,8 @@ class Frames:
         )
         return {
             **out,
+            # the player tables' rows of these matches (the loader inserts them)
+            **player_rows(out["matches"], out["seats"], out["hands"]),
             "findings": findings_table(
                 ((r.match, f) for r in self.reports for f in r.findings), self.where
             ),

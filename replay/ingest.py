@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import gc
 import hashlib
+import itertools
 import multiprocessing
 import os
 import queue
@@ -78,6 +79,7 @@ from replay.report import Finding, MatchReport
 from replay.scan import scan_buffer
 from replay.store import (
     GROUP_BATCHES,
+    HeldRows,
     Layout,
     StoreLocked,
     clean_tmp,
@@ -204,21 +206,28 @@ class _Durable(threading.Thread):
     critical path (a 450 MB file: write 0.3 s, fsync 0.8 s; at 1M hands the
     fsyncs were 10 s of the run's start, every worker idle).
 
-    The run reads the temporary copies meanwhile. `wait` is the barrier: the
-    store refers to a kept file only after it (the loader's first commit, or
-    the first batch spooled for another owner). `drop` removes the temporary
-    names at the end; a run killed first leaves them to `clean_tmp`.
+    ``files`` are kept files, or futures of files still being kept (taken in
+    order, as they come). The run reads the temporary copies meanwhile.
+    `wait` is the barrier: the store refers to a kept file only after it
+    (the loader's first commit, or the first batch spooled for another
+    owner). `drop` removes the temporary names at the end; a run killed
+    first leaves them to `clean_tmp`.
     """
 
-    def __init__(self, files: Sequence[KeptFile], lay: Layout) -> None:
+    def __init__(self, files: Iterable[KeptFile | Future[KeptFile]], lay: Layout) -> None:
         super().__init__(name="replay-durable", daemon=True)
-        self.files = [f for f in files if f.temp]
+        self.source = list(files)
+        self.files: list[KeptFile] = []  # the temporary copies seen
         self.lay = lay
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
-            for f in self.files:
+            for item in self.source:
+                f = item.result() if isinstance(item, Future) else item
+                if not f.temp:
+                    continue
+                self.files.append(f)
                 fsync_path(f.kept)
                 with contextlib.suppress(FileExistsError):  # the same bytes twice in the run
                     os.link(f.kept, self.lay.data / f.stored)
@@ -236,8 +245,13 @@ class _Durable(threading.Thread):
             raise self.error
 
     def drop(self) -> None:
-        for f in self.files:
-            f.kept.unlink(missing_ok=True)
+        for item in self.source:
+            if isinstance(item, Future):
+                if not item.done() or item.cancelled() or item.exception() is not None:
+                    continue
+                item = item.result()
+            if item.temp:
+                item.kept.unlink(missing_ok=True)
 
 
 # -- lines of one match ----------------------------------------------------------
@@ -681,6 +695,7 @@ class _Loader(threading.Thread):
         super().__init__(name="replay-loader", daemon=True)
         self.conn = conn.cursor()
         self.data_dir = data_dir
+        self.held = HeldRows(data_dir / "spool")  # the batches' player rows, for the end
         self.durable = durable  # waited for before the first load
         self.jobs: queue.Queue[Path | None] = queue.Queue()
         self.error: BaseException | None = None
@@ -706,11 +721,14 @@ class _Loader(threading.Thread):
                 except BaseException as exc:
                     self.error = exc
                 else:
-                    self.loaded += self._timed(load_batches, self.conn, group, self.data_dir, derive=False)
+                    self.loaded += self._timed(
+                        load_batches, self.conn, group, self.data_dir, derive=False, held=self.held
+                    )
         if self.error is None:  # the player tables, once for the run
             self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
             t0 = time.perf_counter()
-            self._timed(derive_player_rows, self.conn, reports=False)
+            self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
+            self.held.drop()
             # the reports' polars frames come on top of DuckDB's memory: give it back first
             self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
             t1 = time.perf_counter()
@@ -733,6 +751,7 @@ class _Loader(threading.Thread):
     def finish(self) -> None:
         self.jobs.put(None)
         self.join()
+        self.held.drop()
         self.conn.close()
         if self.error is not None:
             raise self.error
@@ -744,7 +763,7 @@ class _Run:
     def __init__(
         self,
         lay: Layout,
-        files: list[KeptFile],
+        files: Iterable[KeptFile],
         *,
         mode: str,
         conn: duckdb.DuckDBPyConnection | None,
@@ -755,7 +774,8 @@ class _Run:
         durable: Callable[[], None] | None = None,
     ) -> None:
         self.lay = lay
-        self.files = files
+        self.source = files  # taken one at a time by route()
+        self.files: list[KeptFile] = []  # routed or being routed, by file index
         self.mode = mode
         self.conn = conn
         self.lookup = conn.cursor() if conn is not None else None
@@ -763,7 +783,7 @@ class _Run:
         self.progress = progress
         self.run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + f"-{os.getpid()}"
         self.seq = 0
-        self.task_files = [(f.path, f.sha256, str(f.kept)) for f in files]
+        self.task_files: list[tuple[str, str, str]] = []  # (label, sha256, kept path) by file index
         self.pool = pool
         self.max_inflight = workers  # one more chunk fills meanwhile
         self.loader = _Loader(conn, lay.data, durable) if conn is not None else None
@@ -783,9 +803,9 @@ class _Run:
         self.waiting: set[bytes] = set()  # keys parked behind a parent
         self.leaders: dict[bytes, int | None] = {}
         self.inflight: dict[Future[_Result], int] = {}
-        self.lines = [0] * len(files)
+        self.lines: list[int] = []  # by file index
         self.top: dict[int, list[Finding]] = {}  # lines of no match read by main, by file
-        self.top_bad = [0] * len(files)
+        self.top_bad: list[int] = []
         self.worker_top: dict[bytes, list[Finding]] = {}
         self.worker_bad: dict[bytes, dict[str, int]] = {}
         self.results: dict[bytes, tuple[str, int, tuple[str, ...]]] = {}
@@ -798,9 +818,13 @@ class _Run:
     # -- routing
 
     def route(self) -> None:
-        for fi, kf in enumerate(self.files):
+        for fi, kf in enumerate(self.source):
+            self.files.append(kf)
+            self.task_files.append((kf.path, kf.sha256, str(kf.kept)))
+            self.lines.append(0)
+            self.top_bad.append(0)
             self._route_file(fi, kf)
-            self.bytes_done = sum(f.size for f in self.files[: fi + 1])
+            self.bytes_done = sum(f.size for f in self.files)
         for key in list(self.groups):  # unfinished matches: validated as they are
             self._ready(key, self.groups.pop(key))
         self._flush()
@@ -993,7 +1017,7 @@ class _Run:
             if k is not None and k in self.leaders
         }
         task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
-                     self.task_files, self.chunk, refetch or [], leaders)  # fmt: skip
+                     list(self.task_files), self.chunk, refetch or [], leaders)  # fmt: skip
         if self.durable is not None:
             self.durable()
         self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
@@ -1140,7 +1164,7 @@ def _writer(db: Path, threads: int | None) -> duckdb.DuckDBPyConnection:
     # Bulk loading: checkpoint (rewrite the WAL into the file) seldom, and
     # once at the end of the run, not every 16 MB (it halved the load time).
     # The WAL keeps every commit durable either way.
-    conn.execute("SET checkpoint_threshold = '1GB'")
+    conn.execute("SET checkpoint_threshold = '2GB'")
     return conn
 
 
@@ -1191,7 +1215,7 @@ def _store_summary(conn: duckdb.DuckDBPyConnection, run: _Run, summary: IngestSu
 
 def _execute(
     lay: Layout,
-    files: list[KeptFile],
+    files: Iterable[KeptFile],
     *,
     mode: str,
     conn: duckdb.DuckDBPyConnection | None,
@@ -1201,17 +1225,28 @@ def _execute(
     summary: IngestSummary,
     extra_paths: Mapping[str, list[str]] | None = None,
     durable: Callable[[], None] | None = None,
+    total_bytes: int | None = None,
 ) -> IngestSummary:
-    """Route, validate and store `files`; `durable()` returns once the kept
-    copies are durable (called before the store first refers to them)."""
-    extra_paths = extra_paths or {}
+    """Route, validate and store `files`, taken as they come (the next one
+    may still be being kept); `durable()` returns once the kept copies are
+    durable (called before the store first refers to them). `extra_paths`
+    may still grow while `files` are taken; `total_bytes` is for the
+    progress bar (the files' sizes by default)."""
+    if extra_paths is None:
+        extra_paths = {}
     t0 = time.perf_counter()
-    if not files:  # nothing new: nothing is written
+    if isinstance(files, Sequence):
+        total_bytes = sum(f.size for f in files) if total_bytes is None else total_bytes
+    else:
+        assert total_bytes is not None, "the size of files still to come"
+    source = iter(files)
+    first = next(source, None)
+    if first is None:  # nothing new: nothing is written
         summary.loaded = conn is not None
         return summary
-    progress = _Progress(sum(f.size for f in files), progress_out)
+    progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
-    run = _Run(lay, files, mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
+    run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
                chunk_hands=chunk_hands, progress=progress, durable=durable)  # fmt: skip
     try:
         t_route = time.thread_time()
@@ -1289,31 +1324,37 @@ def ingest(
             load_spool(conn, lay.spool)
         kept: dict[str, KeptFile] = {}
         extra_paths: dict[str, list[str]] = {}
-        # two files at a time: hashing lets go of the GIL (a 450 MB file:
-        # sha256 1.0 s, write 0.3), and the pool is idle yet; the fsyncs
-        # follow in a thread of their own while the run starts (_Durable)
-        sync = not _links_work(lay.logs)
-        with ThreadPoolExecutor(2, thread_name_prefix="keep") as keepers:
-            kept_files = list(keepers.map(lambda p: keep_file(p, lay, sync=sync), found))
-        durable = _Durable(kept_files, lay)
-        durable.start()
-        for kf in kept_files:
-            if kf.sha256 in kept:
-                extra_paths.setdefault(kf.sha256, []).append(kf.path)
-            else:
-                kept[kf.sha256] = kf
         known: set[str] = set()
-        if conn is not None and kept:
-            known = {
-                s for (s,) in conn.execute(
-                    "SELECT sha256 FROM log_files WHERE list_contains(?, sha256)", [sorted(kept)]
-                ).fetchall()
-            }  # fmt: skip
+        # two files at a time: hashing lets go of the GIL (a 450 MB file:
+        # sha256 1.0 s, write 0.3); the run routes each file as soon as it is
+        # kept, while the next ones are hashed and copied, and the fsyncs
+        # follow in a thread of their own (_Durable)
+        sync = not _links_work(lay.logs)
+        keepers = ThreadPoolExecutor(2, thread_name_prefix="keep")
+        futures = [keepers.submit(keep_file, p, lay, sync=sync) for p in found]
+        durable = _Durable(futures, lay)
+        durable.start()
+
+        def todo() -> Iterator[KeptFile]:
+            """The kept files in order, as they come; none twice, none stored before."""
+            for fut in futures:
+                kf = fut.result()
+                if kf.sha256 in kept:
+                    extra_paths.setdefault(kf.sha256, []).append(kf.path)
+                    continue
+                kept[kf.sha256] = kf
+                if conn is not None and one(conn, "SELECT 1 FROM log_files WHERE sha256 = ?", [kf.sha256]):
+                    known.add(kf.sha256)
+                    continue
+                yield kf
+
+        try:
+            _execute(lay, todo(), mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
+                     progress_out=progress_out, summary=summary, extra_paths=extra_paths,
+                     durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found))  # fmt: skip
+        finally:
+            keepers.shutdown(wait=True, cancel_futures=True)
         summary.files_known = len(known)
-        todo = [kf for sha, kf in kept.items() if sha not in known]
-        _execute(lay, todo, mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
-                 progress_out=progress_out, summary=summary, extra_paths=extra_paths,
-                 durable=durable.wait)  # fmt: skip
         durable.wait()  # a run with nothing to store never asked
         if conn is not None:
             _record_paths(conn, kept, known, {s: ps for s, ps in extra_paths.items() if s in known})

@@ -19,6 +19,8 @@ import pytest
 from replay.frames import MOVE_CODES, Frames, file_table, findings_table, move_name, pass_counts
 from replay.report import Finding, HandReport, MatchReport, MoveRecord, SeatRecord
 from replay.store import (
+    PLAYER_TABLES,
+    HeldRows,
     StoreLocked,
     check_schemas,
     clean_tmp,
@@ -84,12 +86,19 @@ def report(
 
 
 def spool(
-    spool_dir: Path, batch: str, reports: list[MatchReport], sha: str = "f1", mode: str = "add"
+    spool_dir: Path, batch: str, reports: list[MatchReport], sha: str = "f1", mode: str = "add",
+    *, players: bool = True,
 ) -> Path:
+    """A batch of `reports`; without its player rows (as spooled before
+    replay.held) unless `players`."""
     frames = Frames(batch, {})
     for r in reports:
         frames.add(r, {sha: r.events})
-    return write_batch(spool_dir, batch, frames.tables(), {"mode": mode, "files": {}})
+    tables = frames.tables()
+    if not players:
+        for t in PLAYER_TABLES:
+            del tables[t]
+    return write_batch(spool_dir, batch, tables, {"mode": mode, "files": {}})
 
 
 @pytest.fixture
@@ -427,11 +436,39 @@ def test_a_group_of_batches_stores_what_one_by_one_stores(tmp_path: Path) -> Non
     assert any("'Ann B.'" in r for r in group["players"])
 
 
+def test_player_rows_the_batches_bring_are_inserted_as_derived(store: duckdb.DuckDBPyConnection) -> None:
+    """Batches carry their player rows (replay.held): a load sets them aside
+    and the derivation inserts them instead of joining in SQL, the same rows
+    as the SQL gives. A match written twice meanwhile is derived in SQL; a
+    crash before the derivation leaves the marks (and the SQL) as before."""
+    sp = spool_of(store)
+    with HeldRows(sp) as held:
+        spool(sp, "b-1", [report("m-1")])
+        spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f2")
+        assert load_batches(store, pending_batches(sp), sp.parent, derive=False, held=held) == 2
+        spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))], sha="f2", mode="replace")
+        load_batches(store, pending_batches(sp), sp.parent, derive=False, held=held)
+        assert rows(store, "SELECT match FROM player_pending ORDER BY 1") == [("m-1",), ("m-2",)]
+        assert sorted(held.usable()) == ["m-1"] and len(held.files["player_held"]) == 3
+        assert derive_player_rows(store, held=held) == 2
+        assert rows(store, "SELECT count(*) FROM player_pending") == [(0,)]
+        assert rows(store, "SELECT match, count(*) FROM player_held GROUP BY 1 ORDER BY 1") == [("m-1", 2), ("m-2", 4)]
+    assert not held.where.exists()
+    brought = {t: rows(store, f"SELECT * FROM {t} ORDER BY ALL") for t in PLAYER_TABLES}
+    store.execute("INSERT INTO player_pending SELECT match FROM matches")
+    for t in PLAYER_TABLES:
+        store.execute(f"DELETE FROM {t}")
+    assert derive_player_rows(store) == 2  # all in SQL
+    assert {t: rows(store, f"SELECT * FROM {t} ORDER BY ALL") for t in PLAYER_TABLES} == brought
+
+
 def test_player_rows_wait_for_their_derivation_which_a_crash_does_not_lose(
     store: duckdb.DuckDBPyConnection,
 ) -> None:
+    """Batches without their player rows (spooled before replay.held) mark
+    their matches; the rows are derived in SQL, at once or by the next load."""
     sp = spool_of(store)
-    spool(sp, "b-1", [report("m-1")])
+    spool(sp, "b-1", [report("m-1")], players=False)
     assert load_batches(store, pending_batches(sp), sp.parent, derive=False) == 1
     assert rows(store, "SELECT match FROM player_pending") == [("m-1",)]
     assert rows(store, "SELECT count(*) FROM player_held") == [(0,)]
@@ -441,9 +478,10 @@ def test_player_rows_wait_for_their_derivation_which_a_crash_does_not_lose(
     assert rows(store, "SELECT of_player, match, hand FROM player_held ORDER BY 1") == [
         ("p-1", "m-1", 1), ("p-2", "m-1", 1)]  # fmt: skip
     # a match replaced before its rows were derived: marked once, derived once
-    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f2")
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))], sha="f2", players=False)
     load_batches(store, pending_batches(sp), sp.parent, derive=False)
-    spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))], sha="f2", mode="replace")
+    spool(sp, "b-3", [report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))], sha="f2", mode="replace",
+          players=False)  # fmt: skip
     load_batches(store, pending_batches(sp), sp.parent, derive=False)
     assert rows(store, "SELECT match FROM player_pending") == [("m-2",)]
     assert derive_player_rows(store) == 1
