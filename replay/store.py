@@ -335,7 +335,7 @@ class HeldRows:
     at each commit for one sorted insert when the player tables are derived
     (:func:`derive_player_rows`), instead of the SQL joins.
 
-    The files wait in ``spool/.tmp/held.<pid>`` (a killed process's are
+    The files wait in ``spool/.tmp/held-<id>.<pid>`` (a killed process's are
     dropped by the next load; its matches stay marked in ``player_pending``
     and are derived in SQL). A match written more than once meanwhile, or
     written otherwise (validated again in the loader), is left to the SQL.
@@ -852,9 +852,8 @@ class _BatchLoader:
         self.old_players: list[str] = []
         self.gone: set[str] = set()  # matches deleted by this batch (most written again)
         # matches whose player rows are the batch's own (replay.held), and
-        # whether those are all its parts hold; and those written otherwise
+        # those written otherwise (derived in SQL)
         self.with_players: set[str] = set()
-        self.players_whole = False
         self.without_players: set[str] = set()
 
     def close(self) -> None:
@@ -960,7 +959,6 @@ class _BatchLoader:
                 conn.execute(_FILL_PASSES)
         if all(t in self.parts for t in PLAYER_TABLES):
             self.with_players |= ids
-            self.players_whole = everything
         else:  # a batch spooled before replay.held: derived from the tables
             self.without_players |= ids
 
