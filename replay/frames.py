@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
 from replay.held import player_rows
-from replay.packed import pack_replays
+from replay.packed import move_codes, pack_replays
 from replay.report import CODES, Finding, MatchReport, MoveRecord
 from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
 
@@ -144,9 +144,13 @@ def timestamps(values: Sequence[str | None]) -> pa.Array:
 
 
 def _lists(rows: Sequence[Sequence[Any]], value_type: pa.DataType) -> pa.Array:
-    """A list column built from flat values and offsets (no per-row Arrow calls)."""
-    offsets = pa.array(list(accumulate(map(len, rows), initial=0)), _I32)
-    return pa.ListArray.from_arrays(offsets, pa.array(list(chain.from_iterable(rows)), value_type))
+    """A list column (pyarrow's converter: a third of the time of flat values
+    and offsets built in Python).
+
+    >>> _lists([(1, 2), ()], _I32).to_pylist()
+    [[1, 2], []]
+    """
+    return pa.array(rows, pa.list_(value_type))
 
 
 def _codes(rows: Sequence[Sequence[str]]) -> pa.Array:
@@ -163,10 +167,7 @@ def _opt_lists(rows: Sequence[Sequence[Any] | None], value_type: pa.DataType) ->
     >>> _opt_lists([(1, 2), None, ()], _I32).to_pylist()
     [[1, 2], None, []]
     """
-    offsets = pa.array(list(accumulate((0 if r is None else len(r) for r in rows), initial=0)), _I32)
-    values = pa.array(list(chain.from_iterable(r for r in rows if r is not None)), value_type)
-    mask = pa.array([r is None for r in rows], pa.bool_())
-    return pa.ListArray.from_arrays(offsets, values, mask=mask)
+    return pa.array(rows, pa.list_(value_type))
 
 
 #: Pips and doubles by tile id, for numpy's fancy indexing.
@@ -245,6 +246,7 @@ class Frames:
         self.file_lines: list[tuple[str, str, int]] = []
         #: the moves of the matches validated hand by hand (replay.fastmatch)
         self.columns = MoveColumns()
+        self._codes: tuple[np.ndarray, np.ndarray] | None = None  # of the moves, by _moves
 
     def add(self, report: MatchReport, lines_per_file: Mapping[str, int]) -> None:
         """One match; ``lines_per_file``: its lines in each kept file (by sha256)."""
@@ -264,7 +266,7 @@ class Frames:
         }
         # the replay page's one read of a match: its rows packed in its row
         out["matches"] = out["matches"].set_column(
-            SCHEMAS["matches"].get_field_index("replay"), "replay", pack_replays(out)
+            SCHEMAS["matches"].get_field_index("replay"), "replay", pack_replays(out, self._codes)
         )
         return {
             **out,
@@ -418,8 +420,17 @@ class Frames:
             },
             schema=SCHEMAS["moves"],
         )
+        kinds, ends = move_codes(slow)
         if not self.columns.matches:
+            self._codes = (kinds, ends)
             return slow
+        # the rows made in C have the codes pack_replays wants: KINDS and
+        # ENDS in order, -1 for no end (NULL: -128)
+        cols = self.columns.cols
+        fast_kinds = np.frombuffer(cols[_AT["kind"]], np.int8)
+        fast_ends = np.frombuffer(cols[_AT["on_end"]], np.int8).copy()
+        fast_ends[fast_ends < 0] = -128
+        self._codes = (np.concatenate((kinds, fast_kinds)), np.concatenate((ends, fast_ends)))
         return pa.concat_tables([slow, _column_moves(self.columns)])
 
     def _seeds(self) -> pa.Table:
@@ -434,6 +445,7 @@ class Frames:
 
 
 _KINDS: Final = pa.array(["play", "pass", "draw"], _STR)
+_AT: Final = {name: i for i, (name, _) in enumerate(MoveColumns.COLUMNS)}
 _ENDS: Final = pa.array(["left", "right"], _STR)
 
 

@@ -39,7 +39,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["FORMAT", "HAND_FIELDS", "MOVE", "SEAT_FIELDS", "TS", "pack_replays", "unpack_replay"]
+__all__ = ["ENDS", "FORMAT", "HAND_FIELDS", "KINDS", "MOVE", "SEAT_FIELDS", "TS", "move_codes", "pack_replays", "unpack_replay"]
 
 #: Hand start times as the replay shows them (UTC).
 TS: Final = "%Y-%m-%d %H:%M"
@@ -82,7 +82,7 @@ def _ints(col: pa.ChunkedArray | pa.Array, dtype: str) -> np.ndarray:
     return np.asarray(pc.fill_null(arr, info.min).to_numpy(zero_copy_only=False), dtype=dtype)
 
 
-def _codes(col: pa.ChunkedArray, names: tuple[str, ...]) -> np.ndarray:
+def _codes(col: pa.ChunkedArray | pa.Array, names: tuple[str, ...]) -> np.ndarray:
     """A string column as int8 codes into `names`: -128 NULL, -1 another value
     (kept beside, in the head's "odd")."""
     valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
@@ -92,30 +92,45 @@ def _codes(col: pa.ChunkedArray, names: tuple[str, ...]) -> np.ndarray:
     return codes
 
 
+def move_codes(moves: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The kinds and ends of a moves table as `pack_replays` codes them."""
+    return _codes(moves.column("kind"), KINDS), _codes(moves.column("on_end"), ENDS)
+
+
 def _positions(col: pa.ChunkedArray | pa.Array, order: pa.Array) -> np.ndarray:
     """Each row's place in the batch's match order."""
-    if pa.types.is_dictionary(col.type):
-        col = col.cast(col.type.value_type)
-    return pc.index_in(col, value_set=order).to_numpy(zero_copy_only=False).astype(np.int64)
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not pa.types.is_dictionary(col.type):
+        return pc.index_in(col, value_set=order).to_numpy(zero_copy_only=False).astype(np.int64)
+    # a dictionary chunk (the moves' match): its few values looked up, then
+    # indexed (a quarter of the time of the strings looked up row by row)
+    parts = [np.zeros(0, np.int64)]
+    for ch in chunks:
+        # (-1: a value no row uses, as a filtered table's dictionary keeps)
+        at = pc.fill_null(pc.index_in(ch.dictionary, value_set=order), -1).to_numpy(zero_copy_only=False)
+        at = at.astype(np.int64)
+        parts.append(at[ch.indices.to_numpy(zero_copy_only=False)])
+    return np.concatenate(parts)
 
 
-def _sparse_lists(col: pa.ChunkedArray) -> list[Any]:
-    """A list column as Python lists, converting only the non-empty ones
-    (a hand's notes are mostly none)."""
-    out: list[Any] = [None if null else [] for null in pc.is_null(col).to_pylist()]
-    full = np.flatnonzero(pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False) > 0)
-    for i, v in zip(full.tolist(), col.take(pa.array(full)).to_pylist(), strict=True):
-        out[i] = v
-    return out
+def _rows(cols: list[list[Any]]) -> list[tuple[Any, ...]]:
+    return list(zip(*cols, strict=True))
 
 
-def _json_rows(cols: list[list[Any]]) -> list[bytes]:
-    return [orjson.dumps(r) for r in zip(*cols, strict=True)]
+# a match's "odd" when none of its moves has an uncoded string (most of them)
+_NO_ODD: Final = orjson.dumps({"error": {}, "kind": {}, "end": {}})
 
 
-def pack_replays(tables: dict[str, pa.Table]) -> pa.Array:
+def pack_replays(
+    tables: dict[str, pa.Table], codes: tuple[np.ndarray, np.ndarray] | None = None
+) -> pa.Array:
     """The bodies of a batch's matches (``matches.replay``), from its matches,
-    seats, hands and moves tables, in the order of its matches."""
+    seats, hands and moves tables, in the order of its matches.
+
+    ``codes``: the moves' kinds and ends as int8 codes (`KINDS`, `ENDS`; -1
+    another value, -128 NULL) where the caller has them (replay.frames: the
+    rows made in C carry them); else they are read from the strings.
+    """
     order = tables["matches"].column("match").combine_chunks()
     n = len(order)
     seats, hands, moves = tables["seats"], tables["hands"], tables["moves"]
@@ -124,19 +139,21 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Array:
     # pool would wait for ever)
     s_at = _positions(seats.column("match"), order)
     s_by = pa.array(np.lexsort((_ints(seats.column("seat"), "i1"), _ints(seats.column("seq"), "<i4"), s_at)))
-    seat_lines = _json_rows([seats.column(c).take(s_by).to_pylist() for c in SEAT_FIELDS])
+    seat_rows = _rows([seats.column(c).take(s_by).to_pylist() for c in SEAT_FIELDS])
     s_bounds = np.searchsorted(s_at[s_by.to_numpy()], np.arange(n + 1))
     h_at = _positions(hands.column("match"), order)
     h_np = np.argsort(h_at, kind="stable")
-    h_by = pa.array(h_np)
-    hs = hands.take(h_by)
+    # only the columns the body holds, and no take when they lie in order
+    hs = hands.select([*(c for c in _HAND_JSON if c != "boneyard"), "stock", "dealt"])
+    if len(h_np) > 1 and bool(np.any(h_np[1:] < h_np[:-1])):
+        hs = hs.take(pa.array(h_np))
     started = hs.column("started")
     hand_cols = {
-        "notes": _sparse_lists(hs.column("notes")),
+        "notes": hs.column("notes").to_pylist(),
         "boneyard": pc.list_value_length(hs.column("stock")).to_pylist(),
         "started": (started.cast(pa.int64()) if started.type != pa.int64() else started).to_pylist(),
     }
-    hand_lines = _json_rows([
+    hand_rows = _rows([
         hand_cols[c] if c in hand_cols else hs.column(c).combine_chunks().to_pylist() for c in _HAND_JSON
     ])
     h_bounds = np.searchsorted(h_at[h_np], np.arange(n + 1))
@@ -157,7 +174,7 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Array:
     def ordered(x: np.ndarray) -> np.ndarray:
         return x if by is None else x[by]
 
-    kinds, ends = _codes(moves.column("kind"), KINDS), _codes(moves.column("on_end"), ENDS)
+    kinds, ends = codes or (_codes(moves.column("kind"), KINDS), _codes(moves.column("on_end"), ENDS))
     legal = moves.column("legal_moves").combine_chunks()
     rec = np.empty(len(key), MOVE)
     rec["hand"], rec["ply"] = ordered(hand), ordered(ply)
@@ -187,25 +204,40 @@ def pack_replays(tables: dict[str, pa.Table]) -> pa.Array:
         rows = np.flatnonzero(ordered(keep))
         texts = moves.column(col).take(pa.array(ordered(np.arange(len(key)))[rows])).to_pylist() if len(rows) else []
         sparse.append((name, rows, texts, np.searchsorted(rows, bounds)))
+    # the per-match loop slices bytes and Python ints (numpy scalars and
+    # tobytes calls, per match, were a fifth of the time)
+    odd_at = np.zeros(n, bool)
+    for _, _, _, at in sparse:
+        odd_at |= at[1:] > at[:-1]
+    has_odd = odd_at.tolist()
+    mb, hb, sb = bounds.tolist(), h_bounds.tolist(), s_bounds.tolist()
+    # where each match's slice of each part starts (the parts' ends taken at
+    # the matches' bounds only)
+    qb = d_seat_end[h_bounds]
+    ab, qs, vb = alt_end[bounds].tolist(), qb.tolist(), d_tile_end[qb].tolist()
+    rec_b, size = memoryview(rec.tobytes()), MOVE.itemsize
+    alts_b = memoryview(alts.astype("<i2", copy=False).tobytes())
+    seats_b, tiles_b, values_b = (memoryview(x.tobytes()) for x in (d_seats, d_tiles, d_values))
     bodies = []
     for i in range(n):
-        a, b = int(bounds[i]), int(bounds[i + 1])
-        odd = orjson.dumps({
-            name: {str(int(rows[k]) - a): texts[k] for k in range(int(at[i]), int(at[i + 1]))}
-            for name, rows, texts, at in sparse
-        })
-        h0, h1 = int(h_bounds[i]), int(h_bounds[i + 1])
+        a, b = mb[i], mb[i + 1]
+        odd = _NO_ODD
+        if has_odd[i]:
+            odd = orjson.dumps({
+                name: {str(int(rows[k]) - a): texts[k] for k in range(int(at[i]), int(at[i + 1]))}
+                for name, rows, texts, at in sparse
+            })
+        h0, h1 = hb[i], hb[i + 1]
+        # one dumps a match: the rows as JSON arrays, as the head has them
         head = b"".join((
-            b'{"seats":[', b",".join(seat_lines[s_bounds[i] : s_bounds[i + 1]]),
-            b'],"hands":[', b",".join(hand_lines[h0:h1]),
-            b'],"odd":', odd, b"}",
+            b'{"seats":', orjson.dumps(seat_rows[sb[i] : sb[i + 1]]),
+            b',"hands":', orjson.dumps(hand_rows[h0:h1]),
+            b',"odd":', odd, b"}",
         ))
-        q0, q1 = int(d_seat_end[h0]), int(d_seat_end[h1])
+        q0, q1 = qs[i], qs[i + 1]
         raw = b"".join((
-            _HEAD.pack(len(head), b - a, q1 - q0), head, rec[a:b].tobytes(),
-            alts[alt_end[a] : alt_end[b]].tobytes(),
-            d_seats[h0:h1].tobytes(), d_tiles[q0:q1].tobytes(),
-            d_values[d_tile_end[q0] : d_tile_end[q1]].tobytes(),
+            _HEAD.pack(len(head), b - a, q1 - q0), head, rec_b[a * size : b * size],
+            alts_b[2 * ab[i] : 2 * ab[i + 1]], seats_b[h0:h1], tiles_b[q0:q1], values_b[vb[i] : vb[i + 1]],
         ))
         bodies.append(_SIZE.pack(FORMAT, len(raw)) + _ZSTD.compress(raw, asbytes=True))
     return pa.array(bodies, pa.binary())
