@@ -24,6 +24,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from replay.accel import native
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
 from replay.held import player_rows
@@ -175,6 +176,19 @@ _PIPS_NP: Final = np.array(PIPS, np.int64)
 _DOUBLE_NP: Final = np.array(IS_DOUBLE, np.int64)
 
 
+def _flat_deals(deals: Sequence[Sequence[Sequence[int]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every tile of the deals (int64), the tiles of each seat, the seats of
+    each hand: in C where it is built (native.deals), else in Python."""
+    if native is not None:
+        tiles, per_seat, per_hand = native.deals(deals)
+        return (np.frombuffer(tiles, np.int8).astype(np.int64), np.frombuffer(per_seat, np.int32),
+                np.frombuffer(per_hand, np.int32))  # fmt: skip
+    seats = list(chain.from_iterable(deals))
+    n_tiles = np.fromiter(map(len, seats), np.int64, len(seats))
+    flat = np.fromiter(chain.from_iterable(seats), np.int64, int(n_tiles.sum()))
+    return flat, n_tiles, np.fromiter(map(len, deals), np.int64, len(deals))
+
+
 def deal_columns(deals: Sequence[Sequence[Sequence[int]]]) -> tuple[pa.Array, ...]:
     """The hands columns of the deals (per hand, the tiles of each seat):
     ``dealt``, ``dealt_pips``, ``dealt_doubles`` and ``dealt_tiles``, from one
@@ -183,13 +197,11 @@ def deal_columns(deals: Sequence[Sequence[Sequence[int]]]) -> tuple[pa.Array, ..
     >>> [c.to_pylist() for c in deal_columns([((27, 0), (7,)), ((), (1, 2, 3))])]
     [[[[27, 0], [7]], [[], [1, 2, 3]]], [[12, 2], [0, 6]], [[2, 1], [0, 0]], [[2, 1], [0, 3]]]
     """
-    seats = list(chain.from_iterable(deals))
-    n_tiles = np.fromiter(map(len, seats), np.int64, len(seats))
-    tiles = np.fromiter(chain.from_iterable(seats), np.int64, int(n_tiles.sum()))
-    inner = np.zeros(len(seats) + 1, np.int32)
+    tiles, n_tiles, n_seats = _flat_deals(deals)
+    inner = np.zeros(len(n_tiles) + 1, np.int32)
     np.cumsum(n_tiles, out=inner[1:])
-    outer = np.zeros(len(deals) + 1, np.int32)
-    np.cumsum(np.fromiter(map(len, deals), np.int64, len(deals)), out=outer[1:])
+    outer = np.zeros(len(n_seats) + 1, np.int32)
+    np.cumsum(n_seats, out=outer[1:])
     outer_offsets = pa.array(outer)
 
     def per_seat(weights: np.ndarray, value_type: pa.DataType) -> pa.Array:

@@ -984,3 +984,19 @@ def test_route_stops_where_python_must_read() -> None:
     data = head + b"\n" + end + b"\n" + head + b"\n"
     off, n, groups = native.route(data, 0, 0, MAX_LINE_BYTES)
     assert (off, n) == (len(head) + len(end) + 2, 2) and groups[0][4] == 1  # ended
+
+
+@given(st.lists(st.lists(st.lists(st.integers(0, 27), max_size=9), max_size=4), max_size=30))
+def test_deals_flattens_as_python_does(deals: list[list[list[int]]]) -> None:
+    import numpy as np
+
+    tiles, per_seat, per_hand = native.deals(deals)
+    assert np.frombuffer(tiles, np.int8).tolist() == [t for hand in deals for seat in hand for t in seat]
+    assert np.frombuffer(per_seat, np.int32).tolist() == [len(seat) for hand in deals for seat in hand]
+    assert np.frombuffer(per_hand, np.int32).tolist() == [len(hand) for hand in deals]
+
+
+def test_deals_rejects_what_is_no_deal() -> None:
+    for bad in ([[[128]]], [[[-1]]], [[["63"]]], [[7]], [7], 7):
+        with pytest.raises((TypeError, ValueError, OverflowError)):
+            native.deals(bad)
