@@ -118,8 +118,11 @@ def _sums(lists: pa.Array) -> pa.Array:
 
 def player_rows(matches: pa.Table, seats: pa.Table, hands: pa.Table) -> dict[str, pa.Table]:
     """``player_seats`` and ``player_held`` of a batch's matches (unordered)."""
-    mids = _col(matches, "match").to_pylist()
-    at = {m: i for i, m in enumerate(mids)}
+    mids = _col(matches, "match")
+
+    def at(col: pa.Array) -> np.ndarray:  # each row's match, as its place in the batch
+        return np.asarray(pc.index_in(col, value_set=mids).to_numpy(zero_copy_only=False), np.int64)
+
     # the rules' JSON read once a match (and once per distinct text)
     parsed: dict[str | None, tuple[str | None, str | None, str | None]] = {}
     teams, stock, block_end = [], [], []
@@ -141,7 +144,7 @@ def player_rows(matches: pa.Table, seats: pa.Table, hands: pa.Table) -> dict[str
     )
 
     # seat rows: each one's range of hands, [from_hand, to_hand)
-    s_match = np.array([at[m] for m in _col(seats, "match").to_pylist()], np.int64)
+    s_match = at(_col(seats, "match"))
     s_seat = _ints(seats, "seat")
     s_from = _ints(seats, "from_hand")
     s_seq = _ints(seats, "seq")
@@ -152,7 +155,7 @@ def player_rows(matches: pa.Table, seats: pa.Table, hands: pa.Table) -> dict[str
         to[order[:-1][same]] = s_from[order[1:]][same]
 
     # hands sorted by (match, hand): a seat row's hands are one slice of them
-    h_match = np.array([at[m] for m in _col(hands, "match").to_pylist()], np.int64)
+    h_match = at(_col(hands, "match"))
     h_hand = _ints(hands, "hand")
     h_order = np.lexsort((h_hand, h_match))
     keys = (h_match << 32) + h_hand
