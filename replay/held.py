@@ -121,7 +121,10 @@ def player_rows(matches: pa.Table, seats: pa.Table, hands: pa.Table) -> dict[str
     mids = _col(matches, "match")
 
     def at(col: pa.Array) -> np.ndarray:  # each row's match, as its place in the batch
-        return np.asarray(pc.index_in(col, value_set=mids).to_numpy(zero_copy_only=False), np.int64)
+        found = pc.index_in(col, value_set=mids)
+        if found.null_count:
+            raise ValueError("player_rows: a seat or hand row of a match not in the batch")
+        return np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
 
     # the rules' JSON read once a match (and once per distinct text)
     parsed: dict[str | None, tuple[str | None, str | None, str | None]] = {}

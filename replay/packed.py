@@ -174,7 +174,7 @@ def pack_replays(
     def ordered(x: np.ndarray) -> np.ndarray:
         return x if by is None else x[by]
 
-    kinds, ends = codes or (_codes(moves.column("kind"), KINDS), _codes(moves.column("on_end"), ENDS))
+    kinds, ends = codes or move_codes(moves)
     legal = moves.column("legal_moves").combine_chunks()
     rec = np.empty(len(key), MOVE)
     rec["hand"], rec["ply"] = ordered(hand), ordered(ply)
