@@ -359,6 +359,9 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
     async def run() -> None:
         pool = RenderPool(2)
         try:
+            # both workers up first (a spawned one takes a second or more to
+            # start on a busy machine, while the other could draw every page)
+            assert await asyncio.gather(*(pool.page(*p, None) for p in parts[:2])) == want[:2]
             tasks = [asyncio.ensure_future(pool.page(*p, None)) for p in parts]
             await asyncio.sleep(0)
             tasks[0].cancel()  # being drawn
