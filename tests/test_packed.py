@@ -102,3 +102,29 @@ def test_the_workers_path_needs_no_polars() -> None:
     code = "import sys, replay.packed, replay.frames; assert 'polars' not in sys.modules, 'polars imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def _as_format_1(body: bytes) -> bytes:
+    """A FORMAT 2 body written as FORMAT 1 wrote it (the moves as records)."""
+    import numpy as np
+
+    from replay.packed import _HEAD, _SIZE, _ZSTD, MOVE
+
+    _, whole = _SIZE.unpack_from(body)
+    raw = _ZSTD.decompress(memoryview(body)[_SIZE.size :], whole, asbytes=True)
+    size, count, _ = _HEAD.unpack_from(raw)
+    start = _HEAD.size + size
+    rec, at = np.empty(count, MOVE), start
+    for f in MOVE.names:
+        rec[f] = np.frombuffer(raw, MOVE[f], count, at)
+        at += count * MOVE[f].itemsize
+    old = raw[:start] + rec.tobytes() + raw[at:]
+    return _SIZE.pack(1, len(old)) + _ZSTD.compress(old, asbytes=True)
+
+
+def test_a_body_of_the_first_format_still_reads() -> None:
+    """Stores hold FORMAT 1 bodies (moves row by row) from before FORMAT 2."""
+    for body in pack_replays(_batch()).to_pylist():
+        assert body[0] == 2
+        old = _as_format_1(body)
+        assert old != body and unpack_replay(old) == unpack_replay(body) is not None
