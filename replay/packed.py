@@ -68,6 +68,7 @@ MOVE: Final = np.dtype([
     ("end", "i1"), ("left", "i1"), ("right", "i1"), ("stock", "i1"), ("forced", "i1"), ("nalts", "<i2"),
 ])  # fmt: skip
 
+_FIELDS: Final[tuple[str, ...]] = MOVE.names or ()
 _HEAD = struct.Struct("<III")
 _SIZE = struct.Struct("<BI")
 #: The body's layout; `unpack_replay` also reads FORMAT 1 (the moves row by
@@ -221,7 +222,7 @@ def pack_replays(
     # the matches' bounds only)
     qb = d_seat_end[h_bounds]
     ab, qs, vb = alt_end[bounds].tolist(), qb.tolist(), d_tile_end[qb].tolist()
-    fields = [(memoryview(rec[f].tobytes()), rec.dtype[f].itemsize) for f in MOVE.names]
+    fields = [(memoryview(rec[f].tobytes()), rec.dtype[f].itemsize) for f in _FIELDS]
     alts_b = memoryview(alts.astype("<i2", copy=False).tobytes())
     seats_b, tiles_b, values_b = (memoryview(x.tobytes()) for x in (d_seats, d_tiles, d_values))
     bodies = []
@@ -273,7 +274,7 @@ def unpack_replay(
     rec: Any = np.frombuffer(raw, MOVE, count, start)  # FORMAT 1: records
     if version == 2:  # a column a field (rec[f] reads the same either way)
         rec, at = {}, start
-        for f in MOVE.names:
+        for f in _FIELDS:
             rec[f] = np.frombuffer(raw, MOVE[f], count, at)
             at += count * MOVE[f].itemsize
     at_alts = start + count * MOVE.itemsize
