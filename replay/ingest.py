@@ -56,6 +56,7 @@ import orjson
 import pyarrow as pa
 
 from replay import events as ev
+from replay import handoff
 from replay.accel import native
 from replay.fastmatch import fast_report
 from replay.frames import Frames, file_table, findings_table, first_leader
@@ -359,6 +360,9 @@ class _Task:
     items: list[_Item] = field(default_factory=list)
     refetch: list[tuple[bytes, list[int]]] = field(default_factory=list)  # read again from files
     leaders: dict[str, int | None] = field(default_factory=dict)
+    # the items' blobs in a shared memory segment (replay.handoff): its name
+    # and each blob's (start, end); the items then carry empty blobs
+    shared: tuple[str, array[int]] | None = None
 
 
 @dataclass(slots=True)
@@ -414,6 +418,10 @@ def _work(task: _Task) -> _Result:
     more than doubled the time). Reports hold no cycles; refcounting
     frees them, and a collection between tasks catches the rest.
     """
+    if task.shared is not None:
+        for item, blob in zip(task.items, handoff.receive(*task.shared), strict=True):
+            item.blob = blob
+        task.shared = None
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
@@ -786,6 +794,9 @@ class _Run:
         self.task_files: list[tuple[str, str, str]] = []  # (label, sha256, kept path) by file index
         self.pool = pool
         self.max_inflight = workers  # one more chunk fills meanwhile
+        # the chunks' bytes go to the workers through shared memory, not the pipe
+        self.segments = handoff.Segments() if pool is not None and handoff.available() else None
+        self.held: dict[Future[_Result], handoff.Held] = {}
         self.loader = _Loader(conn, lay.data, durable) if conn is not None else None
         if self.loader is not None:
             self.loader.start()
@@ -1027,7 +1038,14 @@ class _Run:
             fut: Future[_Result] = Future()
             fut.set_result(_work(task))
         else:
+            held = self.segments.put([it.blob for it in task.items]) if self.segments and task.items else None
+            if held is not None:
+                task.shared = (held.name, held.spans)
+                for it in task.items:
+                    it.blob = b""
             fut = self.pool.submit(_work, task)
+            if held is not None:
+                self.held[fut] = held
         self.inflight[fut] = self.seq
         self._collect(block=False)
 
@@ -1042,6 +1060,9 @@ class _Run:
                 # submitted from inside this loop, and their submission collects
                 continue
             del self.inflight[fut]
+            held = self.held.pop(fut, None)
+            if held is not None and self.segments is not None:
+                self.segments.release(held)
             res = fut.result()
             self.batches.append(res.batch)
             self.hands_done += res.hands
@@ -1263,6 +1284,8 @@ def _execute(
             # goes back before the loader derives the player tables, the
             # run's peak (DuckDB's 768 MB)
             pool.shutdown(wait=True, cancel_futures=True)
+        if run.segments is not None:  # no worker reads them any more
+            run.segments.close()
         if run.loader is not None:
             run.loader.finish()  # re-raises what the loader ran into
     _summarize(run, summary)
