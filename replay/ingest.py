@@ -416,13 +416,16 @@ def _work(task: _Task) -> _Result:
     millions of small tracked objects while the batch's reports stay
     alive, and every full collection would walk all of them again (it
     more than doubled the time). Reports hold no cycles; refcounting
-    frees them, and a collection between tasks catches the rest.
+    frees them, and a collection between tasks catches the rest. What
+    survives it (modules, tables, caches) is frozen out of later
+    collections: walking it again took 35 ms a task, 1 ms without.
     """
     if task.shared is not None:
         for item, blob in zip(task.items, handoff.receive(*task.shared), strict=True):
             item.blob = blob
         task.shared = None
     gc.collect()
+    gc.freeze()
     enabled = gc.isenabled()
     gc.disable()
     try:
