@@ -425,7 +425,8 @@ def _work(task: _Task) -> _Result:
             item.blob = blob
         task.shared = None
     gc.collect()
-    gc.freeze()
+    if multiprocessing.parent_process() is not None:  # a pool worker, not an in-process run
+        gc.freeze()
     enabled = gc.isenabled()
     gc.disable()
     try:
