@@ -121,9 +121,11 @@ _TYPE: Final = b'{"type":"'
 #: DuckDB's memory while ingesting (its cache; the run streams).
 _MEMORY: Final = "256MB"
 #: ... and while it derives the run's player tables, at the end, when the
-#: workers are gone: one sorted insert of 4 rows a hand spills below this
-#: (27 s instead of 12 s for 1M hands at 256 MB).
-_DERIVE_MEMORY: Final = "768MB"
+#: workers are gone. One sorted insert of all 4 rows a hand spilled below
+#: 768 MB (27 s instead of 12 s for 1M hands at 256 MB); the inserts are now
+#: of 8 batches' rows each (store.HELD_RUN_FILES), whose sorts take the same
+#: CPU at 384 MB as at 768 MB. This is when the main process peaks.
+_DERIVE_MEMORY: Final = "512MB"
 _GZIP: Final = b"\x1f\x8b"
 _MATCH: Final = b'","match":"'
 
