@@ -1201,10 +1201,13 @@ def _writer(db: Path, threads: int | None) -> duckdb.DuckDBPyConnection:
     # their commit; the WAL holds the hands, matches and smaller tables, about
     # 400 MB at 1M hands. Checkpointed during the run (about 3 times at 1M),
     # they are compressed while the workers work, not in an 8 s checkpoint
-    # at the end with one core idle (125.6 s against 134.8 s, one run each).
-    # Before the loads ran on one thread, a checkpoint also merged the
-    # moves' partly filled row groups again, and mid-run checkpoints cost more
-    # than they saved. The WAL keeps every commit durable either way.
+    # at the end with one core idle (1M hands: 125.6 s and 122.8 s, against
+    # 134.8 s with 2 GB, 130.2 s with 256 MB, 133.0 s with 64 MB). Each one
+    # rewrites the matches' last row group, replays included (a table of
+    # 82,000 rows at 1M hands is one row group), which is why more are not
+    # better. Before the loads ran on one thread, a checkpoint also merged
+    # the moves' partly filled row groups again, and mid-run checkpoints cost
+    # more than they saved. The WAL keeps every commit durable either way.
     conn.execute("SET checkpoint_threshold = '128MB'")
     return conn
 
