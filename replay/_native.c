@@ -1,15 +1,29 @@
 /* replay._native: the hot loops of the validator, in C.
  *
- * Three things, each the exact twin of a Python function that stays the
- * reference (and the fallback when this module is not built):
+ * Each function is the exact twin of Python code that stays the reference
+ * (and the fallback when this module is not built):
  *
  *   shuffle(entropy, nonce, pers, ids)  deal-v1's HMAC_DRBG + Fisher-Yates
  *                                       (replay.deal.shuffle over deal_stream)
+ *   deal(...)                           a hand's deal from its seeds, the
+ *                                       match's encodings made once
+ *                                       (replay.deal.derive_deal)
  *   scan(data)                          a log file's lines written in the
  *                                       server's canonical layout, grouped by
  *                                       match (replay.scan)
  *   replay_hand(...)                    a hand's legal plays, passes and draws
- *                                       (replay.fastcheck.check_run)
+ *                                       (replay.fastcheck.check_run), and
+ *                                       with column buffers its moves rows
+ *   route(data, ...)                    the ingest's routing of lines by
+ *                                       match id (replay.ingest._route_python)
+ *   deals(hands)                        deals flattened for the Arrow columns
+ *                                       (replay.frames.deal_columns)
+ *   Scorer                              a match's scoring and next lead
+ *                                       (replay.match), from _match.c
+ *   Maker                               positional constructors of frozen
+ *                                       dataclasses (replay.fastinit), from
+ *                                       _maker.c
+ *   sha256, pips, use_shani             for the tests and the fallbacks
  *
  * Nothing here decides a finding: a line this code does not recognise, or
  * a hand it cannot replay cleanly, is handed back to the Python path,

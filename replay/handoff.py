@@ -87,9 +87,15 @@ class Segments:
                 return self.free.pop(k)
         try:
             # a quarter more than asked: the next chunks are about the same size
-            return shared_memory.SharedMemory(create=True, size=size + size // 4)
+            seg = shared_memory.SharedMemory(create=True, size=size + size // 4)
         except OSError:
             return None
+        try:
+            _reserve(seg)
+        except OSError:
+            _drop(seg)
+            return None
+        return seg
 
     def release(self, held: Held) -> None:
         """The worker is done with ``held``'s segment: keep it for the next chunk."""
@@ -109,6 +115,21 @@ class Segments:
         self.busy.clear()
 
 
+def _path(name: str) -> str:
+    return os.path.join(SHM_DIR, name.lstrip("/"))
+
+
+def _reserve(seg: shared_memory.SharedMemory) -> None:
+    """Allocate the segment's pages now: /dev/shm is a tmpfs, often small in a
+    container (64 MB by default in Docker), and a write past its end through
+    a mapping is a SIGBUS, where this is an OSError (and the pipe is used)."""
+    fd = os.open(_path(seg.name), os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, seg.size)
+    finally:
+        os.close(fd)
+
+
 def _drop(seg: shared_memory.SharedMemory) -> None:
     seg.close()
     with contextlib.suppress(FileNotFoundError):
@@ -117,7 +138,7 @@ def _drop(seg: shared_memory.SharedMemory) -> None:
 
 def receive(name: str, spans: Sequence[int]) -> list[bytes]:
     """The blobs of a segment, copied out (in a worker: mapped by path, read only)."""
-    fd = os.open(os.path.join(SHM_DIR, name.lstrip("/")), os.O_RDONLY)
+    fd = os.open(_path(name), os.O_RDONLY)
     try:
         with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as mm:
             return [mm[spans[k] : spans[k + 1]] for k in range(0, len(spans), 2)]

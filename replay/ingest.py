@@ -118,14 +118,14 @@ CHUNK_HANDS: Final = 10000
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
 _TYPE: Final = b'{"type":"'
-#: DuckDB's memory while ingesting (its cache; the run streams).
+#: DuckDB's memory while ingesting (its cache; the run streams), the
+#: derivation of the player tables at the end included. That is when the
+#: main process peaks: 1,156 MiB of anonymous memory at 1M hands, against
+#: 1,313 with 512 MB and more with 768 MB, which it had until session 9
+#: (one sorted insert of all the rows spilled below that; the inserts are of
+#: 8 batches' rows each now, store.HELD_RUN_FILES, and their sorts take the
+#: same CPU at 256 MB).
 _MEMORY: Final = "256MB"
-#: ... and while it derives the run's player tables, at the end, when the
-#: workers are gone. One sorted insert of all 4 rows a hand spilled below
-#: 768 MB (27 s instead of 12 s for 1M hands at 256 MB); the inserts are now
-#: of 8 batches' rows each (store.HELD_RUN_FILES), whose sorts take the same
-#: CPU at 384 MB as at 768 MB. This is when the main process peaks.
-_DERIVE_MEMORY: Final = "512MB"
 _GZIP: Final = b"\x1f\x8b"
 _MATCH: Final = b'","match":"'
 
@@ -747,12 +747,9 @@ class _Loader(threading.Thread):
                     )
         self.conn.execute(f"SET threads = {int(threads[0]) if threads else 1}")
         if self.error is None:  # the player tables, once for the run
-            self.conn.execute(f"SET memory_limit = '{_DERIVE_MEMORY}'")
             t0 = time.perf_counter()
             self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
             self.held.drop()
-            # the reports' polars frames come on top of DuckDB's memory: give it back first
-            self.conn.execute(f"SET memory_limit = '{_MEMORY}'")
             t1 = time.perf_counter()
             if self.error is None:
                 self._timed(keep_reports, self.conn)

@@ -77,3 +77,17 @@ def test_a_forked_worker_reads_a_segment_made_after_it_started() -> None:
             assert got == [b'{"type":"deal"}', b"", b"\xff\x00 raw bytes"]
         finally:
             segs.close()
+
+
+def test_a_full_dev_shm_falls_back_to_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a tmpfs too small for the segment: no segment (and none left behind),
+    # where writing through the mapping would have been a SIGBUS
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    before = set(os.listdir(handoff.SHM_DIR))
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    segs = handoff.Segments()
+    assert segs.put([b"x" * 4096]) is None
+    segs.close()
+    assert set(os.listdir(handoff.SHM_DIR)) <= before

@@ -150,6 +150,39 @@ def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> Non
     assert counts["moves"] > 20 * counts["hands"] > 0
 
 
+def test_the_pool_stores_the_same_with_and_without_shared_memory(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk's bytes go by shared memory (replay.handoff); where /dev/shm
+    cannot hold a segment they go by pipe, with the same store."""
+    import os
+
+    from replay import handoff
+
+    a, b = tmp_path / "a" / "r.duckdb", tmp_path / "b" / "r.duckdb"
+    made: list[int] = []
+    real_put = handoff.Segments.put
+
+    def put(self: handoff.Segments, blobs: Any) -> Any:
+        held = real_put(self, blobs)
+        made.append(held is not None)
+        return held
+
+    monkeypatch.setattr(handoff.Segments, "put", put)
+    ingest([sample], db=a, workers=2, chunk_hands=40)
+    assert made and all(made) == handoff.available()
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    made.clear()
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    ingest([sample], db=b, workers=2, chunk_hands=40)
+    assert made and not any(made)
+    assert snapshot(a) == snapshot(b)
+    assert_same(b, sorted(sample.iterdir()))
+
+
 def test_workers_are_gone_before_the_derivation(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool is shut down once every result is in: its memory is back
     before the player tables are derived (the run's peak)."""
