@@ -725,8 +725,7 @@ class _Loader(threading.Thread):
         # at the end of the run merges again, decompressing and compressing
         # them (its vacuum): 3.2 CPU-s per 125,000 hands, 0.1 on one thread,
         # for 0.6 CPU-s less loading too. The derivation gets both back.
-        threads = one(self.conn, "SELECT current_setting('threads')")
-        self.conn.execute("SET threads = 1")
+        threads = self._set_threads(1)
         done = False
         while not done:
             # GROUP_BATCHES batches a transaction (fewer at the end of the run):
@@ -745,7 +744,7 @@ class _Loader(threading.Thread):
                     self.loaded += self._timed(
                         load_batches, self.conn, group, self.data_dir, derive=False, held=self.held
                     )
-        self.conn.execute(f"SET threads = {int(threads[0]) if threads else 1}")
+        self._set_threads(threads)
         if self.error is None:  # the player tables, once for the run
             t0 = time.perf_counter()
             self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
@@ -754,6 +753,16 @@ class _Loader(threading.Thread):
             if self.error is None:
                 self._timed(keep_reports, self.conn)
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
+
+    def _set_threads(self, n: int) -> int:
+        """Give DuckDB ``n`` threads; the number it had (an error is kept for the main thread)."""
+        try:
+            row = one(self.conn, "SELECT current_setting('threads')")
+            self.conn.execute(f"SET threads = {int(n)}")
+            return int(row[0]) if row else n
+        except BaseException as exc:
+            self.error = self.error or exc
+            return n
 
     def _timed(self, work: Callable[..., int], *args: Any, **kwargs: Any) -> int:
         """work(*args, **kwargs), its time counted; an error is kept for the main thread."""
@@ -1049,7 +1058,9 @@ class _Run:
             fut: Future[_Result] = Future()
             fut.set_result(_work(task))
         else:
-            held = self.segments.put([it.blob for it in task.items]) if self.segments and task.items else None
+            held = None
+            if self.segments is not None and task.items:
+                held = self.segments.put([it.blob for it in task.items])
             if held is not None:
                 task.shared = (held.name, held.spans)
                 for it in task.items:

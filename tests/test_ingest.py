@@ -183,6 +183,29 @@ def test_the_pool_stores_the_same_with_and_without_shared_memory(
     assert_same(b, sorted(sample.iterdir()))
 
 
+def test_the_run_loads_on_one_duckdb_thread_and_derives_on_all(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parallel inserts leave partly filled row groups for the checkpoint to
+    merge again: the loads run on one thread, the derivation gets them back."""
+    import replay.ingest as ingest_mod
+
+    seen: dict[str, set[int]] = {"load": set(), "derive": set()}
+
+    def spy(name: str, real: Any) -> Any:
+        def call(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            seen[name].add(int(conn.execute("SELECT current_setting('threads')").fetchall()[0][0]))
+            return real(conn, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(ingest_mod, "load_batches", spy("load", ingest_mod.load_batches))
+    monkeypatch.setattr(ingest_mod, "derive_player_rows", spy("derive", ingest_mod.derive_player_rows))
+    ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=2, chunk_hands=40)
+    default = int(duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0])
+    assert seen == {"load": {1}, "derive": {default}}
+
+
 def test_workers_are_gone_before_the_derivation(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool is shut down once every result is in: its memory is back
     before the player tables are derived (the run's peak)."""
