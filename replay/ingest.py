@@ -365,6 +365,8 @@ class _Task:
     # the items' blobs in a shared memory segment (replay.handoff): its name
     # and each blob's (start, end); the items then carry empty blobs
     shared: tuple[str, array[int]] | None = None
+    # the pid of the process that loads the batch itself (store.write_batch's owner)
+    owner: int | None = None
 
 
 @dataclass(slots=True)
@@ -505,7 +507,7 @@ def _work_batch(task: _Task) -> _Result:
     used = {sha for _, sha, _ in frames.file_lines}
     listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
     meta = {"mode": task.mode, "files": listed}
-    path = write_batch(Path(task.spool), task.batch, tables, meta)
+    path = write_batch(Path(task.spool), task.batch, tables, meta, owner=task.owner)
     stages["frames"] += t1 - t0
     stages["write"] += clock() - t1
     return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path), dict(stages))
@@ -818,6 +820,9 @@ class _Run:
         self.segments = handoff.Segments() if pool is not None and handoff.available() else None
         self.held: dict[Future[_Result], handoff.Held] = {}
         self.loader = _Loader(conn, lay.data, durable) if conn is not None else None
+        # this process loads its batches itself: they need not be durable
+        # (store.write_batch's owner); for another holder of the store they must be
+        self.owner = os.getpid() if self.loader is not None else None
         if self.loader is not None:
             self.loader.start()
         # with no loader, another process loads the spool: the barrier is
@@ -1048,7 +1053,7 @@ class _Run:
             if k is not None and k in self.leaders
         }
         task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
-                     list(self.task_files), self.chunk, refetch or [], leaders)  # fmt: skip
+                     list(self.task_files), self.chunk, refetch or [], leaders, owner=self.owner)  # fmt: skip
         if self.durable is not None:
             self.durable()
         self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
@@ -1140,6 +1145,7 @@ class _Run:
             batch,
             {"log_files": file_table(rows), "file_findings": findings_table(((None, f) for f in top), where)},
             {"mode": self.mode, "files": {}},
+            owner=self.owner,
         )
 
     def close(self) -> None:

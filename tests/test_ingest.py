@@ -3,6 +3,7 @@ nothing is lost or doubled, runs can be split, killed and repeated."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -544,10 +545,19 @@ def test_kill_9_mid_ingest_then_rerun_completes_without_doubles(tmp_path: Path) 
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     spool = layout(db).spool
     deadline = time.monotonic() + 120
-    # kill right after the loader committed a batch: its folder appeared, then went
+    # kill right after the loader committed a batch: its folder appeared, then
+    # went (a run that holds the store loads its batches from spool/.tmp)
     seen: set[str] = set()
+
+    def batches() -> set[str]:
+        found = set()
+        for where in (spool, spool / ".tmp"):
+            with contextlib.suppress(OSError):
+                found |= {p.name for p in where.iterdir() if not p.name.startswith((".", "held-"))}
+        return found
+
     while time.monotonic() < deadline and proc.poll() is None:
-        now = {p.name for p in spool.iterdir() if not p.name.startswith(".")} if spool.exists() else set()
+        now = batches()
         if seen - now:
             break
         seen |= now

@@ -547,6 +547,39 @@ def test_thin_reads(store: duckdb.DuckDBPyConnection) -> None:
     assert [x["code"] for x in get_findings(store, "m-1")] == ["NOTE_MISMATCH"]
 
 
+def test_an_owners_batch_stays_in_tmp_unsynced_and_goes_with_its_owner(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch for the process that loads it itself: no fsync, no rename into
+    the spool, loaded by its path; left by a dead owner, the next load drops it."""
+    import replay.store as store_mod
+
+    sp = spool_of(store)
+    synced: list[Path] = []
+    monkeypatch.setattr(store_mod, "fsync_path", lambda p: synced.append(p))
+    frames = Frames("b-own", {})
+    frames.add(report("m-1"), {"f1": 1})
+    mine = write_batch(sp, "b-own", frames.tables(), {"mode": "add", "files": {}}, owner=os.getpid())
+    assert mine == sp / ".tmp" / f"b-own.{os.getpid()}" and synced == []
+    assert pending_batches(sp) == []  # nobody else loads it
+    assert load_batches(store, [mine], sp.parent) == 1 and not mine.exists()
+    assert table_counts(store)["matches"] == 1
+    # a dead owner's batch (kill -9 before its load): dropped, not loaded
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    frames = Frames("b-dead", {})
+    frames.add(report("m-2", anchor="c" * 64, seeds=("d" * 64,)), {"f2": 1})
+    left = write_batch(sp, "b-dead", frames.tables(), {"mode": "add", "files": {}}, owner=int(dead))
+    assert left.exists()
+    assert load_spool(store, sp) == 0
+    assert not left.exists() and table_counts(store)["matches"] == 1
+    # without an owner the batch is synced and renamed into the spool, as before
+    frames = Frames("b-any", {})
+    frames.add(report("m-3", anchor="e" * 64, seeds=("f" * 64,)), {"f3": 1})
+    shared = write_batch(sp, "b-any", frames.tables(), {"mode": "add", "files": {}})
+    assert shared.parent == sp and synced and pending_batches(sp) == [shared]
+
+
 def test_write_batch_skips_empty_tables(tmp_path: Path) -> None:
     empty = pa.table({"match": pa.array([], pa.string())})
     bdir = write_batch(tmp_path, "b-1", {"seats": empty}, {"mode": "add"})
