@@ -46,7 +46,6 @@ class Held:
 
     name: str
     spans: array[int]
-    segment: shared_memory.SharedMemory
 
 
 def available() -> bool:
@@ -79,7 +78,7 @@ class Segments:
             off = end
         del buf
         self.busy[seg.name] = seg
-        return Held(seg.name, spans, seg)
+        return Held(seg.name, spans)
 
     def _take(self, size: int) -> shared_memory.SharedMemory | None:
         for k, seg in enumerate(self.free):

@@ -226,8 +226,8 @@ def write_batch(
     spool: Path, batch: str, tables: Mapping[str, pa.Table], manifest: Mapping[str, Any],
     *, owner: int | None = None,
 ) -> Path:
-    """Write a batch atomically: Arrow files and manifest into spool/.tmp,
-    fsync, then one rename into spool/. Empty tables are left out.
+    """Write a batch: Arrow files and manifest into spool/.tmp, fsync, then
+    one rename into spool/ (atomic). Empty tables are left out.
 
     With ``owner`` (the pid of a process that holds the database and loads
     the batch itself, an ingest run), the batch stays in
