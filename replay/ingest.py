@@ -38,7 +38,7 @@ import threading
 import time
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     Future,
@@ -212,9 +212,9 @@ class _Durable(threading.Thread):
     ``files`` are kept files, or futures of files still being kept (taken in
     order, as they come). The run reads the temporary copies meanwhile.
     `wait` is the barrier: the store refers to a kept file only after it
-    (the loader's first commit, or the first batch spooled for another
-    owner). `drop` removes the temporary names at the end; a run killed
-    first leaves them to `clean_tmp`.
+    is durable under its name (a batch's commit waits for the files of that
+    batch, not for all of them). `drop` removes the temporary names at the
+    end; a run killed first leaves them to `clean_tmp`.
     """
 
     def __init__(self, files: Iterable[KeptFile | Future[KeptFile]], lay: Layout) -> None:
@@ -223,27 +223,43 @@ class _Durable(threading.Thread):
         self.files: list[KeptFile] = []  # the temporary copies seen
         self.lay = lay
         self.error: BaseException | None = None
+        self.ready: set[str] = set()  # the sha256 of every file durable under its name
+        self.over = False
+        self.cond = threading.Condition()
 
     def run(self) -> None:
         try:
             for item in self.source:
                 f = item.result() if isinstance(item, Future) else item
-                if not f.temp:
-                    continue
-                self.files.append(f)
-                fsync_path(f.kept)
-                with contextlib.suppress(FileExistsError):  # the same bytes twice in the run
-                    os.link(f.kept, self.lay.data / f.stored)
-            if self.files:
-                fsync_path(self.lay.logs)
+                if f.temp:
+                    self.files.append(f)
+                    fsync_path(f.kept)
+                    with contextlib.suppress(FileExistsError):  # the same bytes twice in the run
+                        os.link(f.kept, self.lay.data / f.stored)
+                    fsync_path(self.lay.logs)  # the new name is durable too
+                with self.cond:
+                    self.ready.add(f.sha256)
+                    self.cond.notify_all()
         except BaseException as exc:  # raised by wait(), in the run's thread
             self.error = exc
+        finally:
+            with self.cond:
+                self.over = True
+                self.cond.notify_all()
 
-    def wait(self) -> None:
-        """Return once every kept copy is durable under its name (or raise why
-        not); at once when it has returned before."""
-        if self.ident is not None:
-            self.join()
+    def wait(self, shas: Collection[str] | None = None) -> None:
+        """Return once the kept copies of ``shas`` (of every file when None)
+        are durable under their names, or raise why not.
+
+        A sha256 the run does not keep was durable before it: it is waited
+        for as every file is.
+        """
+        if self.ident is None:  # never started: nothing to wait for
+            return
+        with self.cond:
+            self.cond.wait_for(lambda: self.over or (shas is not None and self.ready.issuperset(shas)))
+            if shas is not None and self.ready.issuperset(shas):
+                return
         if self.error is not None:
             raise self.error
 
@@ -707,13 +723,14 @@ class _Loader(threading.Thread):
     (DuckDB releases the GIL: loading overlaps routing)."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, data_dir: Path,
-                 durable: Callable[[], None] | None = None) -> None:
+                 durable: Callable[[Collection[str] | None], None] | None = None) -> None:
         super().__init__(name="replay-loader", daemon=True)
         self.conn = conn.cursor()
         self.data_dir = data_dir
         self.held = HeldRows(data_dir / "spool")  # the batches' player rows, for the end
-        self.durable = durable  # waited for before the first load
-        self.jobs: queue.Queue[Path | None] = queue.Queue()
+        self.durable = durable  # waited for before a load, for the files it refers to
+        # a batch and the kept files it refers to (None: every file of the run)
+        self.jobs: queue.Queue[tuple[Path, frozenset[str] | None] | None] = queue.Queue()
         self.error: BaseException | None = None
         self.loaded = 0
         self.seconds = 0.0  # wall time spent loading
@@ -728,24 +745,17 @@ class _Loader(threading.Thread):
         # them (its vacuum): 3.2 CPU-s per 125,000 hands, 0.1 on one thread,
         # for 0.6 CPU-s less loading too. The derivation gets both back.
         threads = self._set_threads(1)
-        done = False
-        while not done:
-            # GROUP_BATCHES batches a transaction (fewer at the end of the run):
-            # what a load costs whatever its size is paid once for them all
-            group: list[Path] = []
-            while len(group) < GROUP_BATCHES and (job := self.jobs.get()) is not None:
-                group.append(job)
-            done = len(group) < GROUP_BATCHES
-            if self.error is None and group:
-                try:
-                    if self.durable is not None:
-                        self.durable()  # no commit refers to a kept copy before it is durable
-                except BaseException as exc:
-                    self.error = exc
-                else:
-                    self.loaded += self._timed(
-                        load_batches, self.conn, group, self.data_dir, derive=False, held=self.held
-                    )
+        while (first := self.jobs.get()) is not None:
+            if self.error is not None:
+                continue  # the rest only goes; the error is the main thread's
+            group = _Group(self, first)
+            self.loaded += self._timed(
+                load_batches, self.conn, group, self.data_dir, derive=False, held=self.held,
+                before_commit=group.ready,
+            )
+            self.seconds -= group.waited
+            if group.last:
+                break
         self._set_threads(threads)
         if self.error is None:  # the player tables, once for the run
             t0 = time.perf_counter()
@@ -787,6 +797,44 @@ class _Loader(threading.Thread):
             raise self.error
 
 
+class _Group:
+    """One transaction's batches as they arrive, up to GROUP_BATCHES (fewer
+    at the end of the run): each is loaded as soon as it is there, and the
+    group commits once it is complete, so that what a load costs whatever
+    its size is paid once for them all, and the loader does not sit idle
+    while a group fills (at the end of the run only the last batch is left).
+    """
+
+    def __init__(self, loader: _Loader, first: tuple[Path, frozenset[str] | None]) -> None:
+        self.loader = loader
+        self.first: tuple[Path, frozenset[str] | None] | None = first
+        self.refs: set[str] | None = set(first[1]) if first[1] is not None else None
+        self.taken = 0
+        self.last = False  # the run's last batch came
+        self.waited = 0.0  # seconds waiting for batches
+
+    def __iter__(self) -> Iterator[Path]:
+        while self.taken < GROUP_BATCHES:
+            job = self.first
+            self.first = None
+            if job is None:
+                t0 = time.perf_counter()
+                job = self.loader.jobs.get()
+                self.waited += time.perf_counter() - t0
+                if job is None:
+                    self.last = True
+                    return
+                self.refs = None if self.refs is None or job[1] is None else self.refs | job[1]
+            self.taken += 1
+            yield job[0]
+
+    def ready(self) -> None:
+        """Before the commit: the kept copies the group refers to are durable
+        (the first batches load while the last files are still synced)."""
+        if self.loader.durable is not None:
+            self.loader.durable(self.refs)
+
+
 class _Run:
     """One ingest (or reingest) run: routing, the pool, the loader."""
 
@@ -801,7 +849,7 @@ class _Run:
         workers: int,
         chunk_hands: int,
         progress: _Progress,
-        durable: Callable[[], None] | None = None,
+        durable: Callable[[Collection[str] | None], None] | None = None,
     ) -> None:
         self.lay = lay
         self.source = files  # taken one at a time by route()
@@ -839,6 +887,7 @@ class _Run:
         self.waiting: set[bytes] = set()  # keys parked behind a parent
         self.leaders: dict[bytes, int | None] = {}
         self.inflight: dict[Future[_Result], int] = {}
+        self.refs: dict[Future[_Result], frozenset[str]] = {}  # the kept files of each batch
         self.lines: list[int] = []  # by file index
         self.top: dict[int, list[Finding]] = {}  # lines of no match read by main, by file
         self.top_bad: list[int] = []
@@ -1054,8 +1103,11 @@ class _Run:
         }
         task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
                      list(self.task_files), self.chunk, refetch or [], leaders, owner=self.owner)  # fmt: skip
+        # the kept files the batch refers to: its commit waits for them to be durable
+        fis = {fi for it in self.chunk for fi, _ in it.segments} | {fi for _, idx in refetch or () for fi in idx}
+        refs = frozenset(self.task_files[fi][1] for fi in fis)
         if self.durable is not None:
-            self.durable()
+            self.durable(refs)
         self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
         while len(self.inflight) >= self.max_inflight:
             self._collect(block=True)
@@ -1074,6 +1126,7 @@ class _Run:
             if held is not None:
                 self.held[fut] = held
         self.inflight[fut] = self.seq
+        self.refs[fut] = refs
         self._collect(block=False)
 
     def _collect(self, *, block: bool) -> None:
@@ -1087,6 +1140,7 @@ class _Run:
                 # submitted from inside this loop, and their submission collects
                 continue
             del self.inflight[fut]
+            refs = self.refs.pop(fut)
             held = self.held.pop(fut, None)
             if held is not None and self.segments is not None:
                 self.segments.release(held)
@@ -1103,7 +1157,7 @@ class _Run:
                 _put(self.worker_bad, key, res.bad.get(key))
             self.leaders.update(res.leaders)
             if self.loader is not None:
-                self.loader.jobs.put(Path(res.path))
+                self.loader.jobs.put((Path(res.path), refs))
             for key in res.leaders:
                 for child in self.parked.pop(key, []):
                     self.waiting.discard(child[0])
@@ -1140,6 +1194,8 @@ class _Run:
         self.seq += 1
         batch = f"{self.run_id}-{self.seq:06d}"
         self.batches.append(batch)
+        if self.durable is not None:  # for another holder, who may load it at once
+            self.durable(None)
         return write_batch(
             self.lay.spool,
             batch,
@@ -1282,12 +1338,13 @@ def _execute(
     progress_out: IO[str] | None,
     summary: IngestSummary,
     extra_paths: Mapping[str, list[str]] | None = None,
-    durable: Callable[[], None] | None = None,
+    durable: Callable[[Collection[str] | None], None] | None = None,
     total_bytes: int | None = None,
 ) -> IngestSummary:
     """Route, validate and store `files`, taken as they come (the next one
-    may still be being kept); `durable()` returns once the kept copies are
-    durable (called before the store first refers to them). `extra_paths`
+    may still be being kept); `durable(shas)` returns once the kept copies of
+    those files (of all when None) are durable, and is called before the
+    store first refers to them. `extra_paths`
     may still grow while `files` are taken; `total_bytes` is for the
     progress bar (the files' sizes by default)."""
     if extra_paths is None:
@@ -1312,7 +1369,7 @@ def _execute(
         final = run.final_batch(extra_paths)
         summary.stages["route (main)"] = time.thread_time() - t_route
         if run.loader is not None:
-            run.loader.jobs.put(final)
+            run.loader.jobs.put((final, None))  # its log_files rows name every file
     finally:
         run.close()
         progress.close()

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -312,9 +313,13 @@ def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     named: list[bool] = []
     real_load, real_run = ingest_mod.load_batches, ingest_mod._Durable.run
 
-    def load(*args: Any, **kwargs: Any) -> int:
-        named.append(all(any(lay.logs.glob(f"{sha}.*")) for sha in shas))
-        return real_load(*args, **kwargs)
+    def load(*args: Any, before_commit: Any = None, **kwargs: Any) -> int:
+        def check() -> None:  # a group's batches are loaded as they come, then committed
+            if before_commit is not None:
+                before_commit()
+            named.append(all(any(lay.logs.glob(f"{sha}.*")) for sha in shas))
+
+        return real_load(*args, before_commit=check, **kwargs)
 
     def slow_run(self: Any) -> None:  # the fsyncs take their time
         time.sleep(1.5)
@@ -328,28 +333,103 @@ def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     assert_same(lay.db, files)
 
 
-def test_with_the_store_held_elsewhere_no_batch_is_made_before_the_copies_are_durable(
+def _refers_to(bdir: Path) -> set[str] | None:
+    """The kept files a spooled batch refers to; None for the run's last
+    batch (its log_files rows name every file)."""
+    manifest = orjson.loads((bdir / "manifest.json").read_bytes())
+    return None if "log_files" in manifest["tables"] else set(manifest["files"])
+
+
+def test_a_batch_loads_once_its_own_files_are_durable_not_every_file(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The spool's batches may be loaded by the server at once: the first is
-    made only once every kept copy is under its name."""
+    """The loader waits for the kept copies a group of batches refers to,
+    not for every file of the run: at 1M hands the last files' fsyncs kept
+    it idle for the run's first 25 s. Here the second file's fsync waits
+    until a batch has been loaded, which only the per-file barrier allows;
+    and no load ever refers to a file not yet under its name."""
+    import replay.ingest as ingest_mod
+
+    lay = layout(tmp_path / "data" / "r.duckdb").make()
+    files = sorted(sample.iterdir())
+    sha = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    loaded_one = threading.Event()
+    seen: list[tuple[bool, bool]] = []  # (its files named, the gzip file named)
+    real_load, real_fsync = ingest_mod.load_batches, ingest_mod.fsync_path
+
+    def is_named(s: str) -> bool:
+        return any(lay.logs.glob(f"{s}.*"))
+
+    def load(conn: Any, bdirs: Any, *args: Any, before_commit: Any = None, **kwargs: Any) -> int:
+        taken: list[Path] = []
+
+        def tap() -> Any:
+            for b in bdirs:
+                taken.append(b)
+                yield b
+
+        def check() -> None:  # what the commit will refer to is durable
+            if before_commit is not None:
+                before_commit()
+            refs: set[str] | None = set()
+            for b in taken:
+                got = _refers_to(b)
+                refs = None if refs is None or got is None else refs | got
+            wanted = set(sha.values()) if refs is None else refs
+            seen.append((all(map(is_named, wanted)), is_named(sha["b.jsonl.gz"])))
+
+        n = real_load(conn, tap(), *args, before_commit=check, **kwargs)
+        loaded_one.set()
+        return n
+
+    def fsync(path: Any) -> None:
+        p = Path(path)
+        if p.is_file() and p.read_bytes()[:2] == b"\x1f\x8b":  # the gzip file's copy
+            loaded_one.wait(30)
+        real_fsync(path)
+
+    monkeypatch.setattr(ingest_mod, "GROUP_BATCHES", 1)
+    monkeypatch.setattr(ingest_mod, "fsync_path", fsync)
+    monkeypatch.setattr(ingest_mod, "load_batches", load)
+    summary = ingest([sample], db=lay.db, workers=2, chunk_hands=50)
+    assert summary.matches > 0 and seen
+    assert all(ok for ok, _ in seen)
+    assert seen[0] == (True, False)  # loaded while the gzip file was still being synced
+    assert_same(lay.db, files)
+
+
+def test_with_the_store_held_elsewhere_no_batch_is_made_before_its_copies_are_durable(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spool's batches may be loaded by the server at once: each is made
+    only once the kept copies it refers to are under their names, the last
+    (log_files, naming every file) once they all are."""
     import replay.ingest as ingest_mod
 
     db = tmp_path / "data" / "r.duckdb"
     logs = layout(db).logs
-    shas = [hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(sample.iterdir())]
     named: list[bool] = []
-    real_work, real_run = ingest_mod._work, ingest_mod._Durable.run
+    real_work, real_run, real_write = ingest_mod._work, ingest_mod._Durable.run, ingest_mod.write_batch
+
+    def is_named(s: str) -> bool:
+        return any(logs.glob(f"{s}.*"))
 
     def work(task: Any) -> Any:
-        named.append(all(any(logs.glob(f"{sha}.*")) for sha in shas))
+        refs = {task.files[fi][1] for it in task.items for fi, _ in it.segments}
+        named.append(bool(refs) and all(map(is_named, refs)))
         return real_work(task)
+
+    def write(spool: Any, batch: str, tables: Any, *args: Any, **kwargs: Any) -> Any:
+        if "log_files" in tables:
+            named.append(all(map(is_named, tables["log_files"].column("sha256").to_pylist())))
+        return real_write(spool, batch, tables, *args, **kwargs)
 
     def slow_run(self: Any) -> None:
         time.sleep(1.5)
         real_run(self)
 
     monkeypatch.setattr(ingest_mod, "_work", work)
+    monkeypatch.setattr(ingest_mod, "write_batch", write)
     monkeypatch.setattr(ingest_mod._Durable, "run", slow_run)
     server = hold(db)
     try:
@@ -357,7 +437,7 @@ def test_with_the_store_held_elsewhere_no_batch_is_made_before_the_copies_are_du
     finally:
         server.communicate("")
     assert not summary.loaded and summary.pending >= 2
-    assert named and all(named)
+    assert len(named) >= 3 and all(named)
 
 
 def test_the_same_file_again_changes_nothing(sample: Path, tmp_path: Path) -> None:

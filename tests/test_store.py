@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -412,6 +413,58 @@ def _dump(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
         cols = [c for (c, *_) in rows(conn, f"DESCRIBE {t}") if c not in ("loaded_at", "applied_at")]
         out[t] = sorted(map(repr, rows(conn, f"SELECT {', '.join(cols)} FROM {t}")))
     return out
+
+
+def test_a_group_streamed_in_stores_what_a_list_stores_and_fails_as_one(
+    store: duckdb.DuckDBPyConnection,
+) -> None:
+    """The ingest's loader hands its group over as the batches arrive: each
+    is loaded as it comes, one commit at the end. A bad batch taken first
+    (before the rest came) still sets only itself aside: the rest of the
+    stream is taken, and stays pending for the next load (as in a list, the
+    batches after a bad one are not loaded by the call that meets it)."""
+    sp = spool_of(store)
+    bad = spool(sp, "b-1", [report("m-1")])
+    (bad / "hands.arrow").write_bytes(b"not arrow")
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))])
+    given: list[Path] = []
+
+    def stream() -> Iterator[Path]:
+        for b in pending_batches(sp):
+            given.append(b)
+            yield b
+
+    with pytest.raises(pa.ArrowInvalid):
+        load_batches(store, stream(), sp.parent)
+    assert len(given) == 2  # the stream was taken to its end
+    assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == [sp / "b-2"]
+    assert rows(store, "SELECT count(*) FROM matches") == [(0,)]
+    spool(sp, "b-3", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
+    assert load_batches(store, iter(pending_batches(sp)), sp.parent) == 2
+    assert rows(store, "SELECT match FROM matches ORDER BY 1") == [("m-2",), ("m-3",)]
+
+
+def test_what_before_commit_raises_rolls_the_group_back_and_sets_nothing_aside(
+    store: duckdb.DuckDBPyConnection,
+) -> None:
+    """``before_commit`` is the ingest's barrier (the kept copies must be
+    durable): when it fails the batches are not at fault, so they stay
+    pending, nothing of them is stored, and the next load takes them."""
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1")])
+    spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))])
+    calls: list[int] = []
+
+    def fail() -> None:
+        calls.append(1)
+        raise OSError("fsync failed")
+
+    with pytest.raises(OSError, match="fsync failed"):
+        load_batches(store, pending_batches(sp), sp.parent, before_commit=fail)
+    assert calls == [1]  # not again batch by batch
+    assert rows(store, "SELECT count(*) FROM matches") == [(0,)]
+    assert not (sp / ".failed").exists() and len(pending_batches(sp)) == 2
+    assert load_batches(store, pending_batches(sp), sp.parent, before_commit=lambda: None) == 2
 
 
 def test_a_group_of_batches_stores_what_one_by_one_stores(tmp_path: Path) -> None:
