@@ -713,6 +713,7 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
                 assert this is not None
                 with _registered(conn, f"_held_{t}", this.result()) as src:
                     conn.execute(f"INSERT INTO {t} BY NAME SELECT * FROM {src}")
+                del this  # (ingest has Arrow on malloc: the run's memory goes back)
                 if t == PLAYER_TABLES[-1]:
                     after = one(conn, "SELECT count(*) FROM player_held")
                     now = int(after[0]) if after else 0
@@ -740,9 +741,11 @@ def _sorted_run(files: Sequence[Path], table: str, fast: pa.ChunkedArray) -> pa.
     [{'of_player': 'p', 'match': 'm', 'hand': 2}, {'of_player': 'q', 'match': 'm', 'hand': 1}]
     """
     t = _read(files)
-    t = t.filter(pc.is_in(t["match"], value_set=fast.combine_chunks()))
+    keep = pc.is_in(t["match"], value_set=fast.combine_chunks())
+    if not pc.all(keep).as_py():  # (a copy only when there is something to drop)
+        t = t.filter(keep)
     keys = [(k.strip(), "ascending") for k in _PLAYER_ORDER[table].split(",")]
-    t = t.take(pc.sort_indices(t, sort_keys=keys)).combine_chunks()
+    t = t.take(pc.sort_indices(t, sort_keys=keys))
     return pa.Table.from_batches(t.to_batches(max_chunksize=RUN_ROWS), schema=t.schema)
 
 

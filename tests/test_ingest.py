@@ -25,6 +25,7 @@ import pytest
 from replay.accel import native
 from replay.cli import main as cli_main
 from replay.ingest import ingest, keep_file, read_match_records, reingest
+from replay.reader import UsageError
 from replay.report import ValidationReport
 from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
 from replay.store import layout, load_spool, open_store, pending_batches, table_counts
@@ -206,6 +207,35 @@ def test_the_run_loads_on_one_duckdb_thread_and_derives_on_all(
     ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=2, chunk_hands=40)
     default = int(duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0])
     assert seen == {"load": {1}, "derive": {default}}
+
+
+def test_a_run_takes_arrows_buffers_from_malloc_and_gives_the_pool_back(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mimalloc (Arrow's default pool) kept what the run's threads freed:
+    the run's Arrow buffers come from malloc, and the caller's pool is the
+    default again afterwards, also when the run fails."""
+    import pyarrow as pa
+
+    import replay.ingest as ingest_mod
+
+    before = pa.default_memory_pool().backend_name
+    seen: list[str] = []
+    real = ingest_mod._work
+
+    def work(task: Any) -> Any:
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(task)
+
+    monkeypatch.setattr(ingest_mod, "_work", work)
+    ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=0, chunk_hands=100)
+    assert seen and set(seen) == {"system"}
+    assert pa.default_memory_pool().backend_name == before
+    with pytest.raises(UsageError):
+        ingest([tmp_path / "missing"], db=tmp_path / "data" / "r.duckdb", workers=0)
+    assert pa.default_memory_pool().backend_name == before
+    reingest(db=tmp_path / "data" / "r.duckdb", workers=0)
+    assert set(seen) == {"system"} and pa.default_memory_pool().backend_name == before
 
 
 def test_workers_are_gone_before_the_derivation(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
