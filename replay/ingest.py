@@ -6,8 +6,10 @@ The flow of one run::
           ──route (main process: bytes only)───► lines grouped by match;
                                                   a match is ready at its match_end
           ──chunks of whole matches──► process pool: parse, validate_match,
-                                       Arrow frames, one Parquet batch in spool/
-          ──loader thread (if we own the DB)──► store.load_batches, what has queued up in one transaction
+                                       Arrow frames, one Arrow batch in spool/
+          ──loader thread (if we own the DB)──► store.load_batches: each batch as it
+                                       comes, 8 a transaction, committed once the
+                                       kept copies they name are durable
           ──final batch──► log_files rows and the lines of no match
 
 The main process never parses JSON on the hot path: a server line starts
