@@ -541,10 +541,13 @@ def load_batches(
             if len(seen) == 1:
                 _set_aside(seen)
                 raise
-            loaded = sum(
-                _load_group(conn, [b], data_dir, set_aside=True, held=held, before_commit=before_commit) == 1
-                for b in seen
-            )
+            try:
+                loaded = sum(
+                    _load_group(conn, [b], data_dir, set_aside=True, held=held, before_commit=before_commit) == 1
+                    for b in seen
+                )
+            except _Abort as exc:
+                raise exc.cause from None
     return loaded
 
 

@@ -5,6 +5,7 @@ Reports are built by hand here; tests/test_ingest.py drives real logs.
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -487,6 +488,65 @@ def test_a_group_of_batches_stores_what_one_by_one_stores(tmp_path: Path) -> Non
     assert len(group["batches"]) == 4 and len(group["player_held"]) == 10 and group["player_pending"] == []
     assert sum("SEED_REUSED" in r for r in group["findings"]) == 2
     assert any("'Ann B.'" in r for r in group["players"])
+
+
+def test_a_sorted_run_bigger_than_a_row_group_keeps_each_row_group_one_stretch(
+    store: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """The set-aside player rows are sorted in Arrow and inserted with the
+    insertion order not kept, on DuckDB's threads: each row group must still
+    hold one stretch of the player order (the reports' reads prune the rest
+    by min/max), only the row groups' own order may vary. 300,000 rows: a
+    run of three row groups; files of 3 matches' rows in no order."""
+    import numpy as np
+
+    from replay.held import HELD_SCHEMA, PLAYER_SEATS_SCHEMA
+    from replay.store import _insert_held
+
+    rng = np.random.default_rng(7)
+    files: dict[str, list[Path]] = {"player_seats": [], "player_held": []}
+    matches = [f"m-{i:05d}" for i in range(3000)]
+    for k in range(8):  # a run is 8 files
+        n = 37_500
+        mi = rng.integers(0, len(matches), n)
+        cols = {
+            "of_player": pa.array([f"p-{x:04d}" for x in rng.integers(0, 2000, n)]),
+            "match": pa.array([matches[i] for i in mi]),
+            "hand": pa.array(rng.integers(1, 60, n).astype("i4")),
+            "seat": pa.array(rng.integers(0, 4, n).astype("i1")),
+            "bot": pa.array(np.zeros(n, bool)),
+        }
+        for name, schema in (("player_held", HELD_SCHEMA), ("player_seats", PLAYER_SEATS_SCHEMA)):
+            seats = {"seq": cols["hand"], "player": cols["of_player"], "from_hand": cols["hand"],
+                     "to_hand": cols["hand"], "batch": cols["match"]}  # fmt: skip
+            want = cols if name == "player_held" else {**cols, **seats}
+            t = pa.table({f.name: want[f.name] if f.name in want else pa.nulls(n, f.type) for f in schema},
+                         schema=pa.schema([f.with_nullable(True) for f in schema]))  # fmt: skip
+            if name == "player_seats":
+                t = t.slice(0, 1000)
+            f = tmp_path / f"{k}.{name}.arrow"
+            with pa.ipc.new_file(f, t.schema) as w:
+                w.write_table(t)
+            files[name].append(f)
+
+    class Held:
+        def __init__(self) -> None:
+            self.files = files
+
+        def usable(self) -> list[str]:
+            return matches
+
+    store.execute("CREATE TEMP TABLE _pm AS SELECT unnest(?::VARCHAR[]) AS match", [matches])
+    store.execute("BEGIN TRANSACTION")
+    assert _insert_held(store, Held(), 0) == 300_000  # type: ignore[arg-type]
+    store.execute("COMMIT")
+    assert rows(store, "SELECT current_setting('preserve_insertion_order')") == [(True,)]
+    groups = rows(store, """SELECT rowid // 122880 AS g, min(of_player), max(of_player), count(*)
+                            FROM player_held GROUP BY 1 ORDER BY 2""")  # fmt: skip
+    assert [n for *_, n in groups] != [] and sum(n for *_, n in groups) == 300_000
+    for (_, _, hi, _), (_, lo, _, _) in itertools.pairwise(groups):
+        assert hi <= lo  # one stretch each, none overlapping the next
+    assert rows(store, "SELECT count(*) FROM _pm") == [(0,)]  # all taken
 
 
 def test_player_rows_the_batches_bring_are_inserted_as_derived(store: duckdb.DuckDBPyConnection) -> None:
