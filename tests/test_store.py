@@ -24,6 +24,7 @@ from replay.store import (
     PLAYER_TABLES,
     HeldRows,
     StoreLocked,
+    arrow_on_malloc,
     check_schemas,
     clean_tmp,
     derive_player_rows,
@@ -270,6 +271,40 @@ def test_a_batch_loads_once_and_leaves_the_spool(store: duckdb.DuckDBPyConnectio
     spool(sp, "b-0001", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
     assert load_spool(store, sp) == 0
     assert table_counts(store)["matches"] == 2 and pending_batches(sp) == []
+
+
+def test_a_spool_loads_on_malloc_and_the_pool_is_given_back_by_the_last_user(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's loads take Arrow's buffers from malloc too (mimalloc kept
+    what a load freed), and overlapping users put the default pool back only
+    when the last one is out."""
+    import replay.store as store_mod
+
+    before = pa.default_memory_pool().backend_name
+    assert before != "system"  # else this test proves nothing
+    seen: list[str] = []
+    real = store_mod.load_batches
+
+    def load(*args: object, **kwargs: object) -> int:
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_mod, "load_batches", load)
+    sp = spool_of(store)
+    spool(sp, "b-1", [report("m-1")])
+    assert load_spool(store, sp) == 1 and seen == ["system"]
+    assert pa.default_memory_pool().backend_name == before
+    outer, inner = arrow_on_malloc(), arrow_on_malloc()
+    outer.__enter__()
+    inner.__enter__()
+    outer.__exit__(None, None, None)  # the first in goes out first: the other still runs on malloc
+    assert pa.default_memory_pool().backend_name == "system"
+    inner.__exit__(None, None, None)
+    assert pa.default_memory_pool().backend_name == before
+    with pytest.raises(ZeroDivisionError), arrow_on_malloc():
+        1 / 0  # noqa: B018
+    assert pa.default_memory_pool().backend_name == before
 
 
 def test_a_batch_spooled_before_migration_002_gets_its_passes(store: duckdb.DuckDBPyConnection) -> None:
