@@ -1537,6 +1537,20 @@ static int fast_key(const uint8_t *p, const uint8_t *e, const uint8_t **key, Py_
     return 1;
 }
 
+/* Twice the room (`first` items at first) for an array grown an item at a time. */
+static int room(void **items, Py_ssize_t *cap, size_t size, Py_ssize_t first)
+{
+    Py_ssize_t n = *cap ? 2 * *cap : first;
+    void *p = PyMem_Realloc(*items, (size_t)n * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = p;
+    *cap = n;
+    return 0;
+}
+
 /* route(data, offset, lines_before, max_line) -> (offset, lines, groups)
  *
  * Reads data[offset:] line by line while each line has a routing key, and
@@ -1587,16 +1601,8 @@ static PyObject *py_route(PyObject *self, PyObject *args)
             goto fail;
         route_acc *m;
         if (slot->p == NULL) {
-            if (n_accs == cap_accs) {
-                Py_ssize_t cap = cap_accs ? 2 * cap_accs : 64;
-                route_acc *na = PyMem_Realloc(accs, cap * sizeof(route_acc));
-                if (na == NULL) {
-                    PyErr_NoMemory();
-                    goto fail;
-                }
-                accs = na;
-                cap_accs = cap;
-            }
+            if (n_accs == cap_accs && room((void **)&accs, &cap_accs, sizeof *accs, 64) < 0)
+                goto fail;
             m = &accs[n_accs];
             memset(m, 0, sizeof *m);
             m->key = key;
@@ -1611,16 +1617,8 @@ static PyObject *py_route(PyObject *self, PyObject *args)
             if (m->ended)
                 break; /* a line after its match_end: Python's (reopened) */
         }
-        if (n_found == cap_found) {
-            Py_ssize_t cap = cap_found ? 2 * cap_found : 4096;
-            route_line *nf = PyMem_Realloc(found, cap * sizeof(route_line));
-            if (nf == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            found = nf;
-            cap_found = cap;
-        }
+        if (n_found == cap_found && room((void **)&found, &cap_found, sizeof *found, 4096) < 0)
+            goto fail;
         Py_ssize_t len = le - p; /* as read, without \n */
         line++;
         found[n_found++] = (route_line){p - data, len, slot->ix, line};
