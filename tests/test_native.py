@@ -959,6 +959,25 @@ def test_route_groups_lines_by_match_as_fast_key_reads_them() -> None:
         assert ended == 1 and start == next(r for r in raws if r.startswith(b'{"type":"match_start"'))
 
 
+def test_route_groups_past_its_first_arrays_as_python_does() -> None:
+    """More matches (100) and lines (5,000) than route's first arrays hold
+    (64 and 4,096): each grows, and every group still has its own lines."""
+    import array
+
+    lines = [
+        f'{{"type":"play","match":"m-{m:03d}","seq":{k},"hand":1,"seat":{k % 4},"tile":"{k % 7}{m % 7}"}}'.encode()
+        for k in range(50)
+        for m in range(100)
+    ]
+    data = b"\n".join(lines) + b"\n"
+    off, n, groups = native.route(data, 0, 0, MAX_LINE_BYTES)
+    want, lines_want = _route_python(data)
+    assert (off, n, len(groups)) == (len(data), lines_want, 100) and n == 5000
+    for (key, blob, numbers, deals, ended, start), (wkey, raws, nums) in zip(groups, want, strict=True):
+        assert (key, blob, deals, ended, start) == (wkey, b"\n".join(raws), 0, 0, None)
+        assert array.array("q", numbers).tolist() == nums
+
+
 def test_route_stops_where_python_must_read() -> None:
     head = b'{"type":"play","match":"m-1","seq":3,"ts":"2026-11-02T18:04:05Z","hand":1,"seat":0,"tile":"63"}'
     other = b'{"type":"play","match":"m-2","seq":3}'
