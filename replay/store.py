@@ -335,9 +335,9 @@ class _MallocPool:
     batches' tables, the player rows sorted in a thread). An ingest of 1M
     hands peaked at 1,483 MiB (the process tree) with it and 1,250 MiB with
     malloc, no slower; a server that had loaded a spool of 250,000 hands
-    held 637 MiB with it and 347 MiB with malloc. Counted, not nested: the server's loads and an in-process
-    ingest may overlap on two threads, and the first out must not put
-    mimalloc back under the other.
+    held 637 MiB with it and 347 MiB with malloc. Counted, not nested: the
+    server's loads and an in-process ingest may overlap on two threads, and
+    the first out must not put mimalloc back under the other.
     """
 
     def __init__(self) -> None:
