@@ -166,14 +166,18 @@ class MoveColumns:
         return len(self.cols[0]) // 4
 
     def _mark(self) -> list[int]:
-        return [len(c) for c in self.cols]
+        return [len(c) for c in self.cols] + [len(self.hands)]
 
-    def _rollback(self, mark: list[int], match: str) -> None:
-        """Take back what a match that declined wrote (its hands before the decline)."""
-        for c, size in zip(self.cols, mark, strict=True):
+    def _rollback(self, mark: list[int]) -> None:
+        """Take back what a match that declined wrote (its hands before the decline).
+
+        Its hands are the newest keys of ``hands`` (a dict keeps its order),
+        so a decline costs what the match wrote, not what the batch holds.
+        """
+        for c, size in zip(self.cols, mark[:-1], strict=True):
             del c[size:]
-        for key in [k for k in self.hands if k[0] == match]:
-            del self.hands[key]
+        for _ in range(len(self.hands) - mark[-1]):
+            self.hands.popitem()
 
 
 def fast_report(
@@ -194,7 +198,7 @@ def fast_report(
         rep = _FastMatch(src, rematch_leaders or {}, moves).run()
     except _Decline:
         if moves is not None:
-            moves._rollback(mark, src.match)
+            moves._rollback(mark)
         return None
     if moves is not None:
         moves.matches.append((src.match, rep.players or 0, moves.rows() - mark[0] // 4))

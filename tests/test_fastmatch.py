@@ -419,3 +419,28 @@ def test_duplicate_ts_key_on_a_line_left_to_python(tmp_path: Path) -> None:
     fast, ref = both([write(tmp_path / "dup.jsonl", lines)])
     assert [f.code for f in ref.matches[0].findings] == ["TIME_ORDER"]
     assert fast == ref, _diff(fast, ref)
+
+
+def test_a_declined_match_takes_back_only_its_own_rows() -> None:
+    """A match that declines after its hands were replayed (no match_end)
+    leaves the moves sink exactly as the matches before it left it."""
+    from replay.fastmatch import MoveColumns, fast_report
+    from replay.scan import scan_buffer
+
+    lines = sim_lines("international", 11, matches=3, tables=3)
+    by_match: dict[str, list[bytes]] = {}
+    for raw in lines:
+        by_match.setdefault(orjson.loads(raw)["match"], []).append(raw)
+    (a, b, c) = by_match.values()
+    assert b[-1].find(b'"match_end"') > 0
+    srcs = [next(iter(scan_buffer(b"\n".join(x) + b"\n", "t.jsonl").sources.values())) for x in (a, b[:-1], c)]
+
+    def sink_of(sources: Sequence[Any]) -> tuple[list[bytes], list[Any], dict[Any, Any], list[bool]]:
+        sink = MoveColumns()
+        got = [fast_report(s, moves=sink) is not None for s in sources]
+        return [bytes(col) for col in sink.cols], sink.matches, dict(sink.hands), got
+
+    cols, matches, hands, got = sink_of(srcs)
+    assert got == [True, False, True]
+    assert {m for m, _ in hands} == {srcs[0].match, srcs[2].match}
+    assert (cols, matches, hands) == sink_of([srcs[0], srcs[2]])[:3]
