@@ -154,8 +154,8 @@ class KeptFile:
 
 
 def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -> KeptFile:
-    """Copy a file into data/logs/<sha256>.jsonl[.gz], then hash the copy (so
-    the hash is exactly of the bytes kept, even if the file grows meanwhile).
+    """Copy a file into data/logs/<sha256>.jsonl[.gz], hashing in the same pass
+    (so the copy is exactly the bytes hashed, even if the file grows).
 
     A name under logs/ only ever holds a durable copy. With ``sync=False`` a
     new copy is left in its temporary file (``temp``), for `_Durable`.
@@ -163,11 +163,20 @@ def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -
     lay.logs.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=lay.logs, prefix=f".{os.getpid()}.", suffix=".tmp")
     tmp = Path(name)
-    with open(path, "rb", buffering=0) as src, os.fdopen(fd, "wb", buffering=0) as dst:
-        _copy(src.fileno(), dst.fileno())
+    h = hashlib.sha256()
+    size = 0
+    head = b""
+    with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+        while block := src.read(1 << 20):
+            if not size:
+                head = block[:2]
+            h.update(block)
+            dst.write(block)
+            size += len(block)
+        dst.flush()
         if sync:
             os.fsync(dst.fileno())
-    sha, size, head = _hash_file(tmp)
+    sha = h.hexdigest()
     stored = f"logs/{sha}" + (".jsonl.gz" if head == _GZIP else ".jsonl")
     target = lay.data / stored
     if target.exists():
@@ -178,51 +187,6 @@ def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -
         os.replace(tmp, target)
         fsync_path(lay.logs)
     return KeptFile(os.fspath(path), sha, size, stored, target)
-
-
-_BLOCK: Final = 1 << 20
-
-
-def _copy(src: int, dst: int) -> None:
-    """Copy ``src`` to ``dst``, from their offsets to the end of ``src``.
-
-    In the kernel where it can (copy_file_range): writing the same bytes
-    from Python cost about 3.5 times the CPU (mostly the kernel's, once the
-    run's dirty pages pass a gigabyte or so: 7.0 against 2.0 CPU-s for 3.6
-    GiB), and in the first seconds of a run the two keepers took the cores
-    from the workers. Other file systems and pipes go through a buffer.
-    """
-    try:
-        while os.copy_file_range(src, dst, 1 << 30):
-            pass
-        return
-    except OSError:  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP...: what is left, by hand
-        pass
-    buf = bytearray(_BLOCK)
-    view = memoryview(buf)
-    while n := os.readv(src, [buf]):
-        _write_all(dst, view[:n])
-
-
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def _hash_file(path: Path) -> tuple[str, int, bytes]:
-    """(sha256 hex, size, first two bytes) of a file, read once."""
-    h = hashlib.sha256()
-    buf = bytearray(_BLOCK)
-    view = memoryview(buf)
-    size = 0
-    head = b""
-    with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buf):
-            if not size:
-                head = bytes(view[:2])
-            h.update(view[:n])
-            size += n
-    return h.hexdigest(), size, head
 
 
 def _links_work(where: Path) -> bool:

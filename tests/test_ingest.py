@@ -319,38 +319,6 @@ def test_files_are_kept_by_content(sample: Path, tmp_path: Path) -> None:
     assert again.kept == kf.kept and len(list(lay.logs.iterdir())) == 1
 
 
-@pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "by_hand"])
-def test_a_kept_copy_is_the_file_and_its_hash(
-    kernel: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Copied in the kernel, or through a buffer where the kernel will not
-    (another file system, a pipe: here copy_file_range refuses halfway), the
-    copy is the file byte for byte, of more than one block, and named by its
-    sha256."""
-    import errno
-
-    import replay.ingest as ingest_mod
-
-    if not kernel:
-        real = os.copy_file_range
-        calls = []
-
-        def refuse_second(src: int, dst: int, count: int) -> int:
-            calls.append(count)
-            if len(calls) > 1:
-                raise OSError(errno.EXDEV, "cross-device")
-            return real(src, dst, 1000)
-
-        monkeypatch.setattr(ingest_mod.os, "copy_file_range", refuse_second)
-    body = bytes(range(256)) * (3 * ingest_mod._BLOCK // 256 + 7)
-    src = tmp_path / "big.jsonl"
-    src.write_bytes(body)
-    lay = layout(tmp_path / "data" / "r.duckdb").make()
-    kf = keep_file(src, lay)
-    assert kf.sha256 == hashlib.sha256(body).hexdigest() and kf.size == len(body)
-    assert kf.kept.read_bytes() == body and kf.stored == f"logs/{kf.sha256}.jsonl"
-
-
 def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
