@@ -319,6 +319,18 @@ def test_files_are_kept_by_content(sample: Path, tmp_path: Path) -> None:
     assert again.kept == kf.kept and len(list(lay.logs.iterdir())) == 1
 
 
+def test_a_kept_copy_of_many_blocks_is_the_file_and_its_hash(tmp_path: Path) -> None:
+    """A file of several read blocks (and a part block) is kept byte for
+    byte, named by the sha256 of all of it."""
+    body = bytes(range(256)) * (3 * (1 << 20) // 256 + 7)
+    src = tmp_path / "big.jsonl"
+    src.write_bytes(body)
+    lay = layout(tmp_path / "data" / "r.duckdb").make()
+    kf = keep_file(src, lay)
+    assert kf.sha256 == hashlib.sha256(body).hexdigest() and kf.size == len(body)
+    assert kf.kept.read_bytes() == body and kf.stored == f"logs/{kf.sha256}.jsonl"
+
+
 def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
