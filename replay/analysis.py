@@ -34,6 +34,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from replay.engine import (
     DRAW,
     LEFT,
@@ -156,6 +159,7 @@ class Ply:
     cls: str | None
     samples: int = 0  # deals scored (0: forced, or no sampling)
     exact: bool = False  # every agreeing deal was scored
+    on_line: int = 0  # tiles on the line before the move
 
     @property
     def dd(self) -> int:
@@ -269,7 +273,7 @@ def classify(rules: Rules, loss: float | None) -> str | None:
 def move_label(move: Move) -> str:
     """A move as the analysis writes it.
 
-    >>> move_label(PLAYS[24][1]), move_label(PASS), move_label(DRAW), move_label(YIELD)
+    >>> move_label(PLAYS[23][1]), move_label(PASS), move_label(DRAW), move_label(YIELD)
     ('54 right', 'pass', 'draw', 'yield')
     """
     if isinstance(move, Play):
@@ -390,24 +394,31 @@ class Analyzer:
         best = max(v for _, v in dd)
         dd_played = next(v for m, v in dd if m == move)
         pimc: list[tuple[float, tuple[float, float]]] | None = None
+        pimc_loss: float | None = None
+        sure_loss = 0.0
         n_deals, exact = 0, False
         if not forced and self.samples > 0 and state.result is None:
-            pimc, n_deals, exact = self._pimc(state, tracker, ctx, pi_solver, _rng(self.seed, inp.match, inp.hand, k))
+            rows, weights, exact = self._pimc(state, tracker, ctx, pi_solver, _rng(self.seed, inp.match, inp.hand, k))
+            n_deals = len(rows)
+            pimc = [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(dd))]
+            means = [m for m, _ in pimc]
+            top, mine = means.index(max(means)), labels.index(played)
+            pimc_loss = means[top] - means[mine]
+            # the class asks for clear evidence: the low end of the loss's 95% interval,
+            # paired over the same deals (exactly the loss when every deal was scored)
+            sure_loss = _mean_ci([r[top] - r[mine] for r in rows], weights, exact)[1][0]
         alts = tuple(
             Alternative(lab, v, None if pimc is None else pimc[i][0], None if pimc is None else pimc[i][1])
             for i, (lab, (_, v)) in enumerate(zip(labels, dd, strict=True))
         )
-        pimc_loss: float | None = None
-        if pimc is not None:
-            means = [m for m, _ in pimc]
-            pimc_loss = max(means) - means[labels.index(played)]
         dd_loss = best - dd_played
-        cls = None if forced else classify(state.rules, pimc_loss if pimc is not None else float(dd_loss))
-        return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact)
+        cls = None if forced else classify(state.rules, sure_loss if pimc is not None else float(dd_loss))
+        return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact, state.plays)
 
     def _pimc(self, state: HandState, tracker: Tracker, ctx: HandContext, solver: Solver,
-              rng: random.Random) -> tuple[list[tuple[float, tuple[float, float]]], int, bool]:  # fmt: skip
-        """Mean value and 95% interval of each legal move over the agreeing deals."""
+              rng: random.Random) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
+        """Every legal move's value in each deal the mover could face (all of
+        them, weighed, when there are at most `samples`; else `samples` drawn)."""
         seat = state.turn
         hidden = tracker.hidden(state, seat)
         listed = hidden.enumerate(self.samples)
@@ -415,29 +426,23 @@ class Analyzer:
         worlds: list[tuple[Any, int]] = listed if listed is not None else [(w, 1) for w in hidden.sample(self.samples, rng)]
         solver.set_hand(*hand_args(state, ctx))
         base = position(state)
-        sums: list[float] = []
-        squares: list[float] = []
-        total = 0
-        for (hands, stock), w in worlds:
-            got = solver.values((hands, stock, *base[2:]), seat)
-            if not sums:
-                sums = [0.0] * len(got)
-                squares = [0.0] * len(got)
-            for i, (_, v) in enumerate(got):
-                sums[i] += w * v
-                squares[i] += w * v * v
-            total += w
-        out = []
-        n = len(worlds)
-        for s, q in zip(sums, squares, strict=True):
-            mean = s / total
-            if exact or n < 2:
-                out.append((mean, (mean, mean)))
-                continue
-            var = max(0.0, (q - total * mean * mean) / (total - 1))
-            half = _Z95 * math.sqrt(var / total)
-            out.append((mean, (mean - half, mean + half)))
-        return out, n, exact
+        rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for (hands, stock), _ in worlds]
+        return rows, [w for _, w in worlds], exact
+
+
+def _mean_ci(values: Sequence[float], weights: Sequence[int], exact: bool) -> tuple[float, tuple[float, float]]:
+    """The (weighted) mean and its 95% interval (the mean itself when every deal was scored).
+
+    >>> _mean_ci([10, 20, 30, 40], [1, 1, 1, 1], False)
+    (25.0, (12.34..., 37.65...))
+    """
+    total = sum(weights)
+    mean = sum(w * v for v, w in zip(values, weights, strict=True)) / total
+    if exact or len(values) < 2:
+        return mean, (mean, mean)
+    var = sum(w * (v - mean) ** 2 for v, w in zip(values, weights, strict=True)) / (total - 1)
+    half = _Z95 * math.sqrt(var / total)
+    return mean, (mean - half, mean + half)
 
 
 def _skipped(base: HandAnalysis, why: str) -> HandAnalysis:
@@ -556,10 +561,11 @@ def inputs_from_report(rep: MatchReport) -> list[HandInput]:
 
 
 def inputs_from_replay(match: str, rules_json: Mapping[str, Any], rematch_of: str | None,
-                       hands: Mapping[int, Mapping[str, Any]],
-                       moves: Mapping[int, Sequence[Sequence[Any]]]) -> list[HandInput]:  # fmt: skip
+                       hands: Mapping[int, Mapping[str, Any]], moves: Mapping[int, Sequence[Sequence[Any]]],
+                       stocks: Mapping[int, Sequence[int] | None]) -> list[HandInput]:  # fmt: skip
     """The hands of a stored match, from its packed replay
-    (:func:`replay.packed.unpack_replay`'s hands and moves)."""
+    (:func:`replay.packed.unpack_replay`'s hands and moves) and the boneyards'
+    orders by hand (the ``hands`` table's ``stock``: the replay keeps only their sizes)."""
     rules = resolve_options(rules_json)
     order = sorted(hands)
     rows: list[_HandRow] = []
@@ -573,7 +579,7 @@ def inputs_from_replay(match: str, rules_json: Mapping[str, Any], rematch_of: st
     for no, ctx, tile, why in _walk(rules, rows, rematch_of is not None):
         h = hands[no]
         dealt = h.get("dealt")
-        stock = h.get("boneyard")
+        stock = stocks.get(no)
         skip = _why_not(h.get("result"), h.get("play_ok"), h.get("deal_ok"), dealt, stock_needed, stock)
         mv = tuple(
             (row[2], row[3], -1 if row[4] is None else row[4], _end(row[3], row[4], row[5], row[6]))
@@ -596,3 +602,101 @@ def analyze(inputs: Iterable[HandInput], analyzer: Analyzer,
         if progress is not None:
             progress(a)
     return out
+
+
+# -- rows for the store ---------------------------------------------------------------
+
+
+def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
+    """The ``move_analysis`` and ``hand_analysis`` rows of some hands, as Arrow
+    tables with the store's columns (replay.frames.SCHEMAS)."""
+    from replay.frames import SCHEMAS
+
+    moves: dict[str, list[Any]] = {f: [] for f in SCHEMAS["move_analysis"].names}
+    hands: dict[str, list[Any]] = {f: [] for f in SCHEMAS["hand_analysis"].names}
+    for a in analyses:
+        sk = a.skip is not None
+        row = {
+            "match": a.match, "hand": a.hand, "version": a.version, "samples": a.samples, "seed": a.seed,
+            "skip": a.skip, "first_seat": None if sk else a.leader, "par": None if sk else list(a.par),
+            "result": None if sk else list(a.result), "lost": None if sk else list(a.lost),
+            "stake": None if sk else list(a.stake), "lost_dd": None if sk else list(a.lost_dd),
+            "stake_dd": None if sk else list(a.stake_dd), "accuracy": None if sk else list(a.accuracy),
+            "accuracy_dd": None if sk else list(a.accuracy_dd),
+        }  # fmt: skip
+        for f, v in row.items():
+            hands[f].append(v)
+        for p in a.plies:
+            alts = [
+                {"move": x.move, "dd": x.dd, "pimc": x.pimc,
+                 "pimc_lo": None if x.pimc_ci is None else x.pimc_ci[0],
+                 "pimc_hi": None if x.pimc_ci is None else x.pimc_ci[1]}
+                for x in p.alternatives
+            ]  # fmt: skip
+            means = [x.pimc for x in p.alternatives]
+            has_pimc = all(m is not None for m in means)
+            pimc_best = max(m for m in means if m is not None) if has_pimc else None
+            top = None
+            if has_pimc:
+                top = max(range(len(means)), key=lambda i: (means[i], -i))  # first best on ties
+            ddv = [x.dd for x in p.alternatives]
+            r = {
+                "match": a.match, "hand": a.hand, "ply": p.ply, "seat": p.seat, "version": a.version,
+                "played": p.played, "forced": p.forced, "alternatives": alts, "dd": p.dd,
+                "dd_best": p.dd_best, "dd_loss": p.dd_loss, "pimc": p.pimc, "pimc_best": pimc_best,
+                "pimc_loss": p.pimc_loss, "class": p.cls, "samples": p.samples, "exact": p.exact,
+                "on_line": p.on_line, "stake": (max(means) - min(means)) if has_pimc else None,  # type: ignore[type-var,operator]
+                "stake_dd": max(ddv) - min(ddv),
+                "pimc_best_played": None if p.pimc_loss is None else p.pimc_loss <= 1e-9,
+                "differs": None if top is None else ddv[top] < max(ddv),
+            }  # fmt: skip
+            for f, v in r.items():
+                moves[f].append(v)
+    return {
+        "move_analysis": pa.table(moves, schema=SCHEMAS["move_analysis"]),
+        "hand_analysis": pa.table(hands, schema=SCHEMAS["hand_analysis"]),
+    }
+
+
+_WORKER: Analyzer | None = None
+
+
+def analyze_tables(tables: Mapping[str, pa.Table], samples: int, seed: int) -> dict[str, pa.Table]:
+    """The analysis rows of a batch's matches (its ``matches`` table, whose
+    ``replay`` bodies hold each match's hands and moves): every hand of every
+    readable match, analysed or with the reason it is not; and the
+    ``matches`` table again, its ``analysis`` column naming the batch."""
+    import orjson
+
+    from replay.packed import unpack_replay
+
+    global _WORKER
+    if _WORKER is None or (_WORKER.samples, _WORKER.seed) != (samples, seed):
+        _WORKER = Analyzer(samples=samples, seed=seed)
+    matches = tables.get("matches")
+    out: list[HandAnalysis] = []
+    stocks: dict[tuple[str, int], Any] = {}
+    if "hands" in tables:
+        h = tables["hands"].select(["match", "hand", "stock"]).to_pydict()
+        stocks = {(m, k): st for m, k, st in zip(h["match"], h["hand"], h["stock"], strict=True)}
+    if matches is not None and matches.num_rows:
+        cols = matches.select(["match", "verdict", "rules", "rematch_of", "replay"]).to_pylist()
+        for row in cols:
+            if row["verdict"] == "unreadable" or row["rules"] is None or row["replay"] is None:
+                continue
+            got = unpack_replay(row["replay"])
+            if got is None:
+                continue
+            _, hands, moves = got
+            try:
+                mine = {k: stocks.get((row["match"], k)) for k in hands}
+                inputs = inputs_from_replay(row["match"], orjson.loads(row["rules"]), row["rematch_of"], hands, moves, mine)
+            except ValueError:
+                continue  # rules the store could not have written: nothing to analyse
+            out.extend(_WORKER.hand(inp) for inp in inputs)
+    result = analysis_tables(out)
+    if matches is not None and matches.num_rows:
+        done = pa.array(sorted({a.match for a in out}), pa.string())
+        stamp = pc.if_else(pc.is_in(matches.column("match"), value_set=done), matches.column("batch"), None)
+        result["matches"] = matches.set_column(matches.schema.get_field_index("analysis"), "analysis", stamp)
+    return result

@@ -70,6 +70,7 @@ from replay.reader import (  # noqa: PLC2701
     BadLine,
     EventLine,
     Record,
+    UsageError,
     _Broken,
     _chunks,
     _not_utf8,
@@ -117,6 +118,10 @@ __all__ = [
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
+#: Hands per batch when the batch carries the hands' analysis (seconds a batch).
+ANALYSIS_CHUNK_HANDS: Final = 200
+#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`).
+INGEST_SAMPLES: Final = 10
 #: Bytes the C router reads at a time (cut at a line end).
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
@@ -386,6 +391,8 @@ class _Task:
     shared: tuple[str, array[int]] | None = None
     # the pid of the process that loads the batch itself (store.write_batch's owner)
     owner: int | None = None
+    # (samples, seed) of the hand analysis (replay.analysis) the batch carries; None: none
+    analysis: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -522,10 +529,19 @@ def _work_batch(task: _Task) -> _Result:
             check(key, take(key, recs))
     t0 = clock()
     tables = frames.tables()
+    if task.analysis is not None:
+        from replay.analysis import analyze_tables
+
+        t_an = clock()
+        tables.update(analyze_tables(tables, *task.analysis))
+        stages["analysis"] += clock() - t_an
+        t0 += clock() - t_an  # the frames stage is the frames alone
     t1 = clock()
     used = {sha for _, sha, _ in frames.file_lines}
     listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
-    meta = {"mode": task.mode, "files": listed}
+    meta: dict[str, Any] = {"mode": task.mode, "files": listed}
+    if task.analysis is not None:
+        meta["analysis"] = list(task.analysis)
     path = write_batch(Path(task.spool), task.batch, tables, meta, owner=task.owner)
     stages["frames"] += t1 - t0
     stages["write"] += clock() - t1
@@ -597,7 +613,13 @@ def revalidate(
         if not recs:
             raise FileNotFoundError(f"no line of match {m!r} in its kept files")
         frames.add(validate_match(recs, rematch_leaders=leaders), Counter(where[r.file] for r in recs))
-    return frames.tables()
+    tables = frames.tables()
+    if manifest.get("analysis"):  # the batch analyses its hands: these too
+        from replay.analysis import analyze_tables
+
+        samples, seed = manifest["analysis"]
+        tables.update(analyze_tables(tables, samples, seed))
+    return tables
 
 
 # -- the main process: routing lines to matches ----------------------------------
@@ -853,8 +875,10 @@ class _Run:
         chunk_hands: int,
         progress: _Progress,
         durable: Callable[[Collection[str] | None], None] | None = None,
+        analysis: tuple[int, int] | None = None,
     ) -> None:
         self.lay = lay
+        self.analysis = analysis
         self.source = files  # taken one at a time by route()
         self.files: list[KeptFile] = []  # routed or being routed, by file index
         self.mode = mode
@@ -1105,7 +1129,8 @@ class _Run:
             if k is not None and k in self.leaders
         }
         task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
-                     list(self.task_files), self.chunk, refetch or [], leaders, owner=self.owner)  # fmt: skip
+                     list(self.task_files), self.chunk, refetch or [], leaders, owner=self.owner,
+                     analysis=self.analysis)  # fmt: skip
         # the kept files the batch refers to: its commit waits for them to be durable
         fis = {fi for it in self.chunk for fi, _ in it.segments} | {fi for _, idx in refetch or () for fi in idx}
         refs = frozenset(self.task_files[fi][1] for fi in fis)
@@ -1343,6 +1368,7 @@ def _execute(
     extra_paths: Mapping[str, list[str]] | None = None,
     durable: Callable[[Collection[str] | None], None] | None = None,
     total_bytes: int | None = None,
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Route, validate and store `files`, taken as they come (the next one
     may still be being kept); `durable(shas)` returns once the kept copies of
@@ -1364,8 +1390,10 @@ def _execute(
         return summary
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
+    if analysis is not None:  # a hand's analysis costs a hundred times its validation: small tasks
+        chunk_hands = min(chunk_hands, ANALYSIS_CHUNK_HANDS)
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
-               chunk_hands=chunk_hands, progress=progress, durable=durable)  # fmt: skip
+               chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
         t_route = time.thread_time()
         run.route()
@@ -1386,8 +1414,9 @@ def _execute(
         if run.loader is not None:
             run.loader.finish()  # re-raises what the loader ran into
     _summarize(run, summary)
-    for k in ("parse", "validate", "frames", "write"):
-        summary.stages[f"{k} (workers)"] = run.stages[k]
+    for k in ("parse", "validate", "frames", "write", "analysis"):
+        if k in run.stages or k != "analysis":
+            summary.stages[f"{k} (workers)"] = run.stages[k]
     if run.loader is not None:
         summary.stages["load (wall)"] = run.loader.seconds
         summary.stages["derive (wall)"] = run.loader.derive_seconds
@@ -1423,12 +1452,14 @@ def ingest(
     workers: int = 2,
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders into the store at ``db`` (see the module doc).
 
     If another process holds the database, the validated batches stay in
-    the spool for it (``summary.loaded`` is False). Raises
-    :class:`replay.reader.UsageError` for a path that does not exist.
+    the spool for it (``summary.loaded`` is False). With ``analysis``
+    (samples, seed), the workers analyse every hand too (replay.analysis).
+    Raises :class:`replay.reader.UsageError` for a path that does not exist.
     """
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
@@ -1472,7 +1503,8 @@ def ingest(
         try:
             _execute(lay, todo(), mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
                      progress_out=progress_out, summary=summary, extra_paths=extra_paths,
-                     durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found))  # fmt: skip
+                     durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found),
+                     analysis=analysis)  # fmt: skip
         finally:
             keepers.shutdown(wait=True, cancel_futures=True)
         summary.files_known = len(known)
@@ -1515,6 +1547,7 @@ def reingest(
     workers: int = 2,
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Validate everything again from the kept files and replace the derived rows.
 
@@ -1543,7 +1576,7 @@ def reingest(
             for r in rows
         ]  # fmt: skip
         _execute(lay, files, mode="replace", conn=conn, pool=pool, chunk_hands=chunk_hands,
-                 progress_out=progress_out, summary=summary)  # fmt: skip
+                 progress_out=progress_out, summary=summary, analysis=analysis)  # fmt: skip
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -1562,6 +1595,12 @@ def add_ingest_parsers(subparsers: Any) -> None:
                        help="validating processes (default 2; 0: in this process)")  # fmt: skip
         p.add_argument("--chunk-hands", type=int, default=CHUNK_HANDS, help=argparse.SUPPRESS)
         p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+        p.add_argument("--no-analysis", action="store_true",
+                       help="do not analyse the hands (replay analyze --db can do it later)")  # fmt: skip
+        p.add_argument("--analysis-samples", type=int, default=INGEST_SAMPLES, metavar="N",
+                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}; "
+                       "0: perfect information only; replay analyze --db --samples 100 deepens it)")  # fmt: skip
+        p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
 
     p = subparsers.add_parser(
         "ingest",
@@ -1582,6 +1621,14 @@ def add_ingest_parsers(subparsers: Any) -> None:
     p.set_defaults(func=run_reingest)
 
 
+def _analysis_arg(args: argparse.Namespace) -> tuple[int, int] | None:
+    if args.no_analysis:
+        return None
+    if not 0 <= args.analysis_samples <= 10000:
+        raise UsageError("--analysis-samples must be 0..10000")
+    return args.analysis_samples, args.seed
+
+
 def _report(summary: IngestSummary, quiet: bool) -> None:
     if not quiet:
         for line in summary.lines_out():
@@ -1597,6 +1644,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         workers=args.workers,
         chunk_hands=args.chunk_hands,
         progress_out=None if args.quiet else sys.stderr,
+        analysis=_analysis_arg(args),
     )
     _report(summary, args.quiet)
     return 0
@@ -1610,6 +1658,7 @@ def run_reingest(args: argparse.Namespace) -> int:
             workers=args.workers,
             chunk_hands=args.chunk_hands,
             progress_out=None if args.quiet else sys.stderr,
+            analysis=_analysis_arg(args),
         )
     except StoreLocked as exc:
         sys.stderr.write(f"replay reingest: the database is in use (stop the server first): {exc}\n")
