@@ -99,6 +99,20 @@ def test_same_seed_same_grades_in_one_process_or_two() -> None:
     assert other != one  # the seed decides the sampled deals
 
 
+def test_the_pure_python_path_gives_the_same_analysis() -> None:
+    """REPLAY_PURE=1: the Python solver (replay.solver.PySolver) in place of the C one."""
+    import os
+
+    def run(env: dict[str, str]) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "replay", "analyze", str(EXAMPLE_2P), "--json", "--samples", "3", "--workers", "0"],
+            capture_output=True, text=True, check=True, env={**os.environ, **env},
+        )  # fmt: skip
+        return json.loads(out.stdout)
+
+    assert run({"REPLAY_PURE": "1"}) == run({})
+
+
 def test_exact_values_do_not_depend_on_sampling() -> None:
     a = to_json(analyze_paths([INTL], samples=0, workers=0), 0, 0)
     b = to_json(analyze_paths([INTL], samples=8, seed=1, workers=0), 8, 1)
@@ -115,9 +129,9 @@ def test_exact_values_do_not_depend_on_sampling() -> None:
 
 
 def test_accuracy_worked_example() -> None:
-    # docs/analysis.md: three decisions at stake 40, 10 and 0 points; the seat lost
-    # 6 on the first and 0 on the second: 100 * (1 - 6 / 50) = 88
-    assert accuracy(6.0 + 0.0 + 0.0, 40.0 + 10.0 + 0.0) == pytest.approx(88.0)
+    # docs/analysis.md: three decisions with moves worth (+12, -8, -28), (+3, -7) and
+    # (+5, +5); the seat played -8, +3, +5: it lost 20 of 40 at stake, 0 of 10, 0 of 0
+    assert accuracy(20.0 + 0.0 + 0.0, 40.0 + 10.0 + 0.0) == pytest.approx(60.0)
     assert classify(resolve("international"), 4.9) is None
     assert classify(resolve("international"), 5) == "inaccuracy"
     assert classify(resolve("international"), 20) == "blunder"
