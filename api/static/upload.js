@@ -30,9 +30,9 @@
       `${c.findings} finding(s)` + (body.already_stored ? " (the same file was stored before)" : ` in ${body.seconds} s`));
     const parts = [found];
     if (body.warning) parts.push(el("p", body.warning, { class: "note bad" }));
-    if (body.problems.length) {
+    if (body.problems.length > (body.warning ? 1 : 0)) {  // the warning names the first
       const probs = el("ul", undefined, { class: "changes" });
-      body.problems.forEach((p) => probs.append(el("li", `line ${p.line}: ${p.code} ${p.message}`)));
+      body.problems.forEach((p) => probs.append(el("li", `${p.code}: ${p.message}`)));
       parts.push(probs);
     }
     out.replaceChildren(...parts, list);
