@@ -274,6 +274,9 @@ class _Broken(Exception):
 #: How the message of a file that is no table log starts (see not_a_log).
 NOT_A_LOG: Final = "not a table log"
 
+#: Lines of text (none a JSON object) that make a file no table log.
+_TEXT_LINES: Final = 10
+
 #: How much of a file's start (decompressed) is looked at to tell a table
 #: log from another file (a database, an image, a README).
 _SNIFF: Final = 64 * 1024
@@ -285,16 +288,20 @@ def not_a_log(head: bytes, complete: bool) -> str | None:
 
     A table log is UTF-8 JSON Lines: a file is taken for one if any
     non-blank line of its start is a JSON object (or the start is one line
-    that may still become one). Else reading it line by line would give a
-    MALFORMED_LINE for each of thousands of lines: it gets one error
-    instead. ``complete``: ``head`` is the whole file.
+    that may still become one). Else, if it is binary (a NUL byte, not
+    UTF-8) or has at least ``_TEXT_LINES`` lines of text, reading it line by
+    line would give a MALFORMED_LINE for each of up to thousands of lines:
+    it gets one error instead. A few lines of text are read as lines.
+    ``complete``: ``head`` is the whole file.
 
     >>> not_a_log(b'{"type":"match_start"}\\n', True) is None
     True
     >>> not_a_log(b'DUCK\\x00\\x00\\x01', True)
     'not a table log: binary content (a NUL byte at byte 4); a table log is UTF-8 JSON Lines'
-    >>> not_a_log(b'# Title\\nsome text\\n', True)
-    'not a table log: none of its first 2 lines is a JSON object; a table log is UTF-8 JSON Lines'
+    >>> not_a_log(b'# Title\\n' + b'some text\\n' * 11, True)
+    'not a table log: none of its first 12 lines is a JSON object; a table log is UTF-8 JSON Lines'
+    >>> not_a_log(b'# Title\\nsome text\\n', True) is None  # two bad lines, each reported
+    True
     """
     lines = head.split(b"\n")
     last = b"" if complete else lines.pop()  # may be cut short: judged only if alone
@@ -323,7 +330,9 @@ def not_a_log(head: bytes, complete: bool) -> str | None:
             if complete or exc.start < len(head) - 3:  # not a character cut at the end
                 why = f"binary content (not UTF-8 at byte {exc.start})"
     if not why:
-        why = f"none of its first {seen or 1:,} line{'s' if seen > 1 else ''} is a JSON object"
+        if seen < _TEXT_LINES:
+            return None
+        why = f"none of its first {seen:,} lines is a JSON object"
     return f"{NOT_A_LOG}: {why}; a table log is UTF-8 JSON Lines"
 
 
