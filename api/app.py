@@ -158,7 +158,7 @@ class EmptyParams:
     A filter form sends every field, the empty ones too (``?verdict=&date_from=``);
     empty means "any" on every page and JSON twin alike, so those are dropped
     before the route reads its parameters. A query without one is untouched
-    (two byte searches on the replay page's path).
+    (three byte searches on the replay page's path).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -624,7 +624,7 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
         if gz:  # by content, not by name: the reader sniffs the magic bytes too
             _check_gzip(path)
         t0 = time.perf_counter()
-        known = _run_ingest(request, path, f"upload:{name}", cur)
+        known = _run_ingest(request, path, f"upload:{name}")
         took = time.perf_counter() - t0
     store.bump()
     sha = digest.hexdigest()
@@ -649,7 +649,7 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
     return out
 
 
-def _run_ingest(request: Request, path: Path, label: str, cur: Cursor) -> bool:
+def _run_ingest(request: Request, path: Path, label: str) -> bool:
     """Validate and store one file in-process (its findings name it `label`);
     True if it was stored before."""
     from replay.ingest import ingest
