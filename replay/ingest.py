@@ -1445,7 +1445,9 @@ def ingest(
 
     If another process holds the database, the validated batches stay in
     the spool for it (``summary.loaded`` is False). Raises
-    :class:`replay.reader.UsageError` for a path that does not exist.
+    :class:`replay.reader.UsageError` for a path that does not exist or a
+    folder with no log in it. A file that is no table log is stored as one
+    bad line and named in ``summary.not_logs``.
     """
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
