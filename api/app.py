@@ -48,9 +48,13 @@ import duckdb
 import orjson
 from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
 from fastapi import Path as PathParam
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from markupsafe import Markup
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import fairness
@@ -143,6 +147,70 @@ async def _send_json(send: Send, status: int, body: dict[str, Any], extra: list[
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
     await send({"type": "http.response.body", "body": data})
+
+
+# --- empty query fields: a filter form's "any" -----------------------------------------
+
+
+class EmptyParams:
+    """Pure ASGI middleware: a query parameter with an empty value is no parameter.
+
+    A filter form sends every field, the empty ones too (``?verdict=&date_from=``);
+    empty means "any" on every page and JSON twin alike, so those are dropped
+    before the route reads its parameters. A query without one is untouched
+    (three byte searches on the replay page's path).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            qs: bytes = scope.get("query_string", b"")
+            if qs and (b"=&" in qs or qs.endswith(b"=") or b"&&" in qs):
+                kept = [p for p in qs.split(b"&") if p and not p.endswith(b"=")]
+                scope = {**scope, "query_string": b"&".join(kept)}
+        await self.app(scope, receive, send)
+
+
+def _is_page(request: Request) -> bool:
+    """A web page (HTML), not the JSON API or its docs."""
+    path = request.url.path
+    return not (path.startswith("/api/") or path.startswith("/static") or path in (
+        "/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect"))
+
+
+def _field_errors(exc: RequestValidationError) -> str:
+    """The validation errors as one sentence: field, what is wrong, the value sent."""
+    parts = []
+    for err in exc.errors():
+        loc = [str(x) for x in err.get("loc", ()) if x not in ("query", "path", "body")]
+        given = err.get("input")
+        shown = f" (got {given!r})" if isinstance(given, str | int | float) else ""
+        parts.append(f"{'.'.join(loc) or 'request'}: {err.get('msg', 'invalid')}{shown}")
+    return "; ".join(parts)
+
+
+async def _on_bad_request(request: Request, exc: Exception) -> Response:
+    """A bad parameter on a page gets the HTML error page, on the API the JSON 422."""
+    assert isinstance(exc, RequestValidationError)
+    if _is_page(request):
+        return page("error.html", status=422, title="Bad request", back=request.url.path,
+                    message=f"This page cannot show that: {_field_errors(exc)}.")
+    return await request_validation_exception_handler(request, exc)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    """An error of a page (not found, a bad date) as the HTML error page; JSON for the API."""
+    assert isinstance(exc, StarletteHTTPException)
+    if _is_page(request) and exc.status_code >= 400 and request.method in ("GET", "HEAD"):
+        titles = {404: "Not found", 405: "Method not allowed", 422: "Bad request"}
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":  # no route at all
+            message = f"There is no page at {request.url.path}."
+        return page("error.html", status=exc.status_code, title=titles.get(exc.status_code, "Error"),
+                    message=message, back=request.url.path if exc.status_code == 422 else None)
+    return await http_exception_handler(request, exc)
 
 
 # --- a small LRU for rendered hands and player reports ------------------------------
@@ -289,10 +357,12 @@ def create_app(
             app.state.render_pool.close()
             store.conn.close()
 
-    app = FastAPI(
+    # the API docs (/docs, /redoc) from the scripts fastapi-offline ships: no CDN
+    app = FastAPIOffline(
         title="Dominoes audit desk",
         summary="Replays, player reports and findings of validated table logs",
         lifespan=lifespan,
+        favicon_url="/static/favicon.svg",
     )
     secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
     app.state.token = secret
@@ -301,6 +371,9 @@ def create_app(
     app.state.player_cache = Versioned(256)
     app.state.summary_cache = Versioned(1)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
+    app.add_middleware(EmptyParams)
+    app.add_exception_handler(RequestValidationError, _on_bad_request)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
     app.include_router(fairness.router)
@@ -551,23 +624,34 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
         if gz:  # by content, not by name: the reader sniffs the magic bytes too
             _check_gzip(path)
         t0 = time.perf_counter()
-        matches = _run_ingest(request, path, digest.hexdigest(), cur)
+        known = _run_ingest(request, path, f"upload:{name}")
         took = time.perf_counter() - t0
     store.bump()
-    rows = q.matches_by_id(cur, matches)
+    sha = digest.hexdigest()
+    got = q.file_counts(cur, sha)
+    rows = q.matches_by_id(cur, got.pop("ids"))
     for r in rows:
         r["url"] = u("matches", r["match"])
-    return {
+    out = {
         "file": name,
         "size": size,
-        "sha256": digest.hexdigest(),
+        "sha256": sha,
         "seconds": round(took, 3),
+        "already_stored": known,
         "matches": rows,
+        **got,
     }
+    if not rows:  # junk, or a log of no match: say what was found in it
+        c = got["counts"]
+        why = f"; {got['problems'][0]['message']}" if got["problems"] else ""
+        out["warning"] = (f"no match in {name}: {c['lines']:,} line{'s' if c['lines'] != 1 else ''}, "
+                          f"{c['bad_lines']:,} bad{why}")
+    return out
 
 
-def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[str]:
-    """Validate and store one file in-process; the ids of the matches it holds."""
+def _run_ingest(request: Request, path: Path, label: str) -> bool:
+    """Validate and store one file in-process (its findings name it `label`);
+    True if it was stored before."""
     from replay.ingest import ingest
 
     store: Store = request.app.state.store
@@ -575,14 +659,11 @@ def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[
     # open the database); either way the owner's load below picks them up
     with store.load_lock:
         try:
-            ingest([path], db=store.db_path, workers=0)
+            summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label})
         except duckdb.ConnectionException as exc:  # the store was opened another way
             raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
     store.load(force=True)
-    rows = cur.execute(
-        "SELECT match FROM match_files WHERE sha256 = ? ORDER BY match", [sha256]
-    ).fetchall()
-    return [r[0] for r in rows]
+    return summary.files_known > 0
 
 
 # --- routes ----------------------------------------------------------------------------

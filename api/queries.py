@@ -616,3 +616,27 @@ def matches_by_id(cur: Cursor, ids: list[str]) -> list[dict[str, Any]]:
     rows = _rows(cur, f"SELECT {_MATCH_COLS} FROM matches m WHERE m.match IN (SELECT unnest(?))", [ids])
     order = {mid: i for i, mid in enumerate(ids)}
     return sorted(rows, key=lambda r: order.get(r["match"], len(order)))
+
+
+def file_counts(cur: Cursor, sha256: str) -> dict[str, Any]:
+    """What the store holds of one log file (by its sha256): its lines and bad
+    lines, its matches and their findings, and the problems of its lines of
+    no match (the first 20). The same whether it was stored now or before."""
+    lines = cur.execute("SELECT lines, bad_lines FROM log_files WHERE sha256 = ?", [sha256]).fetchall()
+    ids = [r[0] for r in cur.execute(
+        "SELECT match FROM match_files WHERE sha256 = ? ORDER BY match", [sha256]).fetchall()]
+    found = cur.execute(
+        "SELECT count(*), count(*) FILTER (WHERE severity = 'error') FROM findings "
+        "WHERE list_contains(?, match) OR (match IS NULL AND sha256 = ?)", [ids, sha256]).fetchall()
+    problems = _rows(cur,
+        "SELECT line, code, message, file FROM findings WHERE match IS NULL AND sha256 = ? "
+        "ORDER BY line LIMIT 20", [sha256])
+    for p in problems:  # ingest words a line of no match "FILE: line N: ..."
+        p["message"] = p["message"].removeprefix(f"{p.pop('file')}: ")
+    n_lines, n_bad = lines[0] if lines else (0, 0)
+    return {
+        "ids": ids,
+        "counts": {"lines": n_lines, "bad_lines": n_bad, "matches": len(ids),
+                   "findings": found[0][0], "errors": found[0][1]},
+        "problems": problems,
+    }  # fmt: skip

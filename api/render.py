@@ -784,8 +784,36 @@ def ply_section(p: Ply) -> str:
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
         out.append(f'<p class="muted">hanged doubles: {", ".join(tile_name(t) for t in p.hanged)}</p>')
+    out.append(f'<details class="board-text"><summary>The board as text</summary><p>{esc(board_text(p))}</p></details>')
     out.append("</section>")
     return "".join(out)
+
+
+def board_text(p: Ply) -> str:
+    """What the board shows at a ply, in words (the drawing's text alternative):
+    the line left to right with its open ends, each seat's tiles and pips
+    (none while the hand is on: they are hidden), the boneyard.
+
+    >>> from replay.tiles import parse_tile as t
+    >>> ply = Ply(3, None, "", [Placed(t("66"), 6, 6), Placed(t("63"), 6, 3)], 6, 3,
+    ...           [(t("50"), t("41")), ()], [10, 0], 4)
+    >>> board_text(ply)
+    'Line, left to right: 66 63; open ends 6 and 3. Seat 0: 2 tiles (50 41), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
+    >>> board_text(Ply(0, None, "", [], -1, -1, None, None, 14))
+    'The line is empty. The hands stay hidden until the hand is over. Boneyard: 14 tiles.'
+    """
+    parts = [f"Line, left to right: {' '.join(f'{t.a}{t.b}' for t in p.line)}; open ends {p.left} and {p.right}."
+             if p.line else "The line is empty."]
+    if p.hands is not None:
+        for seat, tiles in enumerate(p.hands):
+            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(tile_name(t) for t in tiles)})"
+            pips = f", {p.pips[seat]} pips" if p.pips is not None and seat < len(p.pips) else ""
+            parts.append(f"Seat {seat}: {held if tiles else 'no tile'}{pips}.")
+    else:
+        parts.append("The hands stay hidden until the hand is over.")
+    if p.stock:
+        parts.append(f"Boneyard: {p.stock} tile{'s' if p.stock != 1 else ''}.")
+    return " ".join(parts)
 
 
 @lru_cache(maxsize=4096)

@@ -48,7 +48,7 @@ from concurrent.futures import (
     ThreadPoolExecutor,
     wait,
 )
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
@@ -67,6 +67,7 @@ from replay.frames import Frames, file_table, findings_table, first_leader
 # broken files count exactly as in `replay validate`.
 from replay.reader import (  # noqa: PLC2701
     MAX_LINE_BYTES,
+    NOT_A_LOG,
     BadLine,
     EventLine,
     Record,
@@ -158,9 +159,12 @@ class KeptFile:
     temp: bool = False
 
 
-def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -> KeptFile:
+def keep_file(
+    path: str | os.PathLike[str], lay: Layout, *, sync: bool = True, label: str | None = None
+) -> KeptFile:
     """Copy a file into data/logs/<sha256>.jsonl[.gz], hashing in the same pass
     (so the copy is exactly the bytes hashed, even if the file grows).
+    ``label``: the name findings give the file (default: the path given).
 
     A name under logs/ only ever holds a durable copy. With ``sync=False`` a
     new copy is left in its temporary file (``temp``), for `_Durable`.
@@ -184,14 +188,15 @@ def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -
     sha = h.hexdigest()
     stored = f"logs/{sha}" + (".jsonl.gz" if head == _GZIP else ".jsonl")
     target = lay.data / stored
+    name = label or os.fspath(path)
     if target.exists():
         tmp.unlink()
     elif not sync:
-        return KeptFile(os.fspath(path), sha, size, stored, tmp, temp=True)
+        return KeptFile(name, sha, size, stored, tmp, temp=True)
     else:
         os.replace(tmp, target)
         fsync_path(lay.logs)
-    return KeptFile(os.fspath(path), sha, size, stored, target)
+    return KeptFile(name, sha, size, stored, target)
 
 
 def _links_work(where: Path) -> bool:
@@ -432,6 +437,9 @@ def _fast_item(
         return None
     rep = fast_report(src, rematch_leaders=leaders, moves=frames.columns)
     if rep is not None:
+        # the scanner numbered the lines of the match's blob: the seeds' lines in the file
+        lines = item.lines
+        rep = replace(rep, seed_lines=tuple((h, f, lines[n - 1]) for h, f, n in rep.seed_lines))
         frames.add(rep, {sha: src.count})
     return rep
 
@@ -679,10 +687,12 @@ class IngestSummary:
     seconds: float = 0.0
     db: str = ""
     stages: dict[str, float] = field(default_factory=dict)  # seconds spent, by stage
+    not_logs: list[str] = field(default_factory=list)  # "FILE: not a table log: why", one a file
 
     def lines_out(self) -> list[str]:
         v = self.verdicts
-        out = [
+        out = [f"error: {what}" for what in self.not_logs]
+        out += [
             f"files: {self.files} ({self.files_known} already stored), "
             f"{self.lines:,} lines, {self.bad_lines:,} bad",
             f"matches: {self.matches:,} ({v['valid']:,} valid, {v['invalid']:,} invalid, "
@@ -1331,6 +1341,8 @@ def _summarize(run: _Run, summary: IngestSummary) -> None:
         summary.findings.update(codes)
     for fs in (*run.top.values(), *run.worker_top.values()):
         summary.findings.update(f.code for f in fs)
+        summary.not_logs += [f"{f.file}: {f.message[f.message.find(NOT_A_LOG):]}"
+                             for f in fs if f.code == "MALFORMED_LINE" and NOT_A_LOG in f.message]
 
 
 def _store_summary(conn: duckdb.DuckDBPyConnection, run: _Run, summary: IngestSummary) -> None:
@@ -1453,13 +1465,20 @@ def ingest(
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
     analysis: tuple[int, int] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders into the store at ``db`` (see the module doc).
+
+    ``labels`` names files otherwise than by the path given (an upload's
+    temporary file by the name it was sent with), as findings and
+    ``log_files`` show them.
 
     If another process holds the database, the validated batches stay in
     the spool for it (``summary.loaded`` is False). With ``analysis``
     (samples, seed), the workers analyse every hand too (replay.analysis).
-    Raises :class:`replay.reader.UsageError` for a path that does not exist.
+    Raises :class:`replay.reader.UsageError` for a path that does not exist or a
+    folder with no log in it. A file that is no table log is stored as one
+    bad line and named in ``summary.not_logs``.
     """
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
@@ -1483,7 +1502,8 @@ def ingest(
         # follow in a thread of their own (_Durable)
         sync = not _links_work(lay.logs)
         keepers = ThreadPoolExecutor(2, thread_name_prefix="keep")
-        futures = [keepers.submit(keep_file, p, lay, sync=sync) for p in found]
+        named = labels or {}
+        futures = [keepers.submit(keep_file, p, lay, sync=sync, label=named.get(os.fspath(p))) for p in found]
         durable = _Durable(futures, lay)
         durable.start()
 
@@ -1637,7 +1657,8 @@ def _report(summary: IngestSummary, quiet: bool) -> None:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """`replay ingest`: 0 when everything read is stored (or spooled), whatever
-    the verdicts; 2 for a path that does not exist (UsageError)."""
+    the verdicts; 1 when a file is no table log at all (the rest is stored);
+    2 for a path that does not exist or a folder with no log (UsageError)."""
     summary = ingest(
         args.paths,
         db=args.db,
@@ -1647,7 +1668,10 @@ def run_ingest(args: argparse.Namespace) -> int:
         analysis=_analysis_arg(args),
     )
     _report(summary, args.quiet)
-    return 0
+    if summary.not_logs and args.quiet:  # errors are said even when quiet
+        for what in summary.not_logs:
+            sys.stderr.write(f"error: {what}\n")
+    return 1 if summary.not_logs else 0
 
 
 def run_reingest(args: argparse.Namespace) -> int:

@@ -1291,12 +1291,14 @@ class _Derived:
                 "AND match IN (SELECT match FROM _amatch)"
             )
             # One finding per match and seed, worded as validate.seed_reuse.
+            # It names the line the seed was read from (the anchor: match_start).
             conn.execute(
-                "INSERT INTO findings (match, hand, seq, code, severity, message, mno) "
+                "INSERT INTO findings (match, hand, seq, code, severity, message, file, line, sha256, mno) "
                 "SELECT a.match, nullif(min(a.hand), 0), NULL, 'SEED_REUSED', 'error', "
                 "  'the ' || CASE WHEN min(a.hand) = 0 THEN 'anchor' "
                 "    ELSE 'seed of hand ' || min(a.hand) END "
                 "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match), "
+                "  arg_min(a.file, a.hand), arg_min(a.line, a.hand), arg_min(a.sha256, a.hand), "
                 "  (SELECT m.mno FROM matches m WHERE m.match = a.match) "
                 "FROM seeds a JOIN seeds b ON a.seed = b.seed AND a.match <> b.match "
                 "WHERE a.match IN (SELECT match FROM _amatch) "

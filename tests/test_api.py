@@ -27,6 +27,7 @@ from replay.tiles import parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
+DEFECTS = ROOT / "sample_logs_defects"  # the planted-defect demo, a folder of its own
 EXAMPLE_2P = ROOT / "tests" / "data" / "examples" / "domena-2p-to-40.jsonl"
 TOKEN = "test-token-1234"
 EVIL_NAME = "<script>alert(1)</script>"
@@ -65,7 +66,7 @@ def build_store(data: Path, paths: list[Path]) -> Path:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("api")
     extra = open_hand_log(base)
-    return build_store(base / "data", [SAMPLES, extra])
+    return build_store(base / "data", [SAMPLES, DEFECTS, extra])
 
 
 @pytest.fixture(scope="module")
