@@ -53,7 +53,7 @@ from fastapi.staticfiles import StaticFiles
 from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import fairness
+from api import exports, fairness
 from api import queries as q
 from api.pages import render, u, warm
 from api.pool import RenderPool
@@ -302,6 +302,8 @@ def create_app(
     app.state.summary_cache = Versioned(1)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    # the downloads first: /api/matches/{id}/log.jsonl before /api/matches/{id:path}
+    app.include_router(exports.router)
     _routes(app)
     app.include_router(fairness.router)
     return app
@@ -600,20 +602,23 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     # matches
     def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
                  verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
-                 page_no: int, per_page: int) -> dict[str, Any]:
+                 page_no: int, per_page: int, sort: str | None = None, order: str | None = None) -> dict[str, Any]:
         return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
-                              date_from=date_from, date_to=date_to, page=page_no, per_page=per_page)
+                              date_from=date_from, date_to=date_to, page=page_no, per_page=per_page,
+                              sort=sort, order=order)
 
     @app.get("/matches", response_class=HTMLResponse, include_in_schema=False)
     def matches_page(
         cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
         verdict: Verdict | None = None, date_from: dt.date | None = None,
         date_to: dt.date | None = None, page_no: PageNo = 1,
+        sort: exports.MatchSort | None = None, order: exports.Order | None = None,
     ) -> HTMLResponse:
-        data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50)
+        data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50, sort, order)
         filters = {"player": player, "table": table, "profile": profile, "verdict": verdict,
                    "date_from": date_from, "date_to": date_to}
-        return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur), **data)
+        return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur),
+                    sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
 
     @app.get("/api/matches")
     def api_matches(
@@ -621,8 +626,10 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         verdict: Verdict | None = None, date_from: dt.date | None = None,
         date_to: dt.date | None = None, page_no: PageNo = 1,
         per_page: Annotated[int, Query(ge=1, le=500)] = 50,
+        sort: exports.MatchSort | None = None, order: exports.Order | None = None,
     ) -> Response:
-        return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page))
+        return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
+                              sort, order))
 
     # hands (before the match routes: a match id may hold "/", so "{match_id:path}").
     # The replay page is a plain Starlette route: FastAPI's parameter solving
@@ -672,13 +679,16 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     # players
     @app.get("/players", response_class=HTMLResponse, include_in_schema=False)
     def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
-                     page_no: PageNo = 1) -> HTMLResponse:
-        return page("players.html", nav="players", q=q_, **q.list_players(cur, q=q_, page=page_no))
+                     page_no: PageNo = 1, sort: exports.PlayerSort | None = None,
+                     order: exports.Order | None = None) -> HTMLResponse:
+        return page("players.html", nav="players", q=q_, sorting=q.sort_state(q.PLAYER_SORTS, sort, order),
+                    **q.list_players(cur, q=q_, page=page_no, sort=sort, order=order))
 
     @app.get("/api/players")
     def api_players(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
-                    page_no: PageNo = 1) -> Response:
-        return _json(q.list_players(cur, q=q_, page=page_no))
+                    page_no: PageNo = 1, per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
+                    sort: exports.PlayerSort | None = None, order: exports.Order | None = None) -> Response:
+        return _json(q.list_players(cur, q=q_, page=page_no, per_page=per_page, sort=sort, order=order))
 
     @app.get("/players/{player:path}", response_class=HTMLResponse, include_in_schema=False)
     def player_page(request: Request, cur: Cur, player: str) -> HTMLResponse:
@@ -698,17 +708,20 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     # findings
     @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)
     def findings_page(cur: Cur, code: Text = None, severity: Severity | None = None,
-                      match: Text = None, page_no: PageNo = 1) -> HTMLResponse:
-        data = q.list_findings(cur, code=code, severity=severity, match=match, page=page_no)
-        return page("findings.html", nav="findings",
+                      match: Text = None, page_no: PageNo = 1, sort: exports.FindingSort | None = None,
+                      order: exports.Order | None = None) -> HTMLResponse:
+        data = q.list_findings(cur, code=code, severity=severity, match=match, page=page_no,
+                               sort=sort, order=order)
+        return page("findings.html", nav="findings", sorting=q.sort_state(q.FINDING_SORTS, sort, order),
                     filters={"code": code, "severity": severity, "match": match}, **data)
 
     @app.get("/api/findings")
     def api_findings(cur: Cur, code: Text = None, severity: Severity | None = None,
                      match: Text = None, page_no: PageNo = 1,
-                     per_page: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
+                     per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
+                     sort: exports.FindingSort | None = None, order: exports.Order | None = None) -> Response:
         return _json(q.list_findings(cur, code=code, severity=severity, match=match,
-                                     page=page_no, per_page=per_page))
+                                     page=page_no, per_page=per_page, sort=sort, order=order))
 
     # upload
     @app.get("/upload", response_class=HTMLResponse, include_in_schema=False)
