@@ -464,14 +464,34 @@ def _stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | No
         return None, b, version() if known and b is not None else None
 
 
-async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> bytes | None:
-    """The replay page's bytes (cached); None if there is no such hand.
+def _json_key(match: str, hand: int, viewer: int | None) -> tuple[Any, ...]:
+    return (match, hand, "json") if viewer is None else (match, hand, "json", viewer)
+
+
+class _NoSuchSeat(Exception):
+    """A view of a seat the hand does not have."""
+
+
+def _view_of(raw: str | None) -> int | None:
+    """The seat of `?view=seatN` (None for the full view: absent, empty or `all`);
+    ValueError for anything else."""
+    if raw in (None, "", "all"):
+        return None
+    assert raw is not None
+    if raw.startswith("seat") and raw[4:].isascii() and raw[4:].isdigit() and len(raw) <= 6:
+        return int(raw[4:])
+    raise ValueError(f"view must be 'all' or 'seatN' (a seat number, e.g. seat2), not {raw!r}")
+
+
+async def _hand_page(state: Any, match: str, hand: int, ply: int | None, viewer: int | None = None) -> bytes | None:
+    """The replay page's bytes (cached); None if there is no such hand
+    (`_NoSuchSeat` if the view is of a seat it does not have).
 
     The page is drawn by a render worker while the event loop serves other
     requests. Stepping through a match, the next hand's match is cached: no
     thread and no store read then; else the store is read on a thread first.
     """
-    key = (match, hand, "html", ply)
+    key = (match, hand, "html", ply) if viewer is None else (match, hand, "html", ply, viewer)
     gen = state.store.generation
     page = state.hand_cache.fresh(key, gen)
     if page is not None:
@@ -485,7 +505,9 @@ async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> byte
     found = _hand_parts(b, match, hand)
     if found is None:
         return None
-    body = await state.render_pool.page(*found, ply)
+    if viewer is not None and viewer >= found[0].players:
+        raise _NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
+    body = await state.render_pool.page(*found, ply, viewer)
     state.hand_cache.put(key, (gen, ver, body))
     return body
 
@@ -641,7 +663,12 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) <= MAX_PLY):
             return page("error.html", status=422, title="Bad request",
                         message=f"ply must be a whole number from 0 to {MAX_PLY}, not {raw!r}")
-        body = await _hand_page(request.app.state, match_id, hand, raw and int(raw)) if hand <= MAX_HAND else None
+        try:
+            viewer = _view_of(request.query_params.get("view"))
+            body = (await _hand_page(request.app.state, match_id, hand, raw and int(raw), viewer)
+                    if hand <= MAX_HAND else None)
+        except (ValueError, _NoSuchSeat) as exc:
+            return page("error.html", status=422, title="Bad request", message=str(exc))
         if body is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
         return HTMLResponse(body)
@@ -649,8 +676,20 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     app.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods=["GET"], include_in_schema=False)
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
-    def api_hand(request: Request, match_id: str, hand: HandNo) -> Response:
-        body = _hand_view(request.app.state, match_id, hand, (match_id, hand, "json"), hand_json)
+    def api_hand(request: Request, match_id: str, hand: HandNo,
+                 view: Annotated[str | None, Query(
+                     max_length=10, pattern=r"^(all|seat\d{1,2})?$",
+                     description="`seatN`: only what seat N knew at each ply; `all` (the default): "
+                                 "everything the hand allows")] = None) -> Response:
+        viewer = _view_of(view)
+
+        def draw(data: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
+            if viewer is not None and viewer >= data.players:
+                raise HTTPException(422, f"hand {hand} of match {match_id!r} has seats 0 to "
+                                         f"{data.players - 1}, not seat {viewer}")
+            return hand_json(data, info, seats, viewer)
+
+        body = _hand_view(request.app.state, match_id, hand, _json_key(match_id, hand, viewer), draw)
         if body is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
         return Response(body, media_type="application/json")
