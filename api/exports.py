@@ -86,7 +86,7 @@ def flat_batch(batch: pa.RecordBatch | pa.Table) -> pa.Table:
     ['[3,4]']
     """
     cols = []
-    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+    for col in batch.columns:
         if _nested(col.type):
             col = pa.array([None if v is None else orjson.dumps(v).decode() for v in col.to_pylist()],
                            type=pa.string())
