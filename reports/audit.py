@@ -52,6 +52,7 @@ import polars as pl
 
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
+from reports.charts import fairness_charts
 
 __all__ = [
     "CHECKS",
@@ -337,6 +338,7 @@ class AuditReport:
     names: dict[str, str]
     verdict: Verdict
     notes: tuple[str, ...] = field(default=())
+    charts: dict[str, Any] = field(default_factory=dict)  # reports.charts.fairness_charts
 
     @property
     def empty(self) -> bool:
@@ -369,6 +371,7 @@ class AuditReport:
             },
             "battery": self.battery.to_dict() if self.battery else None,
             "luck": luck,
+            "charts": self.charts,
             "notes": list(self.notes),
         }
 
@@ -510,8 +513,10 @@ def audit_window(window: AuditWindow, *, limit: int = 500) -> AuditReport:
         notes.append("no hand matches these filters")
     elif result is None:
         notes.append("no deal of the window can go to the battery (see excluded)")
+    charts = fairness_charts(window.deals, result, luck)
     return AuditReport(
-        window.filters, _summary(window), det, result, luck, window.names, worst(verdicts), tuple(notes)
+        window.filters, _summary(window), det, result, luck, window.names, worst(verdicts), tuple(notes),
+        charts,
     )
 
 
