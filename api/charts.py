@@ -59,7 +59,7 @@ def qq_svg(series: dict[str, dict[str, Any]], width: int = 420, height: int = 32
         upper = " ".join(f"{x(_lg(pt['expected'])):.1f},{y(_lg(pt['band'][0])):.1f}" for pt in band)
         lower = " ".join(f"{x(_lg(pt['expected'])):.1f},{y(_lg(pt['band'][1])):.1f}" for pt in reversed(band))
         out.append(f'<polygon points="{upper} {lower}" class="band {cls}"/>')
-    for cls, (name, v) in zip(("s0", "s1"), named, strict=False):
+    for cls, (_, v) in zip(("s0", "s1"), named, strict=False):
         for pt in v["points"]:
             out.append(
                 f'<circle cx="{x(_lg(pt["expected"])):.1f}" cy="{y(_lg(pt["p"])):.1f}" r="3.2" class="dot {cls}">'
