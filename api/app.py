@@ -55,10 +55,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import exports, fairness
 from api import queries as q
+from api.charts import cumulative_svg
 from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
-from reports.player import kept_report, player_report
+from reports.player import ReportFilters, kept_report, player_report
 
 HERE = Path(__file__).parent
 MAX_UPLOAD = 20 * 1024 * 1024  # raw bytes of one uploaded file
@@ -524,15 +525,34 @@ def _summary(request: Request, cur: Cursor) -> dict[str, Any]:
     return got
 
 
-def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
+def _player_view(request: Request, cur: Cursor, player: str,
+                 filters: ReportFilters | None = None) -> dict[str, Any] | None:
+    """The player's report: kept at load time, or worked out here when none is
+    kept (yet), or kept by a store older than its cumulative points; with
+    `filters`, worked out here (both cached until the player's matches change)."""
     state = request.app.state
+
+    def make() -> dict[str, Any] | None:
+        if filters:
+            return player_report(cur, player, filters)
+        kept = kept_report(cur, player)
+        return kept if kept is not None and "cumulative" in kept else player_report(cur, player)
+
     report: dict[str, Any] | None = state.player_cache.fetch(
-        player, state.store.generation,
-        lambda: q.player_version(cur, player),
-        # kept at load time; worked out here only when none is kept (yet)
-        lambda: kept_report(cur, player) or player_report(cur, player),
+        (player, filters) if filters else player, state.store.generation,
+        lambda: q.player_version(cur, player), make,
     )
     return report
+
+
+def _day(text: str | None, name: str) -> dt.date | None:
+    """A date from a form, where an empty field is no date."""
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise HTTPException(422, f"{name}: not a date (YYYY-MM-DD): {text!r}") from None
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -730,16 +750,34 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         return _json(q.list_players(cur, q=q_, page=page_no, per_page=per_page, sort=sort, order=order))
 
     @app.get("/players/{player:path}", response_class=HTMLResponse, include_in_schema=False)
-    def player_page(request: Request, cur: Cur, player: str) -> HTMLResponse:
-        rep = _player_view(request, cur, player)
-        if rep is None:
+    def player_page(request: Request, cur: Cur, player: str, profile: Text = None, partner: Text = None,
+                    date_from: Annotated[str | None, Query(max_length=40)] = None,
+                    date_to: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
+        try:
+            chosen = ReportFilters(profile or None, _day(date_from, "date_from"), _day(date_to, "date_to"),
+                                   partner or None)
+        except HTTPException as exc:
+            return page("error.html", status=422, title="Bad request", message=exc.detail)
+        everything = _player_view(request, cur, player)
+        if everything is None:
             return not_found(f"no player {player!r} in the store")
+        rep = _player_view(request, cur, player, chosen) if chosen else everything
+        assert rep is not None
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
-        return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)))
+        return page("player.html", nav="players", r=rep, all=everything, filters=chosen.to_dict(),
+                    trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])))
 
     @app.get("/api/players/{player:path}")
-    def api_player(request: Request, cur: Cur, player: str) -> Response:
-        rep = _player_view(request, cur, player)
+    def api_player(request: Request, cur: Cur, player: str,
+                   profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
+                   partner: Annotated[str | None, Query(max_length=200, description="hands beside this partner (a player id) only")] = None,
+                   date_from: Annotated[dt.date | None, Query(description="hands started on or after (UTC)")] = None,
+                   date_to: Annotated[dt.date | None, Query(description="hands started on or before (UTC)")] = None,
+                   ) -> Response:
+        chosen = ReportFilters(profile or None, date_from, date_to, partner or None)
+        if chosen and _player_view(request, cur, player) is None:
+            raise HTTPException(404, f"no player {player!r}")
+        rep = _player_view(request, cur, player, chosen or None)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
         return _json(rep)

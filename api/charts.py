@@ -12,7 +12,7 @@ from typing import Any
 
 from api.render import esc
 
-__all__ = ["heat_svg", "qq_svg", "z_colour"]
+__all__ = ["cumulative_svg", "heat_svg", "qq_svg", "z_colour"]
 
 
 def _lg(p: float) -> float:
@@ -105,5 +105,52 @@ def heat_svg(table: dict[str, Any], cell: int = 22) -> str:
                 f'fill="{z_colour(z)}"><title>[{esc(t[0])}|{esc(t[1])}] at {esc(col)}: '
                 f'{table["observed"][i][c]} dealt, {table["expected"][c]:g} expected, z = {z:+.2f}</title></rect>'
             )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def cumulative_svg(cum: dict[str, list[Any]], width: int = 960, height: int = 240) -> str:
+    """Points for and against added up hand by hand (`reports.player`'s
+    "cumulative"), and their difference."""
+    n = len(cum.get("hands") or [])
+    if not n:
+        return '<p class="muted">no hand played</p>'
+    pad_l, pad_r, pad_t, pad_b = 48, 14, 12, 30
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+    pf, pa, hands = cum["points_for"], cum["points_against"], cum["hands"]
+    net = [a - b for a, b in zip(pf, pa, strict=True)]
+    lo, hi = min([0, *net]), max([1, *pf, *pa])
+    span = hi - lo or 1
+    last = hands[-1] or 1
+
+    def x(k: int) -> float:
+        return pad_l + (hands[k] / last * w if last > 1 else w / 2)
+
+    def y(v: float) -> float:
+        return pad_t + h - (v - lo) / span * h
+
+    def line(vals: list[int], cls: str) -> str:
+        pts = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in enumerate(vals))
+        return f'<polyline points="{pts}" class="{cls}"/>'
+
+    days = cum.get("days") or []
+    out = [
+        f'<svg class="cumsvg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        'aria-label="points for and against, added up hand by hand">',
+        f'<line x1="{pad_l}" y1="{y(0):.1f}" x2="{pad_l + w}" y2="{y(0):.1f}" class="axis"/>',
+        line(pf, "pf"), line(pa, "pa"), line(net, "net"),
+        f'<text x="{pad_l - 6}" y="{y(hi) + 4:.1f}" class="ax" text-anchor="end">{hi}</text>',
+        f'<text x="{pad_l - 6}" y="{y(0) + 4:.1f}" class="ax" text-anchor="end">0</text>',
+    ]
+    if lo < 0:
+        out.append(f'<text x="{pad_l - 6}" y="{y(lo) + 4:.1f}" class="ax" text-anchor="end">{lo}</text>')
+    out.append(f'<text x="{pad_l}" y="{height - 14}" class="ax">hand 1{" · " + esc(days[0]) if days and days[0] else ""}</text>')
+    out.append(f'<text x="{pad_l + w}" y="{height - 14}" class="ax" text-anchor="end">hand {last}'
+               f'{" · " + esc(days[-1]) if days and days[-1] else ""}</text>')
+    out.append(f'<text x="{pad_l + w / 2:.1f}" y="{height - 2}" class="ax" text-anchor="middle">hands played</text>')
+    for k in range(n):
+        out.append(f'<circle cx="{x(k):.1f}" cy="{y(pf[k]):.1f}" r="6" class="hit"><title>after hand {hands[k]}'
+                   f'{" (" + esc(days[k]) + ")" if k < len(days) and days[k] else ""}: {pf[k]} for, {pa[k]} against, '
+                   f'{net[k]:+d} net</title></circle>')
     out.append("</svg>")
     return "".join(out)
