@@ -87,7 +87,7 @@ def _check(line: list[Placed], opener: int) -> list:
         assert sorted(map(int, s.sym[1:])) == [LOW[t], HIGH[t]]
         assert {s.w, s.h} == {U, 2 * U}
         # on the felt (a double under a turn may reach half a tile past the room)
-        assert LO - U / 2 <= s.x and s.x + s.w <= HI + U / 2, (i, s)
+        assert s.x >= LO - U / 2 and s.x + s.w <= HI + U / 2, (i, s)
         for o in slots[:i]:
             overlap_x = min(s.x + s.w, o.x + o.w) - max(s.x, o.x)
             overlap_y = min(s.y + s.h, o.y + o.h) - max(s.y, o.y)
