@@ -10,6 +10,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,7 +78,7 @@ def test_sort_links_and_filters_that_stay(base_url: str, browser: Any) -> None: 
             page.click("p.downloads a:text('CSV') >> nth=0")
         download = got.value
         assert download.suggested_filename == "matches.csv"
-        rows = list(csv.reader(io.StringIO(open(download.path(), encoding="utf-8").read())))
+        rows = list(csv.reader(io.StringIO(Path(download.path()).read_text(encoding="utf-8"))))
         total = int(re.search(r"(\d+) found", page.locator("h1").inner_text()).group(1))
         assert rows[0][:3] == ["match", "table_id", "profile"] and len(rows) - 1 == total
         assert {r[2] for r in rows[1:]} == {"international"} and {r[1] for r in rows[1:]} == {"t-1"}
