@@ -14,14 +14,20 @@ guard runs before any body is read, and caps the body size.
 Pages and their JSON twins:
 
     /                                  /api/summary
-    /matches?player&table&profile&verdict&date_from&date_to&page
+    /matches?player&table&profile&verdict&date_from&date_to&sort&order&page
                                        /api/matches (same filters, per_page)
     /matches/{match}                   /api/matches/{match}   (DELETE too)
-    /matches/{match}/hands/{n}?ply=N   /api/matches/{match}/hands/{n}
-    /players?q                         /api/players
-    /players/{player}                  /api/players/{player}
-    /findings?code&severity&match      /api/findings
+    /matches/{match}/hands/{n}?ply=N&view=seatK
+                                       /api/matches/{match}/hands/{n}?view=seatK
+    /players?q&sort&order              /api/players
+    /players/{player}?profile&date_from&date_to&partner
+                                       /api/players/{player} (same filters)
+    /findings?code&severity&match&sort&order
+                                       /api/findings
     /upload                            POST /api/upload (multipart `file`)
+
+Downloads (api.exports, docs/exports.md): /api/<list>.csv and .parquet for
+matches, hands, moves, findings and players; /api/matches/{match}/log.jsonl.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ the k-th move. Each carries the line of tiles as laid, both ends, every
 hand with its pips (only once the hand is over), the stock count and the
 notes a reviewer wants (alternatives, forced, what a pass reveals, known
 voids, puerta, ahorcado, tranque, capicua/chuchazo/dominao, findings).
-`board_svg(plies, ...)` draws the whole hand once: every tile, badge and
-label is one element, shown over the plies it holds by a one-line style
-(`ply_style`), so stepping swaps a rule, not a drawing. It holds the tile
-symbols it `<use>`s (`tile_defs`).
+`api.board.table_svg(plies, ...)` draws the whole hand once, at a table:
+every tile, badge and label is one element, shown over the plies it holds
+by a one-line style (`ply_style`), so stepping swaps a rule, not a drawing.
+It holds the tile symbols it `<use>`s (`tile_defs`). `build_plies(hand,
+viewer=s)` is the hand as seat s knew it.
 
 Every string that came from a log is escaped here (`esc`) before it enters
 SVG markup; the templates receive the SVG as `Markup`.
