@@ -74,7 +74,8 @@ class ReportFilters:
         >>> ReportFilters(profile="mexico", date_to=dt.date(2026, 1, 31)).where()[0]
         ' AND profile = $profile AND started < $date_to'
         """
-        sql, params = "", {}
+        sql = ""
+        params: dict[str, Any] = {}
         if self.profile is not None:
             sql += " AND profile = $profile"
             params["profile"] = self.profile
