@@ -184,7 +184,8 @@ def _badge(x: float, y: float, num: int, side: str) -> str:
             f'<text x="{x:g}" y="{y + 4:g}" text-anchor="middle">{num}</text></g>')
 
 
-def _hand(tiles: tuple[int, ...] | None, count: int, x: float, y: float, cols: int) -> tuple[str, set[str]]:
+@lru_cache(maxsize=16384)
+def _hand(tiles: tuple[int, ...] | None, count: int, x: float, y: float, cols: int) -> tuple[str, frozenset[str]]:
     """A seat's hand at (x, y): its tiles face up, or `count` backs; `cols` to a row."""
     out, used = [], set()
     for i in range(len(tiles) if tiles is not None else count):
@@ -197,7 +198,7 @@ def _hand(tiles: tuple[int, ...] | None, count: int, x: float, y: float, cols: i
                        f"<title>{label(t)}</title></use>")
         else:
             out.append(f'<use href="#back" x="{tx:g}" y="{ty:g}" width="{SMALL_W}" height="{SMALL_H}"/>')
-    return "".join(out), used
+    return "".join(out), frozenset(used)
 
 
 _BACK = ('<symbol id="back" viewBox="0 0 20 40"><rect x=".5" y=".5" width="19" height="39" rx="3" '
