@@ -157,6 +157,7 @@ def test_player_page_with_filters(client: TestClient) -> None:
     assert "<option selected>international</option>" in html
     assert '<svg class="cumsvg"' in html and '<svg class="trend"' in html
     assert 'href="/api/players/p-00001?profile=international"' in html
+    assert 'href="/players/p-00001" data-clear>The whole report</a>' in html  # and forgets the kept filters
     whole = client.get("/players/p-00001").text
     assert "This report counts" not in whole and '<svg class="cumsvg"' in whole
     bad = client.get("/players/p-00001?date_to=soon")
