@@ -551,15 +551,6 @@ def _player_view(request: Request, cur: Cursor, player: str,
     return report
 
 
-def _day(text: str | None, name: str) -> dt.date | None:
-    """A date from a form, where an empty field is no date."""
-    if not text:
-        return None
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise HTTPException(422, f"{name}: not a date (YYYY-MM-DD): {text!r}") from None
-
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -760,7 +751,9 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
                     date_from: Annotated[str | None, Query(max_length=40)] = None,
                     date_to: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
         try:
-            chosen = ReportFilters(profile or None, _day(date_from, "date_from"), _day(date_to, "date_to"),
+            # a form's date: "" is no date (parsed as the fairness page parses its form)
+            day = fairness._day
+            chosen = ReportFilters(profile or None, day(date_from, "date_from"), day(date_to, "date_to"),
                                    partner or None)
         except HTTPException as exc:
             return page("error.html", status=422, title="Bad request", message=exc.detail)
