@@ -54,6 +54,7 @@ import polars as pl
 from replay.rules import PROFILES
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
+from reports.charts import fairness_charts
 
 __all__ = [
     "CHECKS",
@@ -375,6 +376,7 @@ class AuditReport:
     names: dict[str, str]
     verdict: WindowVerdict
     notes: tuple[str, ...] = field(default=())
+    charts: dict[str, Any] = field(default_factory=dict)  # reports.charts.fairness_charts
 
     @property
     def empty(self) -> bool:
@@ -407,6 +409,7 @@ class AuditReport:
             },
             "battery": self.battery.to_dict() if self.battery else None,
             "luck": luck,
+            "charts": self.charts,
             "notes": list(self.notes),
         }
 
@@ -550,8 +553,10 @@ def audit_window(window: AuditWindow, *, limit: int = 500) -> AuditReport:
         verdict = NO_DATA
     elif result is None:
         notes.append("no deal of the window can go to the battery (see excluded)")
+    charts = fairness_charts(window.deals, result, luck)
     return AuditReport(
-        window.filters, _summary(window), det, result, luck, window.names, verdict, tuple(notes)
+        window.filters, _summary(window), det, result, luck, window.names, verdict, tuple(notes),
+        charts,
     )
 
 
