@@ -21,6 +21,7 @@ Pages and their JSON twins:
     /players?q                         /api/players
     /players/{player}                  /api/players/{player}
     /findings?code&severity&match      /api/findings
+    /leaderboard, /pair                api.insights (ratings)
     /upload                            POST /api/upload (multipart `file`)
 """
 
@@ -53,7 +54,7 @@ from fastapi.staticfiles import StaticFiles
 from markupsafe import Markup
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import fairness
+from api import fairness, insights
 from api import queries as q
 from api.pages import render, u, warm
 from api.pool import RenderPool
@@ -304,6 +305,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     _routes(app)
     app.include_router(fairness.router)
+    app.include_router(insights.router)
     return app
 
 
@@ -666,6 +668,9 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
         if not q.delete_match(cur, match_id):
             raise HTTPException(404, f"no match {match_id!r}")
+        from replay.store import keep_ratings
+
+        keep_ratings(cur)  # the ratings after it are rated again without it
         request.app.state.store.bump()
         return _json({"deleted": match_id})
 
@@ -686,14 +691,15 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         if rep is None:
             return not_found(f"no player {player!r} in the store")
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
-        return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)))
+        return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)),
+                    **insights.player_extras(cur, player))
 
     @app.get("/api/players/{player:path}")
     def api_player(request: Request, cur: Cur, player: str) -> Response:
         rep = _player_view(request, cur, player)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
-        return _json(rep)
+        return _json({**rep, "ratings": insights.player_ratings(cur, player)})
 
     # findings
     @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)

@@ -52,6 +52,7 @@ __all__ = [
     "default_db_path",
     "derive_player_rows",
     "fsync_path",
+    "keep_ratings",
     "keep_reports",
     "get_findings",
     "get_hands",
@@ -688,6 +689,8 @@ def derive_player_rows(
             conn, "SELECT 1 FROM player_held WHERE of_player NOT IN (SELECT player FROM player_reports) LIMIT 1"
         ):
             keep_reports(conn)
+        elif reports:
+            keep_ratings(conn)
         return 0
     conn.execute("BEGIN TRANSACTION")
     try:
@@ -807,11 +810,27 @@ def _read(files: Sequence[Path]) -> pa.Table:
 
 def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
     """Work out the kept player reports (migration 007) that are missing:
-    those the last derivation forgot, or a crash left undone."""
+    those the last derivation forgot, or a crash left undone; then the
+    ratings (:func:`keep_ratings`)."""
     # the figures are the reports package's; the store only keeps them current
     from reports.player import store_reports
 
-    return store_reports(conn)
+    # the ratings (Python, on the GIL) beside the reports (mostly polars and
+    # DuckDB, off it), each in a transaction of its own on its own cursor
+    with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-ratings") as pool:
+        rated = pool.submit(keep_ratings, cur)
+        done = store_reports(conn)
+        rated.result()
+    return done
+
+
+def keep_ratings(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring the ratings (migration 013, reports.ratings) up to date with the
+    matches stored: only what changed is rated; nothing changed is a few
+    queries. The number of matches rated."""
+    from reports.ratings import refresh_ratings
+
+    return refresh_ratings(conn)
 
 
 def _note_run(conn: duckdb.DuckDBPyConnection, had: int, added: int) -> None:
