@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -27,6 +25,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
+from api.fairness import _Cache  # values by (store generation, key): the same small LRU
 from api.pages import render, u
 from api.render import esc
 from reports import leaderboard as lb
@@ -45,7 +44,6 @@ PageNo = Annotated[int, Query(alias="page", ge=1, le=100_000)]
 MinMatches = Annotated[int, Query(ge=0, le=1_000_000)]
 Holdout = Annotated[float, Query(gt=0.0, lt=1.0)]
 PER_PAGE = 50
-CACHE_SIZE = 32
 CHART_POINTS = 400  # at most this many points in a rating chart
 
 
@@ -77,26 +75,6 @@ def _csv(rows: Sequence[dict[str, Any]], name: str, columns: Sequence[str] | Non
         ])
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
-
-
-class _Cache:
-    """Values by (store generation, key); a small thread-safe LRU."""
-
-    def __init__(self) -> None:
-        self.data: OrderedDict[Any, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get_or_make(self, key: Any, make: Callable[[], Any]) -> Any:
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = make()
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > CACHE_SIZE:
-                self.data.popitem(last=False)
-        return value
 
 
 def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:

@@ -57,6 +57,8 @@ import duckdb
 import pyarrow as pa
 from openskill.models import PlackettLuce
 
+from replay.store import _registered  # a table registered for the block
+
 __all__ = [
     "ALL",
     "Contest",
@@ -267,6 +269,31 @@ class Ratings:
             got = self.state[key] = Standing(self.model.rating(), bot)
         return got
 
+    def update(self, teams: list[list[Any]], ranks: list[int]) -> None:
+        """openskill's update of `teams` (rating objects) for a finishing
+        order, done on the objects themselves.
+
+        `model.rate` returns new objects from a deep copy of its input (and a
+        uuid each): a third of the time of a refresh. The same update is its
+        `_compute` after the tau dynamics, on the teams in order of place;
+        tests/test_ratings.py holds the two equal. Without `_compute` (another
+        version of openskill) it is `rate`, its results copied back.
+        """
+        model = self.model
+        compute = getattr(model, "_compute", None)
+        if compute is None or getattr(model, "limit_sigma", False):
+            new = model.rate(teams, ranks=ranks)
+            for team, got in zip(teams, new, strict=True):
+                for old, x in zip(team, got, strict=True):
+                    old.mu, old.sigma = x.mu, x.sigma
+            return
+        tau_squared = model.tau * model.tau
+        for team in teams:
+            for p in team:
+                p.sigma = math.sqrt(p.sigma * p.sigma + tau_squared)
+        order = sorted(range(len(ranks)), key=ranks.__getitem__)
+        compute(teams=[teams[i] for i in order], ranks=[ranks[i] for i in order])
+
     def play(self, c: Contest, pos: int) -> dict[str, list[float]]:
         """Rate `c` (the `pos`-th match rated) in pool `*` and its profile's;
         each pool's win chances of the sides just before it."""
@@ -283,32 +310,47 @@ class Ratings:
         if c.pairs and all(map(all, flags)):
             pairs = [tuple(sorted(st.player for st in side.players)) for side in c.sides]
         chances: dict[str, list[float]] = {}
-        model, get = self.model, self._get
+        model, get, book = self.model, self._get, self._book
+        bots = [any(st.bot for st in side.players) for side in c.sides]
+        # pool *'s ratings before and after, by team (the pairs last)
+        done: tuple[list[Any], list[list[tuple[float, float]]]] | None = None
         for pool in (ALL, c.profile):
             held = [[get((pool, st.player, None), st.bot) if ok else None
                      for st, ok in zip(side.players, fl, strict=True)]
                     for side, fl in zip(c.sides, flags, strict=True)]
             teams = [[g.rating if g is not None else model.rating() for g in team] for team in held]
-            chances[pool] = model.predict_win(teams)
-            new = model.rate(teams, ranks=ranks)
+            pheld = [get((pool, a, b), bot) for (a, b), bot in zip(pairs, bots, strict=True)] if pairs else []
+            before = [[(x.mu, x.sigma) for x in team] for team in teams]
+            pbefore = [(g.rating.mu, g.rating.sigma) for g in pheld]
+            if done is not None and done[0] == [*before, pbefore]:
+                # everybody here stands in the profile's pool as in pool *
+                # (they played this profile only): the same update, not worked out twice
+                chances[pool] = chances[ALL]
+                for team, got in zip([*teams, [g.rating for g in pheld]], done[1], strict=True):
+                    for x, (mu, sigma) in zip(team, got, strict=True):
+                        x.mu, x.sigma = mu, sigma
+            else:
+                chances[pool] = model.predict_win(teams)
+                self.update(teams, ranks)
+                if pheld:
+                    self.update([[g.rating] for g in pheld], ranks)
+            if done is None:
+                after = [[(x.mu, x.sigma) for x in team] for team in [*teams, [g.rating for g in pheld]]]
+                done = ([*before, pbefore], after)
             for s, side in enumerate(c.sides):
-                for st, g, after in zip(side.players, held[s], new[s], strict=True):
+                for st, g, was in zip(side.players, held[s], before[s], strict=True):
                     if g is not None:
-                        self._book(g, (pool, st.player, None), st, st.bot, pos, c, s, outcome[s], after)
-            if pairs is not None:
-                bots = [any(st.bot for st in side.players) for side in c.sides]
-                pheld = [get((pool, a, b), bot) for (a, b), bot in zip(pairs, bots, strict=True)]
-                pnew = model.rate([[g.rating] for g in pheld], ranks=ranks)
+                        book(g, (pool, st.player, None), st, st.bot, pos, c, s, outcome[s], was)
+            if pairs:
                 for s, side in enumerate(c.sides):
                     a, b = pairs[s]
                     together = side.together or Stint(a, bots[s], 1, 0)
-                    self._book(pheld[s], (pool, a, b), together, bots[s], pos, c, s, outcome[s], pnew[s][0])
+                    book(pheld[s], (pool, a, b), together, bots[s], pos, c, s, outcome[s], pbefore[s])
         return chances
 
     def _book(self, g: Standing, key: Key, st: Stint, bot: bool, pos: int, c: Contest, side: int,
-              outcome: str, after: Any) -> None:
-        before = g.rating
-        g.rating = after
+              outcome: str, before: tuple[float, float]) -> None:
+        """Count the match into `g` (its rating already updated) and keep its history row."""
         g.bot = g.bot or bot
         g.matches += 1
         if outcome == "win":
@@ -326,7 +368,7 @@ class Ratings:
         g.last_pos = pos
         self.rows.append((
             key[0], key[1], key[2], pos, c.match, c.ended, side, c.places[side], outcome, bot,
-            before.mu, before.sigma, after.mu, after.sigma, st.hands, st.points_for, st.points_against,
+            before[0], before[1], g.rating.mu, g.rating.sigma, st.hands, st.points_for, st.points_against,
         ))
 
     def take_rows(self) -> pa.Table:
@@ -525,15 +567,6 @@ def _contest(listed: Listed, kind: str, players: int, result: str, winner: int |
             both = together.get((match, s, lo, hi))
         sides.append(Side(occupants, both))
     return Contest(match, listed.mno, listed.ended, listed.profile, listed.teams, tuple(sides), places)
-
-
-@contextlib.contextmanager
-def _registered(conn: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterator[str]:
-    conn.register(name, table)
-    try:
-        yield name
-    finally:
-        conn.unregister(name)
 
 
 def _scalar(conn: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Any:

@@ -396,3 +396,22 @@ def test_calibration_shapes() -> None:
     # forecasting 1/n is the uniform baseline itself
     assert g["all"]["ratings_log_loss"] == g["all"]["uniform_log_loss"]
     assert cal["train"]["matches"] == 150
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_update_in_place_equals_openskill_rate(data: Any) -> None:
+    """Ratings.update (openskill's _compute on the objects) is model.rate()."""
+    from reports.ratings import default_model
+
+    r = Ratings()
+    model = default_model()
+    n = data.draw(st.integers(2, 4))
+    size = data.draw(st.integers(1, 2))
+    ratings = st.tuples(st.floats(0, 50), st.floats(0.5, 9))
+    teams = [[model.rating(*data.draw(ratings)) for _ in range(size)] for _ in range(n)]
+    ranks = data.draw(st.lists(st.integers(1, n), min_size=n, max_size=n))
+    expected = model.rate(teams, ranks=list(ranks))
+    r.update(teams, list(ranks))
+    got = [[(p.mu, p.sigma) for p in team] for team in teams]
+    assert got == [[(p.mu, p.sigma) for p in team] for team in expected]
