@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -62,6 +63,18 @@ def _json(data: Any) -> Response:
     return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), media_type="application/json")
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def filename(stem: str) -> str:
+    """A download's file name: ids come from logs, a header takes only plain ASCII.
+
+    >>> filename("ratings-p/1-Ōtani <x>")
+    'ratings-p_1-_tani_x_.csv'
+    """
+    return _UNSAFE.sub("_", stem)[:150] + ".csv"
+
+
 def _csv(rows: Sequence[dict[str, Any]], name: str, columns: Sequence[str] | None = None) -> Response:
     """Rows as a CSV download (the JSON rows' keys as columns, lists as JSON text)."""
     cols = list(columns or (rows[0].keys() if rows else ()))
@@ -74,7 +87,7 @@ def _csv(rows: Sequence[dict[str, Any]], name: str, columns: Sequence[str] | Non
             for v in (r.get(c) for c in cols)
         ])
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
+                    headers={"Content-Disposition": f'attachment; filename="{filename(name)}"'})
 
 
 def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:

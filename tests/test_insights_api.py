@@ -103,6 +103,9 @@ def test_pair_page_and_twin(client: TestClient) -> None:
     rows = list(csv.DictReader(io.StringIO(client.get(f"/api/pair/matches.csv?a={a}&b={b}").text)))
     assert len(rows) == top["matches"] and {"match", "outcome", "opponent"} <= set(rows[0])
     assert client.get(f"/pair?a={a}&b={a}").status_code == 404
+    # ids from logs in a download's name: plain ASCII only
+    got = client.get("/api/ratings/history.csv?player=%C4%80%22x")
+    assert got.status_code == 200 and 'filename="ratings-_x.csv"' in got.headers["content-disposition"]
     assert client.get("/api/pair?a=nobody&b=else").status_code == 404
     assert client.get("/api/pair/matches.csv?a=nobody&b=else").status_code == 404
 
