@@ -16,17 +16,18 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import duckdb
 import orjson
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
-from api.fairness import _Cache  # values by (store generation, key): the same small LRU
+# a cursor per request, and values by (store generation, key): the fairness page's
+from api.fairness import Cur, _Cache
 from api.pages import render, u
 from api.render import esc
 from reports import leaderboard as lb
@@ -46,17 +47,6 @@ MinMatches = Annotated[int, Query(ge=0, le=1_000_000)]
 Holdout = Annotated[float, Query(gt=0.0, lt=1.0)]
 PER_PAGE = 50
 CHART_POINTS = 400  # at most this many points in a rating chart
-
-
-def _cursor(request: Request) -> Iterator[Cursor]:
-    cur = request.app.state.store.cursor()
-    try:
-        yield cur
-    finally:
-        cur.close()
-
-
-Cur = Annotated[Cursor, Depends(_cursor)]
 
 
 def _json(data: Any) -> Response:

@@ -34,9 +34,9 @@ and one in the pool of each profile it played.
 finishing order of any number of teams, ties included, in one update, which
 3- and 4-player games need. Its defaults (mu 25, sigma 25/3, tau 25/300)
 but a wider performance spread, beta 24 (`BETA`): one match of dominoes
-says little about skill. On held-out simulated matches it forecast better
-than the Bradley-Terry and Thurstone-Mosteller models overall and in 3-
-and 4-player games (docs/insights.md). The shown rating is the ordinal
+says little about skill. On held-out simulated matches it forecast as well
+as the Bradley-Terry model and better than Thurstone-Mosteller overall and
+in 3- and 4-player games (docs/insights.md). The shown rating is the ordinal
 mu - 3 sigma: a newcomer starts at 0 and rises as the system grows sure
 of them.
 
