@@ -24,6 +24,7 @@ Pages and their JSON twins:
                                        /api/players/{player} (same filters)
     /findings?code&severity&match&sort&order
                                        /api/findings
+    /leaderboard, /pair                api.insights (ratings)
     /upload                            POST /api/upload (multipart `file`)
 
 Downloads (api.exports, docs/exports.md): /api/<list>.csv and .parquet for
@@ -63,7 +64,7 @@ from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import exports, fairness
+from api import exports, fairness, insights
 from api import queries as q
 from api.charts import cumulative_svg
 from api.pages import render, u, warm
@@ -386,6 +387,7 @@ def create_app(
     app.include_router(exports.router)
     _routes(app)
     app.include_router(fairness.router)
+    app.include_router(insights.router)
     return app
 
 
@@ -810,6 +812,9 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
         if not q.delete_match(cur, match_id):
             raise HTTPException(404, f"no match {match_id!r}")
+        from replay.store import keep_ratings
+
+        keep_ratings(cur)  # the ratings after it are rated again without it
         request.app.state.store.bump()
         return _json({"deleted": match_id})
 
@@ -844,8 +849,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         rep = _player_view(request, cur, player, chosen) if chosen else everything
         assert rep is not None
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
-        return page("player.html", nav="players", r=rep, all=everything, filters=chosen.to_dict(),
-                    trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])))
+from api import exports, fairness, insights
 
     @app.get("/api/players/{player:path}")
     def api_player(request: Request, cur: Cur, player: str,
@@ -860,7 +864,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         rep = _player_view(request, cur, player, chosen or None)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
-        return _json(rep)
+        return _json({**rep, "ratings": insights.player_ratings(cur, player)})
 
     # findings
     @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)

@@ -99,6 +99,7 @@ from replay.store import (
     one,
     open_store,
     pending_batches,
+    ratings_beside,
     stored_files,
     write_batch,
 )
@@ -794,11 +795,15 @@ class _Loader(threading.Thread):
         self._set_threads(threads)
         if self.error is None:  # the player tables, once for the run
             t0 = time.perf_counter()
-            self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
-            self.held.drop()
-            t1 = time.perf_counter()
-            if self.error is None:
-                self._timed(keep_reports, self.conn)
+            try:
+                with ratings_beside(self.conn):  # the ratings meanwhile, beside both
+                    self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
+                    self.held.drop()
+                    t1 = time.perf_counter()
+                    if self.error is None:
+                        self._timed(keep_reports, self.conn)
+            except BaseException as exc:
+                self.error = self.error or exc
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
 
     def _set_threads(self, n: int) -> int:

@@ -52,6 +52,7 @@ __all__ = [
     "default_db_path",
     "derive_player_rows",
     "fsync_path",
+    "keep_ratings",
     "keep_reports",
     "get_findings",
     "get_hands",
@@ -66,6 +67,7 @@ __all__ = [
     "one",
     "open_store",
     "pending_batches",
+    "ratings_beside",
     "schema_version",
     "stored_files",
     "table_counts",
@@ -684,10 +686,11 @@ def derive_player_rows(
     if not one(conn, "SELECT 1 FROM player_pending LIMIT 1"):
         # nothing to derive (the batches brought their rows, replay.held): the
         # reports their matches made stale, or a store just migrated to 007 lacks
-        if reports and one(
-            conn, "SELECT 1 FROM player_held WHERE of_player NOT IN (SELECT player FROM player_reports) LIMIT 1"
-        ):
-            keep_reports(conn)
+        if reports:
+            with ratings_beside(conn):
+                if one(conn, "SELECT 1 FROM player_held "
+                             "WHERE of_player NOT IN (SELECT player FROM player_reports) LIMIT 1"):
+                    keep_reports(conn)
         return 0
     conn.execute("BEGIN TRANSACTION")
     try:
@@ -714,7 +717,8 @@ def derive_player_rows(
             conn.execute("ROLLBACK")
         raise
     if reports:
-        keep_reports(conn)
+        with ratings_beside(conn):
+            keep_reports(conn)
     return n
 
 
@@ -812,6 +816,28 @@ def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
     from reports.player import store_reports
 
     return store_reports(conn)
+
+
+def keep_ratings(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring the ratings (migration 013, reports.ratings) up to date with the
+    matches stored: only what changed is rated; nothing changed is a few
+    queries. The number of matches rated."""
+    from reports.ratings import refresh_ratings
+
+    return refresh_ratings(conn)
+
+
+@contextlib.contextmanager
+def ratings_beside(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """:func:`keep_ratings` in a thread, on a cursor (and so a transaction) of
+    its own, while the block runs; waited for (and its error raised) at the
+    end. The ratings read only what a load committed (matches, seats, hands)
+    and are Python on the GIL, the player tables and reports mostly DuckDB
+    and polars off it: side by side they take the time of the longer."""
+    with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-ratings") as pool:
+        rated = pool.submit(keep_ratings, cur)
+        yield
+        rated.result()
 
 
 def _note_run(conn: duckdb.DuckDBPyConnection, had: int, added: int) -> None:
