@@ -849,7 +849,9 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         rep = _player_view(request, cur, player, chosen) if chosen else everything
         assert rep is not None
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
-from api import exports, fairness, insights
+        return page("player.html", nav="players", r=rep, all=everything, filters=chosen.to_dict(),
+                    trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])),
+                    **insights.player_extras(cur, player))
 
     @app.get("/api/players/{player:path}")
     def api_player(request: Request, cur: Cur, player: str,
