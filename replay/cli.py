@@ -131,6 +131,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
         ("replay.analyze", "add_analyze_parser"),
         ("api.serve", "add_serve_parser"),
         ("reports.audit", "add_audit_parser"),
+        ("reports.cheats", "add_insights_parser"),
     )
     for name, hook in hooks:
         try:

@@ -819,12 +819,16 @@ def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
 
 
 def keep_ratings(conn: duckdb.DuckDBPyConnection) -> int:
-    """Bring the ratings (migration 013, reports.ratings) up to date with the
-    matches stored: only what changed is rated; nothing changed is a few
+    """Bring the ratings (migration 013, reports.ratings) and then the player
+    insights (migration 014, reports.skill) up to date with the matches
+    stored: only what changed is rated or summed; nothing changed is a few
     queries. The number of matches rated."""
     from reports.ratings import refresh_ratings
+    from reports.skill import refresh_insights
 
-    return refresh_ratings(conn)
+    rated = refresh_ratings(conn)
+    refresh_insights(conn)
+    return rated
 
 
 @contextlib.contextmanager

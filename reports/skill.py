@@ -1,0 +1,534 @@
+"""Player insights from the hand analysis: luck against skill, accuracy, partnerships.
+
+Everything here reads the analysis tables (migration 012: ``move_analysis``,
+``hand_analysis``; docs/analysis.md) through the sums of migration 014
+(``skill_rows``, one row per player, match and partner), which
+:func:`refresh_insights` keeps current after every load.
+
+**Deal luck** of a hand, for a player: the hand's par from the player's
+side (its value under perfect play by everyone, before the first move)
+minus the pool's mean par for the same profile and role (the seat's place
+after the hand's first seat; in pair games its side: the leading side or
+the other). Average luck is 0 by construction; a player dealt strong
+hands has positive luck.
+
+**Luck-adjusted points** (PokerTracker's "EV line"): the hand's result from
+the player's side minus its luck: what the player's side would have scored
+with the same play from an average deal. Luck plus the table's play
+(both sides' errors) make up the result: result = par + (result - par).
+
+**Skill**: points lost per decision (a non-forced move), on what the player
+could know (the sampled grade) and under perfect information; and
+accuracy, 100 x (1 - points lost / points at stake), summed (docs/analysis.md),
+by phase of the hand (tiles on the line before the move: the lead, 1-7,
+8-15, 16 and more), by profile and by month.
+
+**Percentiles** place a player among the pool: the players (bots left out)
+with at least :data:`MIN_DECISIONS` decisions (in the profile, for a
+profile's percentile); the share of them the player does better than, ties
+counted half.
+
+**Partnerships** (:func:`pair_skill`): the pair's combined accuracy (both
+players' lost and at-stake points summed over the hands they held side by
+side) and the supports-the-partner measure: how often the partner has to
+pass in a hand beside the player, against the partner's own rate beside
+anyone else (docs/insights.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, Final
+
+import duckdb
+
+__all__ = [
+    "MIN_DECISIONS",
+    "PHASES",
+    "pair_skill",
+    "player_skill",
+    "refresh_insights",
+    "seat_ranges",
+]
+
+Cursor = duckdb.DuckDBPyConnection
+
+#: The phases of a hand, by tiles on the line before the move (lower bounds).
+PHASES: Final = (("lead", 0), ("early", 1), ("middle", 8), ("late", 16))
+#: Decisions a player needs to be placed among the pool (percentiles).
+MIN_DECISIONS: Final = 100
+#: Points of the luck chart a report keeps, at most.
+LINE_POINTS: Final = 120
+#: Roles by which par is compared: a seat's place after the first seat (side in pairs).
+ROLES: Final = 4
+
+_PHASE = "CASE WHEN on_line = 0 THEN 0 WHEN on_line < 8 THEN 1 WHEN on_line < 16 THEN 2 ELSE 3 END"
+
+def seat_ranges(where: str = "") -> str:
+    """A query of seat rows as ranges of hands, [from_hand, to_hand): who held
+    each seat in each hand (seat changes resolved as in the player report).
+
+    >>> "to_hand" in seat_ranges("WHERE match = 'm'")
+    True
+    """
+    return (
+        "SELECT s.match, s.seat, s.player, s.bot, s.from_hand, "
+        "coalesce(lead(s.from_hand) OVER (PARTITION BY s.match, s.seat ORDER BY s.from_hand, s.seq), "
+        f"2147483647) AS to_hand FROM seats s {where}"
+    )
+
+
+# The player holding each seat in each hand of the matches to sum.
+_RANGES = "CREATE OR REPLACE TEMP TABLE _ins_ranges AS {ranges}"
+
+# One row per analysed hand and seat: par, result, role; and the seat's
+# decisions summed (move_analysis). `y`: the omniscience statistic of a
+# decision (move_analysis.hindsight, reports.cheats).
+_HAND_SEATS = """
+CREATE OR REPLACE TEMP TABLE _ins_hs AS
+WITH mt AS MATERIALIZED (  -- a match's JSON read once, not once a hand and seat
+    SELECT match, profile, rules->>'teams' = 'pairs' AS pairs, started, mno FROM matches {where}
+), h AS (
+    SELECT match, hand, first_seat, len(par) AS n,
+           unnest(range(len(par))) AS seat, unnest(par) AS par, unnest(result) AS result
+    FROM hand_analysis WHERE skip IS NULL {and_where}
+), d AS (
+    SELECT match, hand, seat, NOT forced AS dec, {phase} AS ph,
+           coalesce(pimc_loss, dd_loss::DOUBLE) AS lost, coalesce(stake, stake_dd::DOUBLE) AS stake,
+           dd_loss::DOUBLE AS lost_dd, stake_dd::DOUBLE AS stake_dd, class,
+           hindsight AS y,
+           NOT forced AND coalesce(differs, false) AS dif, dd = dd_best AS best
+    FROM move_analysis {where}
+), s AS (
+    SELECT match, hand, seat,
+           count(*) FILTER (dec) AS decisions,
+           coalesce(sum(lost) FILTER (dec), 0) AS lost, coalesce(sum(stake) FILTER (dec), 0) AS stake,
+           coalesce(sum(lost_dd) FILTER (dec), 0) AS lost_dd,
+           coalesce(sum(stake_dd) FILTER (dec), 0) AS stake_dd,
+           {phases}
+           count(*) FILTER (class = 'inaccuracy') AS inaccuracies,
+           count(*) FILTER (class = 'mistake') AS mistakes,
+           count(*) FILTER (class = 'blunder') AS blunders,
+           count(y) AS y_n, coalesce(sum(y), 0) AS y_sum,
+           count(*) FILTER (dif) AS differs_n, count(*) FILTER (dif AND best) AS differs_hit
+    FROM d GROUP BY match, hand, seat
+)
+SELECT h.match, h.hand, h.seat, h.par, h.result,
+       CASE WHEN m.pairs THEN (h.seat - h.first_seat + h.n) % 2
+            ELSE (h.seat - h.first_seat + h.n) % h.n END AS role,
+       m.profile, m.pairs AND h.n = 4 AS pairs, m.started, m.mno,
+       coalesce(s.decisions, 0) AS decisions, coalesce(s.lost, 0) AS lost, coalesce(s.stake, 0) AS stake,
+       coalesce(s.lost_dd, 0) AS lost_dd, coalesce(s.stake_dd, 0) AS stake_dd,
+       {phase_cols}
+       coalesce(s.inaccuracies, 0) AS inaccuracies, coalesce(s.mistakes, 0) AS mistakes,
+       coalesce(s.blunders, 0) AS blunders, coalesce(s.y_n, 0) AS y_n, coalesce(s.y_sum, 0) AS y_sum,
+       coalesce(s.differs_n, 0) AS differs_n, coalesce(s.differs_hit, 0) AS differs_hit
+FROM h JOIN mt m USING (match)
+LEFT JOIN s USING (match, hand, seat)
+"""
+
+_HINDSIGHT = """
+UPDATE move_analysis SET hindsight = (dd - list_avg(list_transform(alternatives, lambda a: a.dd)))
+                                     - (pimc - list_avg(list_transform(alternatives, lambda a: a.pimc)))
+WHERE hindsight IS NULL AND NOT forced AND pimc IS NOT NULL AND len(alternatives) > 1"""
+
+_ROWS = """
+INSERT INTO skill_rows BY NAME
+SELECT r.player, x.match, any_value(x.mno) AS mno, p.player AS partner, any_value(x.profile) AS profile,
+       any_value(x.started) AS started, count(*) AS hands, sum(x.result) AS points,
+       {par_roles}
+       sum(x.decisions) AS decisions, sum(x.lost) AS lost, sum(x.stake) AS stake, sum(x.lost_dd) AS lost_dd,
+       sum(x.stake_dd) AS stake_dd,
+       {phase_sums}
+       sum(x.inaccuracies) AS inaccuracies, sum(x.mistakes) AS mistakes, sum(x.blunders) AS blunders,
+       sum(x.y_n) AS y_n, sum(x.y_sum) AS y_sum, count(*) FILTER (x.y_n > 0) AS y_hands,
+       sum(x.y_sum * x.y_sum) AS y_sq, sum(x.differs_n) AS differs_n, sum(x.differs_hit) AS differs_hit
+FROM _ins_hs x
+JOIN _ins_ranges r ON r.match = x.match AND r.seat = x.seat AND x.hand >= r.from_hand AND x.hand < r.to_hand
+LEFT JOIN _ins_ranges p ON x.pairs AND p.match = x.match AND p.seat = (x.seat + 2) % 4
+     AND x.hand >= p.from_hand AND x.hand < p.to_hand
+GROUP BY r.player, x.match, p.player
+"""
+
+# skill_players' sums over skill_rows r (joined with luck_base b0..b3)
+_SUMS = ", ".join(
+    ["count(DISTINCT r.match)", "sum(r.hands)", "sum(r.points)", "{luck}"]
+    + [f"sum(r.{c})" for c in ("decisions", "lost", "stake", "lost_dd", "stake_dd", "inaccuracies", "mistakes",
+                               "blunders", "y_n", "y_sum", "y_hands", "y_sq", "differs_n", "differs_hit")]
+)
+
+
+def _phase_sql() -> tuple[str, str, str]:
+    """The per-phase columns of the three statements above."""
+    agg, cols, sums = [], [], []
+    for k in range(len(PHASES)):
+        # sums of CASE, not FILTERs: half the time on 25M rows
+        for name, expr in (("dec", "sum(CASE WHEN dec AND ph = {k} THEN 1 ELSE 0 END)"),
+                           ("lost", "sum(CASE WHEN dec AND ph = {k} THEN lost ELSE 0 END)"),
+                           ("stake", "sum(CASE WHEN dec AND ph = {k} THEN stake ELSE 0 END)"),
+                           ("lost_dd", "sum(CASE WHEN dec AND ph = {k} THEN lost_dd ELSE 0 END)"),
+                           ("stake_dd", "sum(CASE WHEN dec AND ph = {k} THEN stake_dd ELSE 0 END)")):  # fmt: skip
+            agg.append(f"{expr.format(k=k)} AS {name}_p{k},")
+            cols.append(f"coalesce(s.{name}_p{k}, 0) AS {name}_p{k},")
+            sums.append(f"sum(x.{name}_p{k}) AS {name}_p{k},")
+    return " ".join(agg), " ".join(cols), " ".join(sums)
+
+
+def _luck_sql(alias: str = "") -> str:
+    """Luck summed over skill_rows (joined with luck_base as b0..b3)."""
+    return " + ".join(f"sum({alias}par_r{k} - {alias}role_r{k} * coalesce(b{k}.par, 0))" for k in range(ROLES))
+
+
+def _base_joins(alias: str) -> str:
+    return " ".join(f"LEFT JOIN luck_base b{k} ON b{k}.profile = {alias}.profile AND b{k}.role = {k}"
+                    for k in range(ROLES))
+
+
+def refresh_insights(conn: Cursor) -> int:
+    """Bring migration 014's tables up to date with the analysed matches:
+    rows of matches gone, replaced or analysed again are dropped (with their
+    partner-peeking grades), rows of newly analysed matches are added, and
+    the players' totals and the luck baseline are worked out again. One
+    transaction; nothing changed is two small queries. The number of
+    matches whose rows were added."""
+    if not _count(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'insight_matches'"):
+        return 0  # a store older than migration 014 (opened read-only, or being migrated)
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        n = _refresh(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return n
+
+
+def _refresh(conn: Cursor) -> int:
+    conn.execute(
+        "CREATE OR REPLACE TEMP TABLE _ins_want AS SELECT match, mno, analysis FROM matches "
+        "WHERE analysis IS NOT NULL"
+    )
+    conn.execute(
+        "CREATE OR REPLACE TEMP TABLE _ins_gone AS SELECT match FROM insight_matches "
+        "EXCEPT SELECT match FROM (SELECT match, mno, analysis FROM insight_matches "
+        "  INTERSECT SELECT match, mno, analysis FROM _ins_want)"
+    )
+    gone = _count(conn, "SELECT count(*) FROM _ins_gone")
+    if gone:
+        for t in ("skill_rows", "insight_matches", "peek_analysis"):
+            conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _ins_gone)")
+    had = _count(conn, "SELECT count(*) FROM insight_matches")
+    conn.execute(
+        "CREATE OR REPLACE TEMP TABLE _ins_todo AS SELECT match, mno, analysis FROM _ins_want "
+        "WHERE match NOT IN (SELECT match FROM insight_matches)"
+    )
+    todo = _count(conn, "SELECT count(*) FROM _ins_todo")
+    if todo:
+        # every match (an empty table, or a full redo): no filter to apply
+        where = "" if not had else "WHERE match IN (SELECT match FROM _ins_todo)"
+        # rows a spool batch of an older version brought without it (migration 014 did the rest)
+        conn.execute(_HINDSIGHT + ("" if not had else " AND match IN (SELECT match FROM _ins_todo)"))
+        phase_agg, phase_cols, phase_sums = _phase_sql()
+        conn.execute(_RANGES.format(ranges=seat_ranges(where)))
+        conn.execute(_HAND_SEATS.format(where=where, and_where=where.replace("WHERE", "AND"), phase=_PHASE,
+                                        phases=phase_agg, phase_cols=phase_cols))
+        par_roles = " ".join(f"coalesce(sum(x.par) FILTER (x.role = {k}), 0) AS par_r{k}, "
+                             f"count(*) FILTER (x.role = {k}) AS role_r{k}," for k in range(ROLES))
+        conn.execute(_ROWS.format(par_roles=par_roles, phase_sums=phase_sums))
+        conn.execute("INSERT INTO insight_matches SELECT match, mno, analysis FROM _ins_todo")
+        for t in ("_ins_ranges", "_ins_hs"):
+            conn.execute(f"DROP TABLE {t}")
+    held = _count(conn, "SELECT count(*) FROM insight_matches")
+    if gone or todo or held != _count(conn, "SELECT coalesce(max(matches), 0) FROM insight_totals"):
+        _totals(conn)
+        conn.execute("DELETE FROM insight_totals")
+        conn.execute("INSERT INTO insight_totals VALUES (?)", [held])
+    for t in ("_ins_want", "_ins_gone", "_ins_todo"):
+        conn.execute(f"DROP TABLE {t}")
+    return todo
+
+
+def _totals(conn: Cursor) -> None:
+    """luck_base and skill_players from skill_rows, from nothing."""
+    conn.execute("DELETE FROM luck_base")
+    parts = " UNION ALL ".join(
+        f"SELECT profile, {k} AS role, sum(role_r{k}) AS hands, sum(par_r{k}) AS par FROM skill_rows GROUP BY profile"
+        for k in range(ROLES)
+    )
+    conn.execute(f"INSERT INTO luck_base SELECT profile, role, hands, par / hands FROM ({parts}) WHERE hands > 0")
+    conn.execute("DELETE FROM skill_players")
+    sums = _SUMS.format(luck=_luck_sql("r."))
+    for key, group in (("'*'", ""), ("r.profile", ", r.profile")):
+        conn.execute(
+            f"INSERT INTO skill_players SELECT r.player, {key}, coalesce(any_value(pl.bot), false), {sums} "
+            f"FROM skill_rows r {_base_joins('r')} LEFT JOIN players pl ON pl.player = r.player "
+            f"GROUP BY r.player{group}"
+        )
+
+
+def _count(conn: Cursor, sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+# -- reads ---------------------------------------------------------------------------
+
+
+def accuracy(lost: float | None, stake: float | None) -> float | None:
+    """100 x (1 - lost / stake), None when nothing was at stake (docs/analysis.md).
+
+    >>> accuracy(20, 50), accuracy(0, 0)
+    (60.0, None)
+    """
+    if not stake or stake <= 1e-9 or lost is None:
+        return None
+    return round(max(0.0, 100.0 * (1.0 - lost / stake)), 2)
+
+
+def _per(x: float | None, n: int | None, nd: int = 3) -> float | None:
+    return None if not n or x is None else round(x / n, nd)
+
+
+def has_insights(cur: Cursor) -> bool:
+    """Whether the store has migration 014 (an older one is migrated on open)."""
+    return bool(cur.execute(
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'skill_rows'").fetchall())
+
+
+def player_skill(cur: Cursor, player: str, filters: Any = None) -> dict[str, Any]:
+    """A player's luck, skill and accuracy (the player report's section), with
+    the pool percentiles (of all their hands, whatever the filters). Empty
+    figures (``hands`` 0) when nothing of theirs was analysed. `filters`: a
+    reports.player.ReportFilters (profile, days of the match's start, partner)."""
+    where, params = "r.player = $player", dict[str, Any](player=player)
+    if filters:
+        if filters.profile is not None:
+            where, params["profile"] = where + " AND r.profile = $profile", filters.profile
+        if filters.partner is not None:
+            where, params["partner"] = where + " AND r.partner = $partner", filters.partner
+        if filters.date_from is not None:  # the days of the match's start, UTC, both ends included
+            where += " AND r.started >= $date_from"
+            params["date_from"] = dt.datetime.combine(filters.date_from, dt.time(), dt.UTC)
+        if filters.date_to is not None:
+            where += " AND r.started < $date_to"
+            params["date_to"] = dt.datetime.combine(filters.date_to + dt.timedelta(days=1), dt.time(), dt.UTC)
+    rows = cur.execute(
+        f"SELECT r.*, {' + '.join(f'(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))' for k in range(ROLES))} AS luck "
+        f"FROM skill_rows r {_base_joins('r')} WHERE {where} ORDER BY r.started NULLS LAST, r.mno, r.match",
+        params,
+    )  # fmt: skip
+    cols = [d[0] for d in rows.description or ()]
+    data = [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
+    bot = cur.execute("SELECT bot FROM players WHERE player = ?", [player]).fetchone()
+    out: dict[str, Any] = {"player": player, "bot": bool(bot and bot[0]), "min_decisions": MIN_DECISIONS,
+                           "filters": filters.to_dict() if filters else {}, **_figures(data)}
+    out["phases"] = _phases(data)
+    out["profiles"] = _by(data, lambda r: r["profile"] or "?", "profile")
+    out["months"] = _by(data, lambda r: r["started"].strftime("%Y-%m") if r["started"] else "?", "month")
+    out["line"] = _line(data)
+    out["percentiles"] = percentiles(cur, player, [p["profile"] for p in out["profiles"]])
+    return out
+
+
+def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Totals of some skill_rows: luck, points, skill, accuracy."""
+    def s(k: str) -> Any:
+        return sum(r[k] for r in rows)
+
+    hands, dec = s("hands"), s("decisions")
+    matches = len({r["match"] for r in rows})
+    return {
+        "matches": matches,
+        "hands": hands,
+        "points": s("points"),
+        "points_per_hand": _per(s("points"), hands, 2),
+        "luck": round(s("luck"), 2),
+        "luck_per_hand": _per(s("luck"), hands, 2),
+        "adjusted_points": round(s("points") - s("luck"), 2),
+        "adjusted_per_hand": _per(s("points") - s("luck"), hands, 2),
+        "decisions": dec,
+        "lost_per_decision": _per(s("lost"), dec),
+        "lost_dd_per_decision": _per(s("lost_dd"), dec),
+        "accuracy": accuracy(s("lost"), s("stake")),
+        "accuracy_dd": accuracy(s("lost_dd"), s("stake_dd")),
+        "inaccuracies": s("inaccuracies"),
+        "mistakes": s("mistakes"),
+        "blunders": s("blunders"),
+    }
+
+
+def _phases(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for k, (name, low) in enumerate(PHASES):
+        hi = PHASES[k + 1][1] - 1 if k + 1 < len(PHASES) else None
+        def s(c: str, k: int = k) -> Any:
+            return sum(r[f"{c}_p{k}"] for r in rows)
+        out.append({
+            "phase": name, "tiles_on_line": f"{low}" if hi == low else f"{low}-{hi}" if hi is not None else f"{low}+",
+            "decisions": s("dec"), "accuracy": accuracy(s("lost"), s("stake")),
+            "accuracy_dd": accuracy(s("lost_dd"), s("stake_dd")),
+            "lost_per_decision": _per(s("lost"), s("dec")),
+        })  # fmt: skip
+    return out
+
+
+def _by(rows: Sequence[dict[str, Any]], key: Any, name: str) -> list[dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    out = []
+    for k, rs in groups.items():
+        f = _figures(rs)
+        out.append({name: k, **{c: f[c] for c in (
+            "matches", "hands", "decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+            "lost_dd_per_decision", "luck_per_hand", "points_per_hand", "adjusted_per_hand")}})  # fmt: skip
+    if name == "profile":
+        out.sort(key=lambda r: (-r["hands"], r[name]))
+    else:
+        out.sort(key=lambda r: r[name])
+    return out
+
+
+def _line(rows: Sequence[dict[str, Any]], most: int = LINE_POINTS) -> dict[str, list[Any]]:
+    """The real and the luck-adjusted points, added up match by match in time
+    order, at `most` matches spread evenly (the first and the last among them).
+
+    >>> rows = [{"hands": 2, "points": 10, "luck": 4.0, "match": "a", "started": None},
+    ...         {"hands": 1, "points": -5, "luck": -1.0, "match": "b", "started": None}]
+    >>> _line(rows)
+    {'hands': [2, 3], 'points': [10, 5], 'adjusted': [6.0, 2.0], 'luck': [4.0, 3.0], 'matches': ['a', 'b'], 'days': [None, None]}
+    """
+    hands = points = 0
+    luck = 0.0
+    full: list[tuple[int, int, float, str, Any]] = []
+    for r in rows:
+        hands += r["hands"]
+        points += r["points"]
+        luck += r["luck"]
+        full.append((hands, points, luck, r["match"], r["started"]))
+    if len(full) > most:
+        step = (len(full) - 1) / (most - 1)
+        full = [full[round(i * step)] for i in range(most)]
+    return {
+        "hands": [f[0] for f in full],
+        "points": [f[1] for f in full],
+        "adjusted": [round(f[1] - f[2], 2) for f in full],
+        "luck": [round(f[2], 2) for f in full],
+        "matches": [f[3] for f in full],
+        "days": [f[4].strftime("%Y-%m-%d") if isinstance(f[4], dt.datetime) else None for f in full],
+    }
+
+
+#: The figures placed among the pool; True: higher is better.
+RANKED: Final = {
+    "accuracy": True, "accuracy_dd": True, "lost_per_decision": False, "lost_dd_per_decision": False,
+    "luck_per_hand": True, "points_per_hand": True, "adjusted_per_hand": True,
+}
+
+_RANK_SQL = """
+WITH p AS (
+    SELECT player, profile, bot, decisions,
+           CASE WHEN stake > 0 THEN 100 * greatest(0, 1 - lost / stake) END AS accuracy,
+           CASE WHEN stake_dd > 0 THEN 100 * greatest(0, 1 - lost_dd / stake_dd) END AS accuracy_dd,
+           lost / decisions AS lost_per_decision, lost_dd / decisions AS lost_dd_per_decision,
+           luck / hands AS luck_per_hand, points / hands AS points_per_hand,
+           (points - luck) / hands AS adjusted_per_hand
+    FROM skill_players WHERE list_contains($profiles, profile) AND decisions >= $least AND hands > 0
+      AND (NOT bot OR player = $player)
+)
+SELECT me.profile, count(*) AS pool, {ranks}
+FROM p me JOIN p o ON o.profile = me.profile AND o.player <> me.player
+WHERE me.player = $player GROUP BY me.profile
+"""
+
+
+def percentiles(cur: Cursor, player: str, profiles: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Where the player stands among the pool's players (not bots) with at least
+    MIN_DECISIONS decisions, in every profile together (``*``) and in each of
+    `profiles`: per figure, the share of the others the player does better
+    than (ties half), 0 to 100; None for a player with fewer decisions."""
+    ranks = ", ".join(
+        f"100.0 * (count(*) FILTER (o.{k} {'<' if up else '>'} me.{k}) + 0.5 * count(*) FILTER (o.{k} = me.{k})) "
+        f"/ nullif(count(o.{k}), 0) AS {k}"
+        for k, up in RANKED.items()
+    )
+    got = cur.execute(_RANK_SQL.format(ranks=ranks), {
+        "profiles": ["*", *profiles], "least": MIN_DECISIONS, "player": player}).fetchall()  # fmt: skip
+    out: dict[str, dict[str, Any]] = {}
+    for row in got:
+        prof, pool, *vals = row
+        out[prof] = {"pool": pool + 1, **{k: None if v is None else round(v, 1) for k, v in zip(RANKED, vals, strict=True)}}
+    return out
+
+
+# -- pairs -----------------------------------------------------------------------------
+
+
+def pair_skill(cur: Cursor, a: str, b: str) -> dict[str, Any]:
+    """A pair's combined figures over the hands they held side by side, each
+    player's own, and the supports-the-partner measure both ways."""
+    rows = cur.execute(
+        f"SELECT r.*, {' + '.join(f'(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))' for k in range(ROLES))} AS luck "
+        f"FROM skill_rows r {_base_joins('r')} WHERE (r.player = $a AND r.partner = $b) OR (r.player = $b AND r.partner = $a)",
+        {"a": a, "b": b},
+    )  # fmt: skip
+    cols = [d[0] for d in rows.description or ()]
+    data = [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
+    mine = {p: [r for r in data if r["player"] == p] for p in (a, b)}
+    both = _figures(data)
+    combined = {k: both[k] for k in ("decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+                                     "lost_dd_per_decision", "inaccuracies", "mistakes", "blunders")}
+    combined["hands"] = max((_figures(rs)["hands"] for rs in mine.values()), default=0)
+    per_player = []
+    for p in (a, b):
+        f = _figures(mine[p])
+        per_player.append({"player": p, **{k: f[k] for k in (
+            "hands", "decisions", "accuracy", "accuracy_dd", "lost_per_decision", "luck_per_hand")}})  # fmt: skip
+    return {"combined": combined, "players": per_player,
+            "support": [support(cur, a, b), support(cur, b, a)]}
+
+
+# The partner's passes per hand: beside `giver`, and beside anyone else.
+_SUPPORT = """
+SELECT partner = $giver AS beside, count(*) AS hands, sum(p) AS passes, sum(p * p) AS sq
+FROM (SELECT partner, greatest(coalesce(passes, 0) - CASE WHEN result = 'block' AND block_end = 'all_pass'
+                                                        THEN 1 ELSE 0 END, 0) AS p
+      FROM player_held WHERE of_player = $taker AND partner IS NOT NULL AND result IN ('domino', 'block'))
+GROUP BY beside
+"""
+
+
+def support(cur: Cursor, giver: str, taker: str) -> dict[str, Any]:
+    """How `giver` supports `taker` as a partner: `taker`'s passes per hand
+    (in play; the closing passes of a block under all_pass not counted)
+    beside `giver` and beside its other partners, the difference
+    (negative: `taker` passes less beside `giver`), and its z (the two
+    means' difference over its standard error, hands as the units)."""
+    got = {bool(r[0]): r[1:] for r in cur.execute(_SUPPORT, {"giver": giver, "taker": taker}).fetchall()}
+    out: dict[str, Any] = {"player": giver, "partner": taker}
+    stats = {}
+    for key, name in ((True, "beside"), (False, "others")):
+        n, s, sq = got.get(key, (0, 0, 0))
+        mean = s / n if n else None
+        var = (sq - n * mean * mean) / (n - 1) if n and n > 1 and mean is not None else None
+        stats[name] = (n, mean, var)
+        out[f"hands_{name}"] = n
+        out[f"passes_per_hand_{name}"] = None if mean is None else round(mean, 3)
+    (n1, m1, v1), (n2, m2, v2) = stats["beside"], stats["others"]
+    diff = None if m1 is None or m2 is None else m1 - m2
+    out["difference"] = None if diff is None else round(diff, 3)
+    se = math.sqrt(v1 / n1 + v2 / n2) if v1 is not None and v2 is not None and n1 and n2 else None
+    out["z"] = None if diff is None or not se else round(diff / se, 2)
+    return out
+
+
+def timed_refresh(conn: Cursor) -> tuple[int, float]:
+    """:func:`refresh_insights` and its wall time in seconds (the benches')."""
+    t0 = time.perf_counter()
+    n = refresh_insights(conn)
+    return n, time.perf_counter() - t0
