@@ -866,7 +866,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         rep = _player_view(request, cur, player, chosen or None)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
-        return _json({**rep, "ratings": insights.player_ratings(cur, player),
+        return _json({**rep, "ratings": insights.player_ratings(cur, player, request),
                       "skill": insights.player_skill(request, cur, player, chosen)})
 
     # findings

@@ -19,6 +19,7 @@ through api.pages. Downloads follow api.exports' scheme.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -74,6 +75,40 @@ def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
     cache = getattr(state, "ratings_cache", None)
     if cache is None:
         cache = state.ratings_cache = _Cache()
+    return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+
+
+class _Lru:
+    """Values by key, the `size` most recently used kept; thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_or_make(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = make()
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+
+#: Players whose rating and insight sections are kept (per store generation),
+#: as api.app keeps 256 player reports: a revisit costs no query.
+PLAYER_SECTIONS = 256
+
+
+def _per_player(request: Request, key: Any, make: Callable[[], Any]) -> Any:
+    state = request.app.state
+    cache = getattr(state, "player_sections", None)
+    if cache is None:
+        cache = state.player_sections = _Lru(2 * PLAYER_SECTIONS)  # a player's two sections
     return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
 
 
@@ -232,9 +267,12 @@ _PAIR_MATCH_COLUMNS = (
 # --- the player page's section ------------------------------------------------------------
 
 
-def player_ratings(cur: Cursor, player: str) -> dict[str, Any]:
-    """The ratings the player's JSON twin carries (reports.leaderboard.player_ratings)."""
-    return lb.player_ratings(cur, player)
+def player_ratings(cur: Cursor, player: str, request: Request | None = None) -> dict[str, Any]:
+    """The ratings the player's JSON twin carries (reports.leaderboard.player_ratings),
+    kept per store generation."""
+    if request is None:
+        return lb.player_ratings(cur, player)
+    return _per_player(request, ("ratings", player), lambda: lb.player_ratings(cur, player))
 
 
 def player_skill(request: Request | None, cur: Cursor, player: str, filters: Any = None) -> dict[str, Any]:
@@ -242,13 +280,14 @@ def player_skill(request: Request | None, cur: Cursor, player: str, filters: Any
     (reports.skill.player_skill; `filters` as the report's), kept per store generation."""
     if request is None:
         return skill.player_skill(cur, player, filters or None)
-    return _cached(request, ("skill", player, filters or None), lambda: skill.player_skill(cur, player, filters or None))
+    return _per_player(request, ("skill", player, filters or None),
+                       lambda: skill.player_skill(cur, player, filters or None))
 
 
 def player_extras(cur: Cursor, player: str, request: Request | None = None, filters: Any = None) -> dict[str, Any]:
     """What player.html's rating and insight sections are drawn from: `ratings`,
     `rating_chart`, `skill` and its charts (the insights follow the report's `filters`)."""
-    got = lb.player_ratings(cur, player)
+    got = player_ratings(cur, player, request)
     sk = player_skill(request, cur, player, filters)
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,

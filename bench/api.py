@@ -95,6 +95,7 @@ def with_analysis(db: Path) -> None:
     try:
         if not has_analysis(conn):
             synthesize_analysis(conn, say=lambda m: print(m, file=sys.stderr))
+        if not conn.execute("SELECT 1 FROM insight_matches LIMIT 1").fetchall():
             t0 = time.perf_counter()
             keep_ratings(conn)
             conn.execute("CHECKPOINT")

@@ -64,7 +64,10 @@ SELECT match, hand, ply::SMALLINT AS ply, seat, {ANALYSIS_VERSION} AS version,
        list_max(list_transform(alts, lambda x: x.dd)) - list_min(list_transform(alts, lambda x: x.dd)) AS stake_dd,
        CASE WHEN forced THEN NULL ELSE alts[pick].pimc = list_max(list_transform(alts, lambda x: x.pimc)) END
          AS pimc_best_played,
-       CASE WHEN forced THEN NULL ELSE random() < 0.25 END AS differs
+       CASE WHEN forced THEN NULL ELSE random() < 0.25 END AS differs,
+       CASE WHEN forced OR len(alts) < 2 THEN NULL
+            ELSE (alts[pick].dd - list_avg(list_transform(alts, lambda x: x.dd)))
+                 - (alts[pick].pimc - list_avg(list_transform(alts, lambda x: x.pimc))) END AS hindsight
 FROM b
 """
 

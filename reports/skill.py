@@ -65,6 +65,16 @@ MIN_DECISIONS: Final = 100
 LINE_POINTS: Final = 120
 #: Roles by which par is compared: a seat's place after the first seat (side in pairs).
 ROLES: Final = 4
+#: The figures placed among the pool: (their value from skill_players' sums, higher is better).
+RANKED: Final[dict[str, tuple[str, bool]]] = {
+    "accuracy": ("CASE WHEN stake > 0 THEN 100 * greatest(0, 1 - lost / stake) END", True),
+    "accuracy_dd": ("CASE WHEN stake_dd > 0 THEN 100 * greatest(0, 1 - lost_dd / stake_dd) END", True),
+    "lost_per_decision": ("lost / decisions", False),
+    "lost_dd_per_decision": ("lost_dd / decisions", False),
+    "luck_per_hand": ("luck / hands", True),
+    "points_per_hand": ("points / hands", True),
+    "adjusted_per_hand": ("(points - luck) / hands", True),
+}
 
 _PHASE = "CASE WHEN on_line = 0 THEN 0 WHEN on_line < 8 THEN 1 WHEN on_line < 16 THEN 2 ELSE 3 END"
 
@@ -87,9 +97,9 @@ _RANGES = "CREATE OR REPLACE TEMP TABLE _ins_ranges AS {ranges}"
 
 # One row per analysed hand and seat: par, result, role; and the seat's
 # decisions summed (move_analysis). `y`: the omniscience statistic of a
-# decision (move_analysis.hindsight, reports.cheats).
+# decision (move_analysis.hindsight, reports.cheats). A subquery of _ROWS
+# (a temporary table of its 4M rows at 1M hands cost a second more).
 _HAND_SEATS = """
-CREATE OR REPLACE TEMP TABLE _ins_hs AS
 WITH mt AS MATERIALIZED (  -- a match's JSON read once, not once a hand and seat
     SELECT match, profile, rules->>'teams' = 'pairs' AS pairs, started, mno FROM matches {where}
 ), h AS (
@@ -97,38 +107,46 @@ WITH mt AS MATERIALIZED (  -- a match's JSON read once, not once a hand and seat
            unnest(range(len(par))) AS seat, unnest(par) AS par, unnest(result) AS result
     FROM hand_analysis WHERE skip IS NULL {and_where}
 ), d AS (
-    SELECT match, hand, seat, NOT forced AS dec, {phase} AS ph,
-           coalesce(pimc_loss, dd_loss::DOUBLE) AS lost, coalesce(stake, stake_dd::DOUBLE) AS stake,
-           dd_loss::DOUBLE AS lost_dd, stake_dd::DOUBLE AS stake_dd, class,
-           hindsight AS y,
+    SELECT match, hand, seat, forced, {phase} AS ph, coalesce(pimc_loss, dd_loss::DOUBLE) AS lost,
+           coalesce(stake, stake_dd::DOUBLE) AS stake, dd_loss, stake_dd, class, hindsight,
            NOT forced AND coalesce(differs, false) AS dif, dd = dd_best AS best
     FROM move_analysis {where}
 ), s AS (
+    -- This scans every move, and its cost is one aggregate update a move and
+    -- aggregate: the counts go 12 bits a field into two BIGINT sums (a hand's
+    -- seat moves far fewer than 4,096 times), the perfect-information phase
+    -- sums (whole points) 32 bits a field into two HUGEINT sums; unpacked
+    -- below, a row a hand and seat. 15 sums instead of 32: half the time.
     SELECT match, hand, seat,
-           count(*) FILTER (dec) AS decisions,
-           coalesce(sum(lost) FILTER (dec), 0) AS lost, coalesce(sum(stake) FILTER (dec), 0) AS stake,
-           coalesce(sum(lost_dd) FILTER (dec), 0) AS lost_dd,
-           coalesce(sum(stake_dd) FILTER (dec), 0) AS stake_dd,
+           sum(CASE WHEN forced THEN 0 ELSE 1::BIGINT << (12 * ph) END
+               + CASE WHEN hindsight IS NULL THEN 0 ELSE 1::BIGINT << 48 END) AS c1,
+           sum(CASE class WHEN 'inaccuracy' THEN 1 WHEN 'mistake' THEN 1::BIGINT << 12
+                          WHEN 'blunder' THEN 1::BIGINT << 24 ELSE 0 END
+               + CASE WHEN dif THEN 1::BIGINT << 36 ELSE 0 END
+               + CASE WHEN dif AND best THEN 1::BIGINT << 48 ELSE 0 END) AS c2,
+           sum(CASE WHEN forced THEN 0 ELSE dd_loss::HUGEINT << (32 * ph) END) AS ldp,
+           sum(CASE WHEN forced THEN 0 ELSE stake_dd::HUGEINT << (32 * ph) END) AS sdp,
+           sum(CASE WHEN forced THEN 0 ELSE lost END) AS lost, sum(CASE WHEN forced THEN 0 ELSE stake END) AS stake,
            {phases}
-           count(*) FILTER (class = 'inaccuracy') AS inaccuracies,
-           count(*) FILTER (class = 'mistake') AS mistakes,
-           count(*) FILTER (class = 'blunder') AS blunders,
-           count(y) AS y_n, coalesce(sum(y), 0) AS y_sum,
-           count(*) FILTER (dif) AS differs_n, count(*) FILTER (dif AND best) AS differs_hit
+           coalesce(sum(hindsight), 0) AS y_sum
     FROM d GROUP BY match, hand, seat
+), u AS (
+    SELECT *, {unpack} FROM s
 )
 SELECT h.match, h.hand, h.seat, h.par, h.result,
        CASE WHEN m.pairs THEN (h.seat - h.first_seat + h.n) % 2
             ELSE (h.seat - h.first_seat + h.n) % h.n END AS role,
        m.profile, m.pairs AND h.n = 4 AS pairs, m.started, m.mno,
-       coalesce(s.decisions, 0) AS decisions, coalesce(s.lost, 0) AS lost, coalesce(s.stake, 0) AS stake,
-       coalesce(s.lost_dd, 0) AS lost_dd, coalesce(s.stake_dd, 0) AS stake_dd,
+       coalesce(s.dec_p0 + s.dec_p1 + s.dec_p2 + s.dec_p3, 0) AS decisions,
+       coalesce(s.lost, 0) AS lost, coalesce(s.stake, 0) AS stake,
+       coalesce(s.lost_dd_p0 + s.lost_dd_p1 + s.lost_dd_p2 + s.lost_dd_p3, 0) AS lost_dd,
+       coalesce(s.stake_dd_p0 + s.stake_dd_p1 + s.stake_dd_p2 + s.stake_dd_p3, 0) AS stake_dd,
        {phase_cols}
        coalesce(s.inaccuracies, 0) AS inaccuracies, coalesce(s.mistakes, 0) AS mistakes,
        coalesce(s.blunders, 0) AS blunders, coalesce(s.y_n, 0) AS y_n, coalesce(s.y_sum, 0) AS y_sum,
        coalesce(s.differs_n, 0) AS differs_n, coalesce(s.differs_hit, 0) AS differs_hit
 FROM h JOIN mt m USING (match)
-LEFT JOIN s USING (match, hand, seat)
+LEFT JOIN u s USING (match, hand, seat)
 """
 
 _HINDSIGHT = """
@@ -147,35 +165,38 @@ SELECT r.player, x.match, any_value(x.mno) AS mno, p.player AS partner, any_valu
        sum(x.inaccuracies) AS inaccuracies, sum(x.mistakes) AS mistakes, sum(x.blunders) AS blunders,
        sum(x.y_n) AS y_n, sum(x.y_sum) AS y_sum, count(*) FILTER (x.y_n > 0) AS y_hands,
        sum(x.y_sum * x.y_sum) AS y_sq, sum(x.differs_n) AS differs_n, sum(x.differs_hit) AS differs_hit
-FROM _ins_hs x
+FROM ({hand_seats}) x
 JOIN _ins_ranges r ON r.match = x.match AND r.seat = x.seat AND x.hand >= r.from_hand AND x.hand < r.to_hand
 LEFT JOIN _ins_ranges p ON x.pairs AND p.match = x.match AND p.seat = (x.seat + 2) % 4
      AND x.hand >= p.from_hand AND x.hand < p.to_hand
 GROUP BY r.player, x.match, p.player
 """
 
-# skill_players' sums over skill_rows r (joined with luck_base b0..b3)
+# skill_players' sums over skill_rows r (joined with luck_base b0..b3), by name
+_COUNTED: Final = ("decisions", "lost", "stake", "lost_dd", "stake_dd", "inaccuracies", "mistakes", "blunders")
 _SUMS = ", ".join(
-    ["count(DISTINCT r.match)", "sum(r.hands)", "sum(r.points)", "{luck}"]
-    + [f"sum(r.{c})" for c in ("decisions", "lost", "stake", "lost_dd", "stake_dd", "inaccuracies", "mistakes",
-                               "blunders", "y_n", "y_sum", "y_hands", "y_sq", "differs_n", "differs_hit")]
+    ["count(DISTINCT r.match) AS matches", "sum(r.hands) AS hands", "sum(r.points) AS points", "{luck} AS luck"]
+    + [f"sum(r.{c}) AS {c}" for c in (*_COUNTED, "y_n", "y_sum", "y_hands", "y_sq", "differs_n", "differs_hit")]
+    + [f"sum(r.{m}_p{k}) AS {m}_p{k}" for m in ("dec", "lost", "stake", "lost_dd", "stake_dd") for k in range(4)]
 )
 
 
-def _phase_sql() -> tuple[str, str, str]:
-    """The per-phase columns of the three statements above."""
-    agg, cols, sums = [], [], []
+def _phase_sql() -> tuple[str, str, str, str]:
+    """The per-phase parts of the statements above: the sums of the pimc grade
+    (doubles, a sum each), the unpacking of the packed ones, the columns, and
+    their sums by player and match."""
+    agg, unpack, cols, sums = [], [], [], []
+    unpack += ["c1 >> 48 & 4095 AS y_n", "c2 & 4095 AS inaccuracies", "c2 >> 12 & 4095 AS mistakes",
+               "c2 >> 24 & 4095 AS blunders", "c2 >> 36 & 4095 AS differs_n", "c2 >> 48 & 4095 AS differs_hit"]
     for k in range(len(PHASES)):
-        # sums of CASE, not FILTERs: half the time on 25M rows
-        for name, expr in (("dec", "sum(CASE WHEN dec AND ph = {k} THEN 1 ELSE 0 END)"),
-                           ("lost", "sum(CASE WHEN dec AND ph = {k} THEN lost ELSE 0 END)"),
-                           ("stake", "sum(CASE WHEN dec AND ph = {k} THEN stake ELSE 0 END)"),
-                           ("lost_dd", "sum(CASE WHEN dec AND ph = {k} THEN lost_dd ELSE 0 END)"),
-                           ("stake_dd", "sum(CASE WHEN dec AND ph = {k} THEN stake_dd ELSE 0 END)")):  # fmt: skip
-            agg.append(f"{expr.format(k=k)} AS {name}_p{k},")
+        for name in ("lost", "stake"):
+            agg.append(f"sum(CASE WHEN NOT forced AND ph = {k} THEN {name} ELSE 0 END) AS {name}_p{k},")
+        unpack += [f"c1 >> {12 * k} & 4095 AS dec_p{k}", f"(ldp >> {32 * k} & 4294967295)::BIGINT AS lost_dd_p{k}",
+                   f"(sdp >> {32 * k} & 4294967295)::BIGINT AS stake_dd_p{k}"]
+        for name in ("dec", "lost", "stake", "lost_dd", "stake_dd"):
             cols.append(f"coalesce(s.{name}_p{k}, 0) AS {name}_p{k},")
             sums.append(f"sum(x.{name}_p{k}) AS {name}_p{k},")
-    return " ".join(agg), " ".join(cols), " ".join(sums)
+    return " ".join(agg), ", ".join(unpack), " ".join(cols), " ".join(sums)
 
 
 def _luck_sql(alias: str = "") -> str:
@@ -233,16 +254,15 @@ def _refresh(conn: Cursor) -> int:
         where = "" if not had else "WHERE match IN (SELECT match FROM _ins_todo)"
         # rows a spool batch of an older version brought without it (migration 014 did the rest)
         conn.execute(_HINDSIGHT + ("" if not had else " AND match IN (SELECT match FROM _ins_todo)"))
-        phase_agg, phase_cols, phase_sums = _phase_sql()
+        phase_agg, unpack, phase_cols, phase_sums = _phase_sql()
         conn.execute(_RANGES.format(ranges=seat_ranges(where)))
-        conn.execute(_HAND_SEATS.format(where=where, and_where=where.replace("WHERE", "AND"), phase=_PHASE,
-                                        phases=phase_agg, phase_cols=phase_cols))
+        hand_seats = _HAND_SEATS.format(where=where, and_where=where.replace("WHERE", "AND"), phase=_PHASE,
+                                        phases=phase_agg, unpack=unpack, phase_cols=phase_cols)
         par_roles = " ".join(f"coalesce(sum(x.par) FILTER (x.role = {k}), 0) AS par_r{k}, "
                              f"count(*) FILTER (x.role = {k}) AS role_r{k}," for k in range(ROLES))
-        conn.execute(_ROWS.format(par_roles=par_roles, phase_sums=phase_sums))
+        conn.execute(_ROWS.format(par_roles=par_roles, phase_sums=phase_sums, hand_seats=hand_seats))
         conn.execute("INSERT INTO insight_matches SELECT match, mno, analysis FROM _ins_todo")
-        for t in ("_ins_ranges", "_ins_hs"):
-            conn.execute(f"DROP TABLE {t}")
+        conn.execute("DROP TABLE _ins_ranges")
     held = _count(conn, "SELECT count(*) FROM insight_matches")
     if gone or todo or held != _count(conn, "SELECT coalesce(max(matches), 0) FROM insight_totals"):
         _totals(conn)
@@ -254,21 +274,75 @@ def _refresh(conn: Cursor) -> int:
 
 
 def _totals(conn: Cursor) -> None:
-    """luck_base and skill_players from skill_rows, from nothing."""
+    """luck_base, skill_players (with the pool percentiles), skill_months and
+    skill_line from skill_rows, from nothing: what a player page reads."""
     conn.execute("DELETE FROM luck_base")
     parts = " UNION ALL ".join(
         f"SELECT profile, {k} AS role, sum(role_r{k}) AS hands, sum(par_r{k}) AS par FROM skill_rows GROUP BY profile"
         for k in range(ROLES)
     )
     conn.execute(f"INSERT INTO luck_base SELECT profile, role, hands, par / hands FROM ({parts}) WHERE hands > 0")
-    conn.execute("DELETE FROM skill_players")
+    for t in ("skill_players", "skill_months", "skill_line"):
+        conn.execute(f"DELETE FROM {t}")
     sums = _SUMS.format(luck=_luck_sql("r."))
     for key, group in (("'*'", ""), ("r.profile", ", r.profile")):
         conn.execute(
-            f"INSERT INTO skill_players SELECT r.player, {key}, coalesce(any_value(pl.bot), false), {sums} "
+            f"INSERT INTO skill_players BY NAME SELECT r.player, {key} AS profile, "
+            f"coalesce(any_value(pl.bot), false) AS bot, {sums} "
             f"FROM skill_rows r {_base_joins('r')} LEFT JOIN players pl ON pl.player = r.player "
             f"GROUP BY r.player{group}"
         )
+    conn.execute(_PERCENTILES.format(
+        metrics=", ".join(f"{expr} AS {k}" for k, (expr, _) in RANKED.items()),
+        ranks=", ".join(_rank(k, up) for k, (_, up) in RANKED.items()),
+        sets=", ".join(f"pct_{k} = x.{k}" for k in RANKED)), [MIN_DECISIONS])  # fmt: skip
+    luck = " + ".join(f"(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))" for k in range(ROLES))
+    month = "coalesce(strftime(timezone('UTC', r.started), '%Y-%m'), '?')"
+    conn.execute(
+        f"INSERT INTO skill_months BY NAME SELECT r.player, {month} AS month, count(DISTINCT r.match) AS matches, "
+        f"sum(r.hands) AS hands, sum(r.points) AS points, sum({luck}) AS luck, "
+        + ", ".join(f"sum(r.{c}) AS {c}" for c in _COUNTED)
+        + f" FROM skill_rows r {_base_joins('r')} GROUP BY r.player, {month}"
+    )
+    conn.execute(_LINE.format(luck=luck, joins=_base_joins("r"), most=LINE_POINTS))
+
+
+def _rank(k: str, higher_better: bool) -> str:
+    """The share of the other placed players a player does better than on `k`, ties half, 0 to 100."""
+    way = "ASC" if higher_better else "DESC"
+    return (f"100.0 * (rank() OVER (PARTITION BY profile ORDER BY {k} {way} NULLS LAST) - 1 "
+            f"+ 0.5 * (count({k}) OVER (PARTITION BY profile, {k}) - 1)) "
+            f"/ nullif(count({k}) OVER (PARTITION BY profile) - 1, 0) AS {k}")  # fmt: skip
+
+
+# The pool percentiles of every placed player (not a bot, MIN_DECISIONS decisions or more).
+_PERCENTILES = """
+UPDATE skill_players SET placed = x.placed, {sets}
+FROM (
+    SELECT player, profile, count(*) OVER (PARTITION BY profile) AS placed,
+           {ranks}
+    FROM (SELECT player, profile, {metrics} FROM skill_players WHERE NOT bot AND decisions >= ? AND hands > 0)
+) x
+WHERE skill_players.player = x.player AND skill_players.profile = x.profile
+"""
+
+# Each player's points and luck added up match by match (a match's rows of
+# several partners together), every k-th match kept and the last.
+_LINE = """
+INSERT INTO skill_line BY NAME
+WITH m AS (
+    SELECT r.player, r.match, any_value(r.started) AS started, any_value(r.mno) AS mno, sum(r.hands) AS h,
+           sum(r.points) AS p, sum({luck}) AS l
+    FROM skill_rows r {joins} GROUP BY r.player, r.match
+), c AS (
+    SELECT player, match, started, count(*) OVER (PARTITION BY player) AS n,
+           row_number() OVER w AS k, sum(h) OVER w AS hands, sum(p) OVER w AS points, sum(l) OVER w AS luck
+    FROM m WINDOW w AS (PARTITION BY player ORDER BY started NULLS LAST, mno, match
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+)
+SELECT player, k, match, strftime(timezone('UTC', started), '%Y-%m-%d') AS day, hands, points, luck
+FROM c WHERE (k - 1) % ceil(n / {most}) = 0 OR k = n
+"""
 
 
 def _count(conn: Cursor, sql: str) -> int:
@@ -304,35 +378,63 @@ def player_skill(cur: Cursor, player: str, filters: Any = None) -> dict[str, Any
     """A player's luck, skill and accuracy (the player report's section), with
     the pool percentiles (of all their hands, whatever the filters). Empty
     figures (``hands`` 0) when nothing of theirs was analysed. `filters`: a
-    reports.player.ReportFilters (profile, days of the match's start, partner)."""
-    where, params = "r.player = $player", dict[str, Any](player=player)
-    if filters:
-        if filters.profile is not None:
-            where, params["profile"] = where + " AND r.profile = $profile", filters.profile
-        if filters.partner is not None:
-            where, params["partner"] = where + " AND r.partner = $partner", filters.partner
-        if filters.date_from is not None:  # the days of the match's start, UTC, both ends included
-            where += " AND r.started >= $date_from"
-            params["date_from"] = dt.datetime.combine(filters.date_from, dt.time(), dt.UTC)
-        if filters.date_to is not None:
-            where += " AND r.started < $date_to"
-            params["date_to"] = dt.datetime.combine(filters.date_to + dt.timedelta(days=1), dt.time(), dt.UTC)
-    rows = cur.execute(
-        f"SELECT r.*, {' + '.join(f'(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))' for k in range(ROLES))} AS luck "
-        f"FROM skill_rows r {_base_joins('r')} WHERE {where} ORDER BY r.started NULLS LAST, r.mno, r.match",
-        params,
-    )  # fmt: skip
-    cols = [d[0] for d in rows.description or ()]
-    data = [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
+    reports.player.ReportFilters (profile, days of the match's start,
+    partner). Without filters it reads what the refresh kept (skill_players,
+    skill_months, skill_line: a few rows); with them, the player's skill_rows."""
     bot = cur.execute("SELECT bot FROM players WHERE player = ?", [player]).fetchone()
     out: dict[str, Any] = {"player": player, "bot": bool(bot and bot[0]), "min_decisions": MIN_DECISIONS,
-                           "filters": filters.to_dict() if filters else {}, **_figures(data)}
+                           "filters": filters.to_dict() if filters else {}}
+    if not filters:
+        kept = _dicts(cur, "SELECT * FROM skill_players WHERE player = ? ORDER BY profile", [player])
+        every = [r for r in kept if r["profile"] == "*"]
+        out.update(_figures(every))
+        out["phases"] = _phases(every)
+        out["profiles"] = _by([r for r in kept if r["profile"] != "*"], lambda r: r["profile"], "profile")
+        out["months"] = _by(_dicts(cur, "SELECT * FROM skill_months WHERE player = ?", [player]),
+                            lambda r: r["month"], "month")  # fmt: skip
+        line = _dicts(cur, "SELECT * FROM skill_line WHERE player = ? ORDER BY k", [player])
+        out["line"] = {"hands": [r["hands"] for r in line], "points": [r["points"] for r in line],
+                       "adjusted": [round(r["points"] - r["luck"], 2) for r in line],
+                       "luck": [round(r["luck"], 2) for r in line], "matches": [r["match"] for r in line],
+                       "days": [r["day"] for r in line]}  # fmt: skip
+        out["percentiles"] = percentiles(cur, player, [p["profile"] for p in out["profiles"]])
+        return out
+    where, params = "r.player = $player", dict[str, Any](player=player)
+    if filters.profile is not None:
+        where, params["profile"] = where + " AND r.profile = $profile", filters.profile
+    if filters.partner is not None:
+        where, params["partner"] = where + " AND r.partner = $partner", filters.partner
+    if filters.date_from is not None:  # the days of the match's start, UTC, both ends included
+        where += " AND r.started >= $date_from"
+        params["date_from"] = dt.datetime.combine(filters.date_from, dt.time(), dt.UTC)
+    if filters.date_to is not None:
+        where += " AND r.started < $date_to"
+        params["date_to"] = dt.datetime.combine(filters.date_to + dt.timedelta(days=1), dt.time(), dt.UTC)
+    luck = " + ".join(f"(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))" for k in range(ROLES))
+    data = _dicts(cur, f"SELECT r.*, {luck} AS luck FROM skill_rows r {_base_joins('r')} WHERE {where} "
+                       "ORDER BY r.started NULLS LAST, r.mno, r.match", params)  # fmt: skip
+    out.update(_figures(data))
     out["phases"] = _phases(data)
     out["profiles"] = _by(data, lambda r: r["profile"] or "?", "profile")
-    out["months"] = _by(data, lambda r: r["started"].strftime("%Y-%m") if r["started"] else "?", "month")
+    out["months"] = _by(data, lambda r: _month(r["started"]), "month")
     out["line"] = _line(data)
     out["percentiles"] = percentiles(cur, player, [p["profile"] for p in out["profiles"]])
     return out
+
+
+def _month(t: dt.datetime | None) -> str:
+    """A match's month as skill_months keys it: YYYY-MM in UTC.
+
+    >>> _month(dt.datetime(2026, 11, 30, 23, 30, tzinfo=dt.timezone(dt.timedelta(hours=-2))))
+    '2026-12'
+    """
+    return t.astimezone(dt.UTC).strftime("%Y-%m") if t is not None else "?"
+
+
+def _dicts(cur: Cursor, sql: str, params: Any) -> list[dict[str, Any]]:
+    got = cur.execute(sql, params)
+    cols = [d[0] for d in got.description or ()]
+    return [dict(zip(cols, r, strict=True)) for r in got.fetchall()]
 
 
 def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -341,7 +443,8 @@ def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return sum(r[k] for r in rows)
 
     hands, dec = s("hands"), s("decisions")
-    matches = len({r["match"] for r in rows})
+    # kept totals carry their matches; skill_rows are one a match (a partner)
+    matches = s("matches") if rows and "matches" in rows[0] else len({r["match"] for r in rows})
     return {
         "matches": matches,
         "hands": hands,
@@ -396,74 +499,50 @@ def _by(rows: Sequence[dict[str, Any]], key: Any, name: str) -> list[dict[str, A
 
 def _line(rows: Sequence[dict[str, Any]], most: int = LINE_POINTS) -> dict[str, list[Any]]:
     """The real and the luck-adjusted points, added up match by match in time
-    order, at `most` matches spread evenly (the first and the last among them).
+    order (a match's rows of several partners together), every k-th match
+    and the last kept, at most about `most` (as skill_line keeps them).
 
     >>> rows = [{"hands": 2, "points": 10, "luck": 4.0, "match": "a", "started": None},
     ...         {"hands": 1, "points": -5, "luck": -1.0, "match": "b", "started": None}]
     >>> _line(rows)
     {'hands': [2, 3], 'points': [10, 5], 'adjusted': [6.0, 2.0], 'luck': [4.0, 3.0], 'matches': ['a', 'b'], 'days': [None, None]}
     """
+    merged: dict[str, list[Any]] = {}
+    for r in rows:  # in time order: a match's first row places it
+        got = merged.setdefault(r["match"], [0, 0, 0.0, r["started"]])
+        got[0] += r["hands"]
+        got[1] += r["points"]
+        got[2] += r["luck"]
     hands = points = 0
     luck = 0.0
     full: list[tuple[int, int, float, str, Any]] = []
-    for r in rows:
-        hands += r["hands"]
-        points += r["points"]
-        luck += r["luck"]
-        full.append((hands, points, luck, r["match"], r["started"]))
-    if len(full) > most:
-        step = (len(full) - 1) / (most - 1)
-        full = [full[round(i * step)] for i in range(most)]
+    for match, (h, p, lk, started) in merged.items():
+        hands, points, luck = hands + h, points + p, luck + lk
+        full.append((hands, points, luck, match, started))
+    n = len(full)
+    step = max(1, math.ceil(n / most))
+    full = [f for k, f in enumerate(full, 1) if (k - 1) % step == 0 or k == n]
     return {
         "hands": [f[0] for f in full],
         "points": [f[1] for f in full],
         "adjusted": [round(f[1] - f[2], 2) for f in full],
         "luck": [round(f[2], 2) for f in full],
         "matches": [f[3] for f in full],
-        "days": [f[4].strftime("%Y-%m-%d") if isinstance(f[4], dt.datetime) else None for f in full],
+        "days": [f[4].astimezone(dt.UTC).strftime("%Y-%m-%d") if isinstance(f[4], dt.datetime) else None for f in full],
     }
-
-
-#: The figures placed among the pool; True: higher is better.
-RANKED: Final = {
-    "accuracy": True, "accuracy_dd": True, "lost_per_decision": False, "lost_dd_per_decision": False,
-    "luck_per_hand": True, "points_per_hand": True, "adjusted_per_hand": True,
-}
-
-_RANK_SQL = """
-WITH p AS (
-    SELECT player, profile, bot, decisions,
-           CASE WHEN stake > 0 THEN 100 * greatest(0, 1 - lost / stake) END AS accuracy,
-           CASE WHEN stake_dd > 0 THEN 100 * greatest(0, 1 - lost_dd / stake_dd) END AS accuracy_dd,
-           lost / decisions AS lost_per_decision, lost_dd / decisions AS lost_dd_per_decision,
-           luck / hands AS luck_per_hand, points / hands AS points_per_hand,
-           (points - luck) / hands AS adjusted_per_hand
-    FROM skill_players WHERE list_contains($profiles, profile) AND decisions >= $least AND hands > 0
-      AND (NOT bot OR player = $player)
-)
-SELECT me.profile, count(*) AS pool, {ranks}
-FROM p me JOIN p o ON o.profile = me.profile AND o.player <> me.player
-WHERE me.player = $player GROUP BY me.profile
-"""
 
 
 def percentiles(cur: Cursor, player: str, profiles: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """Where the player stands among the pool's players (not bots) with at least
     MIN_DECISIONS decisions, in every profile together (``*``) and in each of
-    `profiles`: per figure, the share of the others the player does better
-    than (ties half), 0 to 100; None for a player with fewer decisions."""
-    ranks = ", ".join(
-        f"100.0 * (count(*) FILTER (o.{k} {'<' if up else '>'} me.{k}) + 0.5 * count(*) FILTER (o.{k} = me.{k})) "
-        f"/ nullif(count(o.{k}), 0) AS {k}"
-        for k, up in RANKED.items()
-    )
-    got = cur.execute(_RANK_SQL.format(ranks=ranks), {
-        "profiles": ["*", *profiles], "least": MIN_DECISIONS, "player": player}).fetchall()  # fmt: skip
-    out: dict[str, dict[str, Any]] = {}
-    for row in got:
-        prof, pool, *vals = row
-        out[prof] = {"pool": pool + 1, **{k: None if v is None else round(v, 1) for k, v in zip(RANKED, vals, strict=True)}}
-    return out
+    `profiles`: per figure (RANKED), the share of the others the player does
+    better than (ties half), 0 to 100, and `pool`, how many are placed.
+    Nothing for a profile where the player is not placed (kept by the refresh)."""
+    cols = ", ".join(f"pct_{k}" for k in RANKED)
+    got = cur.execute(f"SELECT profile, placed, {cols} FROM skill_players WHERE player = ? "
+                      "AND list_contains(?, profile) AND placed IS NOT NULL", [player, ["*", *profiles]]).fetchall()  # fmt: skip
+    return {prof: {"pool": placed, **{k: None if v is None else round(v, 1) for k, v in zip(RANKED, vals, strict=True)}}
+            for prof, placed, *vals in sorted(got, key=lambda r: (r[0] != "*", r[0]))}  # fmt: skip
 
 
 # -- pairs -----------------------------------------------------------------------------

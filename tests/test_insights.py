@@ -20,7 +20,6 @@ from replay.simulate import SimConfig, make_pool, simulate, write_lines
 from replay.store import keep_ratings, open_store
 from reports.cheats import ALPHA, audit_player, evidence, signal, suspicious
 from reports.skill import (
-    MIN_DECISIONS,
     pair_skill,
     percentiles,
     player_skill,
@@ -152,20 +151,28 @@ def test_player_skill_figures(mixed_store: Path) -> None:
         conn.close()
 
 
-def test_percentiles_rank_the_pool(mixed_store: Path, tmp_path: Path) -> None:
+def test_percentiles_rank_the_pool(mixed_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reports.skill as skill
+
+    monkeypatch.setattr(skill, "MIN_DECISIONS", 5)  # a store this small: a lower bar to see the ranks
     conn = _copy(mixed_store, tmp_path)
     try:
+        skill._totals(conn)
         rows = conn.execute("SELECT player, lost / decisions FROM skill_players WHERE profile = '*' AND NOT bot "
-                            "AND decisions >= ? ORDER BY 2", [MIN_DECISIONS]).fetchall()  # fmt: skip
-        if len(rows) < 3:  # a store this small: lower the bar to see the ranks
-            conn.execute("UPDATE skill_players SET decisions = decisions + ?", [MIN_DECISIONS])
-            rows = conn.execute("SELECT player, lost / decisions FROM skill_players WHERE profile = '*' "
-                                "AND NOT bot ORDER BY 2").fetchall()  # fmt: skip
+                            "AND decisions >= 5 ORDER BY 2, 1").fetchall()  # fmt: skip
+        assert len(rows) >= 3
         best, worst = rows[0][0], rows[-1][0]
         top = percentiles(conn, best)["*"]
         low = percentiles(conn, worst)["*"]
         assert top["pool"] == low["pool"] == len(rows)
         assert top["lost_per_decision"] == 100.0 and low["lost_per_decision"] == 0.0
+        # the middle: the share of the others it beats, as the definition says
+        mid, value = rows[len(rows) // 2]
+        others = [v for p, v in rows if p != mid]
+        want = 100 * (sum(v > value for v in others) + 0.5 * sum(v == value for v in others)) / len(others)
+        assert percentiles(conn, mid)["*"]["lost_per_decision"] == pytest.approx(want, abs=0.05)
+        bot = conn.execute("SELECT player FROM skill_players WHERE bot LIMIT 1").fetchone()
+        assert bot is None or percentiles(conn, bot[0]) == {}  # bots are not placed
     finally:
         conn.close()
 
@@ -174,8 +181,10 @@ def test_refresh_follows_every_change(mixed_store: Path, tmp_path: Path) -> None
     """After a deletion, a reanalysis and new matches the tables equal a refresh from nothing."""
     tables = ("skill_rows", "skill_players", "luck_base")
 
-    def snapshot(conn: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ...]]]:
-        return {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}").fetchall())) for t in tables}
+    def snapshot(conn: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+        # sums of doubles to 1e-6: their order of addition is the threads'
+        return {t: sorted(repr(tuple(round(v, 6) if isinstance(v, float) else v for v in row))
+                          for row in conn.execute(f"SELECT * FROM {t}").fetchall()) for t in tables}
 
     conn = _copy(mixed_store, tmp_path)
     try:
@@ -379,3 +388,25 @@ def test_doctests(module: str) -> None:
 
     got = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert got.attempted > 0 and got.failed == 0
+
+
+def test_kept_figures_equal_those_worked_out_from_the_rows(mixed_store: Path) -> None:
+    """The player page reads what the refresh kept; a filter that keeps every
+    hand works them out from skill_rows: the two agree, chart and all."""
+    import datetime as dt
+
+    from reports.player import ReportFilters
+
+    conn = open_store(mixed_store, read_only=True)
+    try:
+        everyone = [p for (p,) in conn.execute("SELECT DISTINCT player FROM skill_rows ORDER BY 1").fetchall()]
+        for player in everyone:
+            kept = player_skill(conn, player)
+            rows = player_skill(conn, player, ReportFilters(date_from=dt.date(2000, 1, 1)))
+            for k in ("matches", "hands", "points", "decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+                      "luck_per_hand", "adjusted_points", "blunders", "phases", "profiles", "months", "line",
+                      "percentiles"):
+                assert kept[k] == pytest.approx(rows[k], abs=0.011) if isinstance(kept[k], float) else \
+                    kept[k] == rows[k], (player, k)
+    finally:
+        conn.close()

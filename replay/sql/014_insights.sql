@@ -27,8 +27,9 @@
 -- matches to add, drop or redo only what changed.
 --
 -- skill_players: each player's totals, for every profile together
--- (profile '*') and per profile; rewritten by each refresh that changed
--- anything. The pool percentiles and the suspicious-play list read it.
+-- (profile '*') and per profile, by phase too, and the pool percentiles;
+-- rewritten by each refresh that changed anything. The player page and the
+-- suspicious-play list read it (a player's figures: a few rows, not a scan).
 --
 -- luck_base: the pool's mean par by profile and role (the luck baseline).
 --
@@ -97,13 +98,80 @@ CREATE TABLE skill_players (
     y_hands      INTEGER NOT NULL,
     y_sq         DOUBLE NOT NULL,
     differs_n    INTEGER NOT NULL,
-    differs_hit  INTEGER NOT NULL
+    differs_hit  INTEGER NOT NULL,
+    dec_p0 INTEGER NOT NULL,
+    dec_p1 INTEGER NOT NULL,
+    dec_p2 INTEGER NOT NULL,
+    dec_p3 INTEGER NOT NULL,
+    lost_p0 DOUBLE NOT NULL,
+    lost_p1 DOUBLE NOT NULL,
+    lost_p2 DOUBLE NOT NULL,
+    lost_p3 DOUBLE NOT NULL,
+    stake_p0 DOUBLE NOT NULL,
+    stake_p1 DOUBLE NOT NULL,
+    stake_p2 DOUBLE NOT NULL,
+    stake_p3 DOUBLE NOT NULL,
+    lost_dd_p0 DOUBLE NOT NULL,
+    lost_dd_p1 DOUBLE NOT NULL,
+    lost_dd_p2 DOUBLE NOT NULL,
+    lost_dd_p3 DOUBLE NOT NULL,
+    stake_dd_p0 DOUBLE NOT NULL,
+    stake_dd_p1 DOUBLE NOT NULL,
+    stake_dd_p2 DOUBLE NOT NULL,
+    stake_dd_p3 DOUBLE NOT NULL,
+    -- the pool percentiles (reports.skill.RANKED): the share of the other players
+    -- (not bots, with enough decisions) of the profile this one does better
+    -- than, ties half; NULL for a player not placed. placed: how many are.
+    placed                   INTEGER,
+    pct_accuracy             DOUBLE,
+    pct_accuracy_dd          DOUBLE,
+    pct_lost_per_decision    DOUBLE,
+    pct_lost_dd_per_decision DOUBLE,
+    pct_luck_per_hand        DOUBLE,
+    pct_points_per_hand      DOUBLE,
+    pct_adjusted_per_hand    DOUBLE
+);
+
+-- skill_months: each player's sums by month of the matches' start; skill_line:
+-- each player's points and luck added up match by match, at most about 120
+-- points (the player page's chart). Both rewritten with skill_players.
+CREATE TABLE skill_months (
+    player       VARCHAR NOT NULL,
+    month        VARCHAR NOT NULL,  -- YYYY-MM (UTC), '?' without a start
+    matches      INTEGER NOT NULL,
+    hands        INTEGER NOT NULL,
+    points       BIGINT NOT NULL,
+    luck         DOUBLE NOT NULL,
+    decisions    INTEGER NOT NULL,
+    lost         DOUBLE NOT NULL,
+    stake        DOUBLE NOT NULL,
+    lost_dd      DOUBLE NOT NULL,
+    stake_dd     DOUBLE NOT NULL,
+    inaccuracies INTEGER NOT NULL,
+    mistakes     INTEGER NOT NULL,
+    blunders     INTEGER NOT NULL
+);
+
+CREATE TABLE skill_line (
+    player  VARCHAR NOT NULL,
+    k       INTEGER NOT NULL,  -- the match's place in the player's time order (1, 2, ...)
+    match   VARCHAR NOT NULL,
+    day     VARCHAR,
+    hands   BIGINT NOT NULL,   -- added up to this match
+    points  BIGINT NOT NULL,
+    luck    DOUBLE NOT NULL
 );
 
 -- insight_totals: how many matches skill_rows held when skill_players and
 -- luck_base were last worked out (a match deleted with all its rows, by
 -- the API, leaves no other trace for the refresh to see).
 CREATE TABLE insight_totals (matches BIGINT NOT NULL);
+
+-- table_order: rows of a table when it was last rewritten in its reading
+-- order (rating_history by player: the player page reads one player's rows,
+-- which the scan then finds in few row groups); a refresh rewrites it again
+-- once a quarter more rows came after (reports.ratings).
+CREATE TABLE table_order (name VARCHAR NOT NULL, sorted_rows BIGINT NOT NULL);
 
 CREATE TABLE luck_base (
     profile VARCHAR NOT NULL,
