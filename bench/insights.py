@@ -28,7 +28,7 @@ the whole refresh from nothing on a copy: the ratings
 (reports.skill.refresh_insights), then a refresh with nothing new.
 
     python bench/insights.py                   # one run of 40 hands a cheater (< 1 min), speed at 5,000 hands
-    python bench/insights.py --full            # 8 runs of 250 hands a cheater, 30 honest runs; 1M hands
+    python bench/insights.py --full            # 6 runs of 250 hands a cheater, 10 honest runs; 1M hands
     python bench/insights.py --speed --full    # the refresh at 1,000,000 hands
 
 Headline figures last, one per line: ``name: value unit``.
@@ -288,8 +288,8 @@ def _clear(conn: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the real measurement (long)")
-    ap.add_argument("--runs", type=int, default=None, help="runs per cheater (default 1; --full 8)")
-    ap.add_argument("--honest-runs", type=int, default=None, help="honest-only runs (default 0; --full 30)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per cheater (default 1; --full 6)")
+    ap.add_argument("--honest-runs", type=int, default=None, help="honest-only runs (default 0; --full 10)")
     ap.add_argument("--hands", type=int, default=None, help="hands a run (default 40; --full 250)")
     ap.add_argument("--samples", type=int, default=10, help="sampled deals a decision (analysis and audits)")
     ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
@@ -299,8 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     say = print
     heads: list[str] = []
     if not args.speed:
-        runs = args.runs or (8 if args.full else 1)
-        honest_runs = args.honest_runs if args.honest_runs is not None else (30 if args.full else 0)
+        runs = args.runs or (6 if args.full else 1)
+        honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
         hands = args.hands or (250 if args.full else 40)
         d = detection(runs, honest_runs, hands, args.samples, say)
         h = d["honest"]

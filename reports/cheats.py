@@ -162,13 +162,11 @@ QUALIFY row_number() OVER (PARTITION BY player ORDER BY asked DESC) = 1
 """
 
 
-def pool_rates(cur: Cursor) -> dict[str, Any]:
-    """The pool's agreement at differing decisions (players not flagged, bots included)."""
-    row = cur.execute("SELECT sum(differs_n), sum(differs_hit), count(*) FROM skill_players "
-                      "WHERE profile = '*'").fetchone()  # fmt: skip
-    n, hit, players = (row or (0, 0, 0))
-    return {"players": players or 0, "differs": int(n or 0), "differs_hit": int(hit or 0),
-            "differs_rate": round(hit / n, 4) if n else None}  # fmt: skip
+def pool_rates(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The pool's agreement at differing decisions: every listed player not flagged."""
+    kept = [r for r in rows if not r["flagged"]]
+    n, hit = sum(r["differs"] for r in kept), sum(r["differs_hit"] for r in kept)
+    return {"players": len(kept), "differs": n, "differs_hit": hit, "differs_rate": round(hit / n, 4) if n else None}
 
 
 def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[str, Any]:
@@ -178,11 +176,8 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
     peek = {r[0]: signal(int(r[1]), float(r[2]), int(r[3]), float(r[4])) for r in cur.execute(_PEEK).fetchall()}
     audits = {r[0]: dict(zip(("player", "state", "asked", "done", "hands", "samples", "decisions", "message"),
                              r, strict=True)) for r in cur.execute(_AUDITS).fetchall()}  # fmt: skip
-    pool = pool_rates(cur)
-    rows = []
+    rows, everyone = [], []
     for (player, name, bot, matches, hands, decisions, y_n, y_sum, y_hands, y_sq, dn, dh) in cur.execute(_OMNI).fetchall():
-        if (bot and not bots) or hands < min_hands:
-            continue
         omni = signal(int(y_n), float(y_sum), int(y_hands), float(y_sq))
         pk = peek.get(player)
         audit = audits.get(player)
@@ -196,6 +191,10 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
             "audit": None if audit is None else _audit_json(audit),
             "flagged": omni.flagged or (pk is not None and pk.flagged),
         })  # fmt: skip
+        everyone.append(rows.pop())
+        if not ((bot and not bots) or hands < min_hands):
+            rows.append(everyone[-1])
+    pool = pool_rates(everyone)
     tested = len(rows)
 
     def key(r: dict[str, Any]) -> tuple[float, str]:
@@ -223,9 +222,11 @@ def _audit_json(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def player_signals(cur: Cursor, player: str) -> dict[str, Any] | None:
-    """One player's row of :func:`suspicious` (bots included), or None."""
-    got = [r for r in suspicious(cur, bots=True)["rows"] if r["player"] == player]
-    return got[0] if got else None
+    """One player's row of :func:`suspicious` (bots included) with the pool's
+    rates (`pool`), or None."""
+    data = suspicious(cur, bots=True)
+    got = [r for r in data["rows"] if r["player"] == player]
+    return {**got[0], "pool": data["pool"]} if got else None
 
 
 _EVIDENCE = """
