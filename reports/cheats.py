@@ -176,12 +176,12 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
     peek = {r[0]: signal(int(r[1]), float(r[2]), int(r[3]), float(r[4])) for r in cur.execute(_PEEK).fetchall()}
     audits = {r[0]: dict(zip(("player", "state", "asked", "done", "hands", "samples", "decisions", "message"),
                              r, strict=True)) for r in cur.execute(_AUDITS).fetchall()}  # fmt: skip
-    rows, everyone = [], []
+    everyone = []
     for (player, name, bot, matches, hands, decisions, y_n, y_sum, y_hands, y_sq, dn, dh) in cur.execute(_OMNI).fetchall():
         omni = signal(int(y_n), float(y_sum), int(y_hands), float(y_sq))
         pk = peek.get(player)
         audit = audits.get(player)
-        rows.append({
+        everyone.append({
             "player": player, "name": name, "bot": bool(bot), "matches": matches, "hands": hands,
             "decisions": decisions,
             "omniscience": omni.to_json(),
@@ -191,9 +191,7 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
             "audit": None if audit is None else _audit_json(audit),
             "flagged": omni.flagged or (pk is not None and pk.flagged),
         })  # fmt: skip
-        everyone.append(rows.pop())
-        if not ((bot and not bots) or hands < min_hands):
-            rows.append(everyone[-1])
+    rows = [r for r in everyone if (bots or not r["bot"]) and r["hands"] >= min_hands]
     pool = pool_rates(everyone)
     tested = len(rows)
 
