@@ -189,12 +189,13 @@ def _upper95(alarms: int, n: int) -> float:
     return float(stats.beta.ppf(0.95, alarms + 1, n - alarms))
 
 
-def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any) -> dict[str, Any]:
+def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1) -> dict[str, Any]:
     where = Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
     results = []
     try:
-        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(1, runs + 1)]
-        plan += [(None, 100 * k + 7) for k in range(1, honest_runs + 1)]
+        # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
+        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)]
+        plan += [(None, 100 * k + 7) for k in range(first, first + honest_runs)]
         for cheat, seed in plan:
             r = one_run(cheat, seed, hands, samples, where)
             s = r["seconds"]
@@ -291,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=None, help="runs per cheater (default 1; --full 6)")
     ap.add_argument("--honest-runs", type=int, default=None, help="honest-only runs (default 0; --full 10)")
     ap.add_argument("--hands", type=int, default=None, help="hands a run (default 40; --full 250)")
+    ap.add_argument("--first-run", type=int, default=1, help="the first run's number (its seeds: 100 x it + ...)")
     ap.add_argument("--samples", type=int, default=10, help="sampled deals a decision (analysis and audits)")
     ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
     ap.add_argument("--detection", action="store_true", help="only the detection")
@@ -299,10 +301,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     say = print
     heads: list[str] = []
     if not args.speed:
-        runs = args.runs or (6 if args.full else 1)
+        runs = args.runs if args.runs is not None else (6 if args.full else 1)
         honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
         hands = args.hands or (250 if args.full else 40)
-        d = detection(runs, honest_runs, hands, args.samples, say)
+        d = detection(runs, honest_runs, hands, args.samples, say, args.first_run)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):
             x = d[cheat]

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any, Final, Literal, get_args
 
 import duckdb
+import orjson
+import pyarrow as pa
 
 from reports.ratings import ALL, Z
 
@@ -221,6 +223,10 @@ def player_ratings(cur: Cursor, player: str) -> dict[str, Any]:
     query costs 1 to 4 ms at 1M hands whatever it reads."""
     if not has_ratings(cur):
         return {"standings": [], "history": [], "history_matches": 0, "pairs": []}
+    if _has_pages(cur):
+        got = cur.execute("SELECT page FROM rating_pages WHERE player = ?", [player]).fetchall()
+        if got:
+            return dict(orjson.loads(got[0][0]))
     rows = _rows(cur, _PLAYER_RATINGS, {"p": player, "all": ALL})
     standing = [{k: v for k, v in r.items() if k != "kind"} for r in rows if r["kind"] == 0]
     pairs = [{k: v for k, v in r.items() if k not in ("kind", "place", "of")} for r in rows if r["kind"] == 1]
@@ -248,7 +254,7 @@ WITH me AS (
 SELECT r.kind, {_STANDING}, c.place, c.of
 FROM me r LEFT JOIN counts c ON r.kind = 0 AND c.pool = r.pool {_NAMES}
 ORDER BY r.kind, CASE WHEN r.kind = 0 THEN r.pool <> $all END, CASE WHEN r.kind = 0 THEN r.pool END,
-         r.matches DESC, r.rating DESC
+         r.matches DESC, r.rating DESC, r.player, r.partner
 """
 
 # The rating history in pool `*`, about `most` rows: the first, every k-th, the last.
@@ -261,3 +267,71 @@ FROM (SELECT *, row_number() OVER (ORDER BY pos) AS k, count(*) OVER () AS n FRO
 WHERE (k - 1) % ceil(n / $most) = 0 OR k = n
 ORDER BY pos
 """
+
+
+def _has_pages(cur: Cursor) -> bool:
+    rows = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'rating_pages'").fetchall()
+    return bool(rows and rows[0][0])
+
+
+# Every player's standings (a place among the non-bots of the pool, among all for a bot) ...
+_ALL_STANDINGS = f"""
+SELECT {_STANDING},
+       CASE WHEN r.bot THEN rank() OVER (PARTITION BY r.pool ORDER BY r.rating DESC)
+            ELSE rank() OVER (PARTITION BY r.pool, r.bot ORDER BY r.rating DESC) END AS place,
+       CASE WHEN r.bot THEN count(*) OVER (PARTITION BY r.pool)
+            ELSE count(*) OVER (PARTITION BY r.pool, r.bot) END AS "of"
+FROM ratings r {_NAMES} WHERE r.partner IS NULL
+"""
+# ... the pairs' ratings in pool `*` ...
+_ALL_PAIRS = f"""
+SELECT {_STANDING} FROM ratings r {_NAMES} WHERE r.pool = '{ALL}' AND r.partner IS NOT NULL
+ORDER BY r.matches DESC, r.rating DESC, r.player, r.partner
+"""
+# ... and the chart's points of every player's history in pool `*`
+_ALL_CHARTS = f"""
+SELECT player AS of_player, pos, match, {_ts("ended")} AS ended, side, place, outcome, bot,
+       round(mu_before - {Z} * sigma_before, 3) AS rating_before, round(mu - {Z} * sigma, 3) AS rating,
+       round(mu, 3) AS mu, round(sigma, 3) AS sigma, hands, points_for, points_against, n
+FROM (SELECT *, row_number() OVER w AS k, count(*) OVER (PARTITION BY player) AS n FROM rating_history
+      WHERE partner IS NULL AND pool = '{ALL}' WINDOW w AS (PARTITION BY player ORDER BY pos))
+WHERE (k - 1) % ceil(n / {HISTORY_POINTS}) = 0 OR k = n
+ORDER BY player, pos
+"""
+
+
+def keep_rating_pages(conn: Cursor) -> int:
+    """rating_pages (migration 014): every rated player's section of the player
+    page, as player_ratings gives it, worked out for all at once (a place is
+    among everyone, so one match rated moves everyone's). The pages kept."""
+    if not _has_pages(conn):
+        return 0
+    pages: dict[str, dict[str, Any]] = {}
+
+    def page(p: str) -> dict[str, Any]:
+        return pages.setdefault(p, {"standings": [], "history": [], "history_matches": 0, "pairs": []})
+
+    pool_order = sorted(_rows(conn, _ALL_STANDINGS), key=lambda r: (r["player"], r["pool"] != ALL, r["pool"]))
+    for r in pool_order:
+        page(r["player"])["standings"].append(r)
+    for r in _rows(conn, _ALL_PAIRS):
+        for me in (r["player"], r["partner"]):
+            mine = dict(r)
+            if me != r["player"]:  # the partner as seen from this player
+                mine["player"], mine["partner"] = r["partner"], r["player"]
+                mine["name"], mine["partner_name"] = r["partner_name"], r["name"]
+            page(me)["pairs"].append(mine)
+    for r in _rows(conn, _ALL_CHARTS):
+        mine = page(r.pop("of_player"))
+        mine["history_matches"] = r.pop("n")
+        mine["history"].append(r)
+    conn.execute("DELETE FROM rating_pages")
+    if pages:
+        players = sorted(pages)
+        conn.register("_pages", pa.table({"player": players,
+                                          "page": [orjson.dumps(pages[p]).decode() for p in players]}))
+        try:
+            conn.execute("INSERT INTO rating_pages SELECT player, page FROM _pages")
+        finally:
+            conn.unregister("_pages")
+    return len(pages)

@@ -624,6 +624,13 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         if start is None:
             conn.execute("DROP TABLE _rq")
             keep_in_order(conn, "rating_history", "player, partner, pool, pos")  # (a store of an older version)
+            if not _scalar(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'rating_pages'") or \
+                    _scalar(conn, "SELECT count(*) FROM rating_pages"):
+                conn.execute("COMMIT")
+                return 0
+            from reports.leaderboard import keep_rating_pages
+
+            keep_rating_pages(conn)  # none kept yet: a store of an older version
             conn.execute("COMMIT")
             return 0
         top = _scalar(conn, "SELECT coalesce(max(pos), 0) FROM rating_matches")
@@ -645,6 +652,9 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         with _registered(conn, "_rcur", r.current()):
             conn.execute("INSERT INTO ratings BY NAME SELECT * FROM _rcur")
         keep_in_order(conn, "rating_history", "player, partner, pool, pos")
+        from reports.leaderboard import keep_rating_pages
+
+        keep_rating_pages(conn)  # the player pages' sections: every place may have moved
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(duckdb.Error):

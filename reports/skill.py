@@ -45,6 +45,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import duckdb
+import orjson
+import pyarrow as pa
 
 __all__ = [
     "MIN_DECISIONS",
@@ -305,6 +307,7 @@ def _totals(conn: Cursor) -> None:
         + f" FROM skill_rows r {_base_joins('r')} GROUP BY r.player, {month}"
     )
     conn.execute(_LINE.format(luck=luck, joins=_base_joins("r"), most=LINE_POINTS))
+    _keep_pages(conn)
 
 
 def _rank(k: str, higher_better: bool) -> str:
@@ -381,24 +384,16 @@ def player_skill(cur: Cursor, player: str, filters: Any = None) -> dict[str, Any
     reports.player.ReportFilters (profile, days of the match's start,
     partner). Without filters it reads what the refresh kept (skill_players,
     skill_months, skill_line: a few rows); with them, the player's skill_rows."""
-    bot = cur.execute("SELECT bot FROM players WHERE player = ?", [player]).fetchone()
-    out: dict[str, Any] = {"player": player, "bot": bool(bot and bot[0]), "min_decisions": MIN_DECISIONS,
-                           "filters": filters.to_dict() if filters else {}}
     if not filters:
-        kept = _dicts(cur, "SELECT * FROM skill_players WHERE player = ? ORDER BY profile", [player])
-        every = [r for r in kept if r["profile"] == "*"]
-        out.update(_figures(every))
-        out["phases"] = _phases(every)
-        out["profiles"] = _by([r for r in kept if r["profile"] != "*"], lambda r: r["profile"], "profile")
-        out["months"] = _by(_dicts(cur, "SELECT * FROM skill_months WHERE player = ?", [player]),
-                            lambda r: r["month"], "month")  # fmt: skip
+        got = cur.execute("SELECT page FROM skill_pages WHERE player = ?", [player]).fetchall()
+        if got:
+            return dict(orjson.loads(got[0][0]))
+        kept = _dicts(cur, "SELECT * FROM skill_players WHERE player = ?", [player])
+        months = _dicts(cur, "SELECT * FROM skill_months WHERE player = ?", [player])
         line = _dicts(cur, "SELECT * FROM skill_line WHERE player = ? ORDER BY k", [player])
-        out["line"] = {"hands": [r["hands"] for r in line], "points": [r["points"] for r in line],
-                       "adjusted": [round(r["points"] - r["luck"], 2) for r in line],
-                       "luck": [round(r["luck"], 2) for r in line], "matches": [r["match"] for r in line],
-                       "days": [r["day"] for r in line]}  # fmt: skip
-        out["percentiles"] = percentiles(cur, player, [p["profile"] for p in out["profiles"]])
-        return out
+        return _kept_page(player, _is_bot(cur, player), kept, months, line)
+    out: dict[str, Any] = {"player": player, "bot": _is_bot(cur, player), "min_decisions": MIN_DECISIONS,
+                           "filters": filters.to_dict()}
     where, params = "r.player = $player", dict[str, Any](player=player)
     if filters.profile is not None:
         where, params["profile"] = where + " AND r.profile = $profile", filters.profile
@@ -420,6 +415,60 @@ def player_skill(cur: Cursor, player: str, filters: Any = None) -> dict[str, Any
     out["line"] = _line(data)
     out["percentiles"] = percentiles(cur, player, [p["profile"] for p in out["profiles"]])
     return out
+
+
+def _is_bot(cur: Cursor, player: str) -> bool:
+    got = cur.execute("SELECT bot FROM players WHERE player = ?", [player]).fetchone()
+    return bool(got and got[0])
+
+
+def _kept_page(player: str, bot: bool, kept: Sequence[dict[str, Any]], months: Sequence[dict[str, Any]],
+               line: Sequence[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """A player's section from what the refresh kept: its skill_players rows
+    (all profiles and each), skill_months rows and skill_line rows (in order)."""
+    every = [r for r in kept if r["profile"] == "*"]
+    out: dict[str, Any] = {"player": player, "bot": bot, "min_decisions": MIN_DECISIONS, "filters": {},
+                           **_figures(every)}  # fmt: skip
+    out["phases"] = _phases(every)
+    out["profiles"] = _by([r for r in kept if r["profile"] != "*"], lambda r: r["profile"], "profile")
+    out["months"] = _by(months, lambda r: r["month"], "month")
+    out["line"] = {"hands": [r["hands"] for r in line], "points": [r["points"] for r in line],
+                   "adjusted": [round(r["points"] - r["luck"], 2) for r in line],
+                   "luck": [round(r["luck"], 2) for r in line], "matches": [r["match"] for r in line],
+                   "days": [r["day"] for r in line]}  # fmt: skip
+    profiles = {p["profile"] for p in out["profiles"]}
+    out["percentiles"] = {
+        r["profile"]: {"pool": r["placed"], **{k: None if r[f"pct_{k}"] is None else round(r[f"pct_{k}"], 1)
+                                               for k in RANKED}}
+        for r in sorted(kept, key=lambda r: (r["profile"] != "*", r["profile"]))
+        if r["placed"] is not None and (r["profile"] == "*" or r["profile"] in profiles)
+    }  # fmt: skip
+    return out
+
+
+def _keep_pages(conn: Cursor) -> None:
+    """skill_pages: every player's section (as player_skill gives it without
+    filters) from the kept tables, read whole once."""
+    def by_player(sql: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in _dicts(conn, sql, []):
+            out.setdefault(r["player"], []).append(r)
+        return out
+
+    kept = by_player("SELECT * FROM skill_players")
+    months = by_player("SELECT * FROM skill_months")
+    line = by_player("SELECT * FROM skill_line ORDER BY player, k")
+    bots = {p for p, rows in kept.items() if any(r["bot"] for r in rows)}
+    players = sorted(kept)
+    pages = [orjson.dumps(_kept_page(p, p in bots, kept[p], months.get(p, []), line.get(p, []))).decode()
+             for p in players]  # fmt: skip
+    conn.execute("DELETE FROM skill_pages")
+    if players:
+        conn.register("_pages", pa.table({"player": players, "page": pages}))
+        try:
+            conn.execute("INSERT INTO skill_pages SELECT player, page FROM _pages")
+        finally:
+            conn.unregister("_pages")
 
 
 def _month(t: dt.datetime | None) -> str:

@@ -410,3 +410,24 @@ def test_kept_figures_equal_those_worked_out_from_the_rows(mixed_store: Path) ->
                     kept[k] == rows[k], (player, k)
     finally:
         conn.close()
+
+
+def test_kept_pages_equal_the_sections_worked_out_live(mixed_store: Path, tmp_path: Path) -> None:
+    """The player page reads its rating and insight sections from rating_pages
+    and skill_pages: they equal what the live queries give, for everyone."""
+    from reports import leaderboard as lb
+
+    conn = _copy(mixed_store, tmp_path)
+    try:
+        players = [p for (p,) in conn.execute("SELECT player FROM players ORDER BY 1").fetchall()]
+        kept_r = {p: lb.player_ratings(conn, p) for p in players}
+        kept_s = {p: player_skill(conn, p) for p in players}
+        assert conn.execute("SELECT count(*) FROM rating_pages").fetchone()[0] > 5
+        assert conn.execute("SELECT count(*) FROM skill_pages").fetchone()[0] > 5
+        conn.execute("DELETE FROM rating_pages")
+        conn.execute("DELETE FROM skill_pages")
+        for p in players:
+            assert lb.player_ratings(conn, p) == kept_r[p], p
+            assert player_skill(conn, p) == kept_s[p], p
+    finally:
+        conn.close()
