@@ -51,6 +51,7 @@ __all__ = [
     "clean_tmp",
     "default_db_path",
     "derive_player_rows",
+    "encode_tables",
     "fsync_path",
     "keep_reports",
     "get_findings",
@@ -70,6 +71,7 @@ __all__ = [
     "stored_files",
     "table_counts",
     "write_batch",
+    "write_encoded",
 ]
 
 DEFAULT_DB: Final = Path("data") / "replay.duckdb"
@@ -242,34 +244,80 @@ def write_batch(
     more than their CPU: each waited behind the writeback of the run's kept
     copies, and in the first 20 s of a 1M-hand run they left both cores
     idle (144.4 s with them, 123.5 s without, one run after the other).
+
+    A batch of that name already pending in the spool is left as it is
+    (a batch named by its content, :mod:`replay.shards`, made again).
     """
-    tmp = spool / ".tmp" / f"{batch}.{owner if owner is not None else os.getpid()}"
-    sync = owner is None
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    names = []
-    for name, table in tables.items():
-        if table.num_rows == 0:
-            continue
+
+    def part(path: Path, table: pa.Table) -> None:
         # Arrow IPC, uncompressed: the spool is short-lived, and the loader (the
         # run's critical path) maps the file and inserts from it with no decoding:
         # half the time of reading the same rows from Parquet
-        part = tmp / f"{name}{SPOOL_SUFFIX}"
         table = table.unify_dictionaries()  # an IPC file holds one dictionary a column
-        with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
             out.write_table(table)
+
+    return _write_parts(spool, batch, {n: t for n, t in tables.items() if t.num_rows}, part, manifest, owner)
+
+
+def encode_tables(tables: Mapping[str, pa.Table]) -> dict[str, bytes]:
+    """The files :func:`write_batch` would write for ``tables``, as bytes (a
+    cluster worker sends them to the process that owns the spool)."""
+    out = {}
+    for name, table in tables.items():
+        if table.num_rows == 0:
+            continue
+        table = table.unify_dictionaries()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+        out[name] = sink.getvalue().to_pybytes()
+    return out
+
+
+def write_encoded(
+    spool: Path, batch: str, parts: Mapping[str, bytes], manifest: Mapping[str, Any],
+    *, owner: int | None = None,
+) -> Path:
+    """:func:`write_batch` of tables already encoded (:func:`encode_tables`)."""
+
+    def part(path: Path, data: bytes) -> None:
+        with open(path, "wb") as f:
+            f.write(data)
+
+    return _write_parts(spool, batch, parts, part, manifest, owner)
+
+
+def _write_parts(
+    spool: Path, batch: str, parts: Mapping[str, Any], write: Callable[[Path, Any], None],
+    manifest: Mapping[str, Any], owner: int | None,
+) -> Path:
+    final = spool / batch
+    sync = owner is None
+    if sync and (final / "manifest.json").exists():
+        return final  # the same content, pending already
+    tmp = spool / ".tmp" / f"{batch}.{owner if owner is not None else os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name, value in parts.items():
+        path = tmp / f"{name}{SPOOL_SUFFIX}"
+        write(path, value)
         if sync:
-            fsync_path(part)
-        names.append(name)
-    body = {**manifest, "batch": batch, "tables": names}
+            fsync_path(path)
+    body = {**manifest, "batch": batch, "tables": list(parts)}
     (tmp / "manifest.json").write_text(json.dumps(body, sort_keys=True))
     if not sync:
         return tmp
     fsync_path(tmp / "manifest.json")
     fsync_path(tmp)
-    final = spool / batch
-    os.rename(tmp, final)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not (final / "manifest.json").exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # another process wrote it meanwhile
+        return final
     fsync_path(spool)
     return final
 
@@ -285,14 +333,28 @@ def _part_path(bdir: Path, name: str) -> Path:
 
 
 def pending_batches(spool: str | os.PathLike[str]) -> list[Path]:
-    """Whole batches waiting in the spool, oldest name first."""
+    """Whole batches waiting in the spool, in the order they were made.
+
+    A batch named by its run and number sorts by its name; one named by its
+    content (:mod:`replay.shards`) carries the same key as ``order`` in its
+    manifest.
+    """
     root = Path(spool)
     if not root.is_dir():
         return []
-    return sorted(
+    found = [
         p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
         and (p / "manifest.json").exists()
-    )  # fmt: skip
+    ]  # fmt: skip
+    return sorted(found, key=_made)
+
+
+def _made(bdir: Path) -> tuple[str, str]:
+    try:
+        order = json.loads((bdir / "manifest.json").read_text()).get("order")
+    except (OSError, ValueError):
+        order = None
+    return (order if isinstance(order, str) else bdir.name, bdir.name)
 
 
 def _clean_tmp(spool: Path) -> None:
