@@ -1,4 +1,4 @@
-"""The `replay` command: validate, schema, simulate, ingest, serve, audit."""
+"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit."""
 
 from __future__ import annotations
 
@@ -102,6 +102,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
     hooks = (
         ("replay.simulate", "add_simulate_parser"),
         ("replay.ingest", "add_ingest_parsers"),
+        ("replay.export", "add_export_parser"),
         ("api.serve", "add_serve_parser"),
         ("reports.audit", "add_audit_parser"),
     )

@@ -125,6 +125,15 @@ class ClusterPool:
                     theirs.cancel()
 
 
+#: The niceness of a LocalCluster's workers (that of replay.ingest's pool).
+LOCAL_NICE: Final = 10
+
+
+def _yield_cpu() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(LOCAL_NICE)
+
+
 def _check_workers(client: Any) -> None:
     mine = code_version()
     theirs = client.run(code_version)
@@ -138,7 +147,7 @@ def _check_workers(client: Any) -> None:
 
 
 @contextlib.contextmanager
-def connect(spec: str) -> Iterator[ClusterPool]:
+def connect(spec: str, *, timeout: float = CONNECT_TIMEOUT) -> Iterator[ClusterPool]:
     """The cluster ``spec`` names (see :func:`parse_address`), as a pool.
 
     A LocalCluster is started for the block and stopped after it. Every
@@ -158,15 +167,18 @@ def connect(spec: str) -> Iterator[ClusterPool]:
             cluster = stack.enter_context(
                 LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=40,
+                    dashboard_address=":0", silence_logs=40,  # any free port: never 8787 taken
                 )  # fmt: skip
             )
             client = stack.enter_context(Client(cluster))
-            client.wait_for_workers(workers, timeout=CONNECT_TIMEOUT)
+            client.wait_for_workers(workers, timeout=timeout)
+            # they share this machine with the loader, the run's critical path:
+            # they yield the CPU to it, as the local pool's processes do
+            client.run(_yield_cpu)
         else:
             try:
-                client = stack.enter_context(Client(address, timeout=CONNECT_TIMEOUT))
-                client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+                client = stack.enter_context(Client(address, timeout=timeout))
+                client.wait_for_workers(1, timeout=timeout)
             except (OSError, TimeoutError) as exc:
                 raise ClusterError(f"cluster {address}: {exc}") from exc
         _check_workers(client)

@@ -909,6 +909,7 @@ class _Run:
         self.line_finding = _validate_line_finding if kind == "validate" else _line_finding
         self.first: dict[bytes, tuple[int, int]] = {}  # (file index, line) a match starts at
         self.reports: dict[bytes, list[MatchReport]] = {}  # kind "validate"
+        self.spooled = 0.0  # seconds writing the batches workers elsewhere sent
         self.source = files  # taken one at a time by route()
         self.files: list[KeptFile] = []  # routed or being routed, by file index
         self.mode = mode
@@ -1232,10 +1233,12 @@ class _Run:
         }
         mode = self.mode if not refetch else "replace"
         fis = {fi for it in items for fi, _ in it.segments} | {fi for _, idx in refetch or () for fi in idx}
+        # named by content in an `add` run (a reingest is there to do it all again)
+        named = self.mode == "add" and self.kind == "ingest"
+        batch = self._name(items, sorted(fis), leaders, refetch or []) if named else order
         if refetch and self.remote:  # a worker elsewhere cannot read the kept copies
             items = self._refetch_items(refetch)
             refetch = None
-        batch = self._name(items, sorted(fis), leaders) if mode == "add" and self.kind == "ingest" else order
         spool = None if self.remote or self.lay is None else str(self.lay.spool)
         task = _Task(batch, mode, spool, list(self.task_files), items, refetch or [], leaders,
                      owner=self.owner, kind=self.kind, version=self.version, steps=self.steps,
@@ -1264,10 +1267,14 @@ class _Run:
         self.refs[fut] = refs
         self._collect(block=False)
 
-    def _name(self, items: list[_Item], fis: list[int], leaders: Mapping[str, int | None]) -> str:
+    def _name(
+        self, items: list[_Item], fis: list[int], leaders: Mapping[str, int | None],
+        refetch: list[tuple[bytes, list[int]]],
+    ) -> str:
         """The chunk's batch named by its content (replay.shards): its files, its
-        matches' lines in them, the leaders it is given."""
-        shard = Shard(self.mode)
+        matches' lines in them (or the matches read again whole from them), the
+        leaders it is given."""
+        shard = Shard(self.mode if not refetch else "replace")
         local = {fi: i for i, fi in enumerate(fis)}
         for fi in fis:
             label, sha, _ = self.task_files[fi]
@@ -1276,6 +1283,8 @@ class _Run:
             shard.leader(k, leaders[k])
         for it in items:
             shard.match(it.key, [(local[fi], i) for fi, i in it.segments], it.lines.tobytes(), it.parent)
+        for key, idx in refetch:
+            shard.extra("refetch", key.hex(), *(str(local[fi]) for fi in idx))
         return shard.name()
 
     def _refetch_items(self, refetch: list[tuple[bytes, list[int]]]) -> list[_Item]:
@@ -1351,8 +1360,10 @@ class _Run:
         assert self.lay is not None and res.parts is not None
         if self.lookup is not None and one(self.lookup, "SELECT 1 FROM batches WHERE batch = ?", [res.batch]):
             return ""
+        t0 = time.perf_counter()
         path = write_encoded(self.lay.spool, res.batch, res.parts, res.manifest or {}, owner=self.owner)
         res.parts = None
+        self.spooled += time.perf_counter() - t0
         return str(path)
 
     def _keep(self, res: _Result) -> None:
@@ -1592,6 +1603,8 @@ def _execute(
     _summarize(run, summary)
     for k in ("parse", "validate", "frames", "write"):
         summary.stages[f"{k} (workers)"] = run.stages[k]
+    if run.remote:
+        summary.stages["spool (main)"] = run.spooled
     if run.loader is not None:
         summary.stages["load (wall)"] = run.loader.seconds
         summary.stages["derive (wall)"] = run.loader.derive_seconds
