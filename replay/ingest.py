@@ -20,8 +20,13 @@ matches still in progress, a chunk or two of finished ones, and nothing
 else.
 
 A rematch waits for the match it follows (its first leader decides the
-rematch's first lead): in the same chunk, after the earlier match's
-result, or from the store.
+rematch's first lead): in the same chunk, in a side chunk sent once the
+earlier match's result is back, or from the store. The chunks depend only
+on the lines read, so a batch is named by its content (replay.shards).
+
+With ``--cluster`` (replay.cluster) the pool is a dask.distributed cluster:
+the tasks carry their lines, the results the batch's files, written into
+the spool here (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -921,9 +926,10 @@ class _Run:
         self.seq = 0
         self.task_files: list[tuple[str, str, str]] = []  # (label, sha256, kept path) by file index
         self.pool = pool
-        # one more chunk fills meanwhile; a worker elsewhere gets its next
-        # chunk while it works on one (the bytes take their time to travel)
-        self.max_inflight = workers * 2 if self.remote else workers
+        # one more chunk fills meanwhile; workers elsewhere have a few more
+        # queued while they work (the bytes take their time to travel; each
+        # chunk out is some 36 MB held here until its result is back)
+        self.max_inflight = workers + min(workers, 4) if self.remote else workers
         # the chunks' bytes go to the workers through shared memory, not the pipe
         self.segments = (
             handoff.Segments() if pool is not None and not self.remote and handoff.available() else None
@@ -1285,6 +1291,8 @@ class _Run:
             shard.match(it.key, [(local[fi], i) for fi, i in it.segments], it.lines.tobytes(), it.parent)
         for key, idx in refetch:
             shard.extra("refetch", key.hex(), *(str(local[fi]) for fi in idx))
+        if self.steps:
+            shard.extra("steps", *self.steps)
         return shard.name()
 
     def _refetch_items(self, refetch: list[tuple[bytes, list[int]]]) -> list[_Item]:
@@ -1558,6 +1566,7 @@ def _execute(
     extra_paths: Mapping[str, list[str]] | None = None,
     durable: Callable[[Collection[str] | None], None] | None = None,
     total_bytes: int | None = None,
+    steps: tuple[str, ...] = (),
 ) -> IngestSummary:
     """Route, validate and store `files`, taken as they come (the next one
     may still be being kept); `durable(shas)` returns once the kept copies of
@@ -1580,7 +1589,7 @@ def _execute(
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
-               chunk_hands=chunk_hands, progress=progress, durable=durable)  # fmt: skip
+               chunk_hands=chunk_hands, progress=progress, durable=durable, steps=steps)  # fmt: skip
     try:
         t_route = time.thread_time()
         run.route()
@@ -1682,6 +1691,7 @@ def ingest(
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
     cluster: str | ClusterPool | None = None,
+    steps: tuple[str, ...] = (),
 ) -> IngestSummary:
     """Ingest log files and folders into the store at ``db`` (see the module doc).
 
@@ -1690,12 +1700,14 @@ def ingest(
     :class:`replay.reader.UsageError` for a path that does not exist.
     With ``cluster`` (an address, or a :class:`replay.cluster.ClusterPool`)
     the shards are validated there instead of in ``workers`` processes.
+    ``steps`` name :data:`BATCH_STEPS` the workers run on every batch.
     """
     if isinstance(cluster, str):
         from replay.cluster import connect
 
         with connect(cluster) as remote:
-            return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote)
+            return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
+                          steps=steps)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     found = list(iter_paths(paths))
@@ -1738,7 +1750,8 @@ def ingest(
         try:
             _execute(lay, todo(), mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
                      progress_out=progress_out, summary=summary, extra_paths=extra_paths,
-                     durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found))  # fmt: skip
+                     durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found),
+                     steps=steps)  # fmt: skip
         finally:
             keepers.shutdown(wait=True, cancel_futures=True)
         summary.files_known = len(known)
@@ -1782,17 +1795,19 @@ def reingest(
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
     cluster: str | ClusterPool | None = None,
+    steps: tuple[str, ...] = (),
 ) -> IngestSummary:
     """Validate everything again from the kept files and replace the derived rows.
 
     Needs the database for writing (raises :class:`StoreLocked` otherwise).
-    ``cluster`` as for :func:`ingest`.
+    ``cluster`` and ``steps`` as for :func:`ingest`.
     """
     if isinstance(cluster, str):
         from replay.cluster import connect
 
         with connect(cluster) as remote:
-            return reingest(db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote)
+            return reingest(db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
+                            steps=steps)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     lay = layout(db_path).make()
@@ -1816,7 +1831,7 @@ def reingest(
             for r in rows
         ]  # fmt: skip
         _execute(lay, files, mode="replace", conn=conn, pool=pool, chunk_hands=chunk_hands,
-                 progress_out=progress_out, summary=summary)  # fmt: skip
+                 progress_out=progress_out, summary=summary, steps=steps)  # fmt: skip
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -44,9 +44,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rematches, a match cut over two files, a line after its match's end,
     unreadable lines, and defects (SEED_REUSED, REMATCH_UNKNOWN among them)."""
     d = tmp_path_factory.mktemp("logs")
-    write(d / "a.jsonl", sim_lines(150, seed=11))
-    write(d / "b.jsonl.gz", sim_lines(150, seed=12))
-    cut = sim_lines(120, seed=21, tables=6)
+    write(d / "a.jsonl", sim_lines(80, seed=11))
+    write(d / "b.jsonl.gz", sim_lines(80, seed=12))
+    cut = sim_lines(80, seed=21, tables=6)
     write(d / "day1.jsonl", cut[: len(cut) // 2])
     write(d / "day2.jsonl", cut[len(cut) // 2 :])
     late = sim_lines(80, seed=8, tables=2)
@@ -232,3 +232,49 @@ def test_cluster_addresses() -> None:
         parse_address("local:0")
     with pytest.raises(ClusterError, match="cluster tcp://127.0.0.1:9"), connect("tcp://127.0.0.1:9", timeout=2):
         pass
+
+
+# -- a step of every batch (the analysis plugs in here) -----------------------------------
+
+
+def test_a_batch_step_adds_its_tables_to_every_batch(logs: Path, cluster: ClusterPool, tmp_path: Path) -> None:
+    """A step named in the task runs in the worker on the batch's tables; its
+    tables travel in the same batch, and the batch's name says it ran."""
+
+    def register() -> None:
+        import pyarrow as pa
+
+        from replay import ingest as mod
+
+        def per_match(frames: Any, tables: Any) -> dict[str, Any]:
+            hands = tables["hands"].group_by("match").aggregate([("hand", "count")])
+            return {"step_hands": pa.table({"match": hands["match"], "hands": hands["hand_count"]})}
+
+        mod.BATCH_STEPS["per_match"] = per_match
+
+    cluster.client.run(register)
+    db = tmp_path / "data" / "r.duckdb"
+    server = hold(db)  # the batches stay in the spool, to be looked at
+    try:
+        ingest([logs], db=db, chunk_hands=CHUNK, cluster=cluster, steps=("per_match",))
+    finally:
+        server.communicate("")
+    import pyarrow as pa
+
+    spooled = pending_batches(layout(db).spool)
+    made = {p.name for p in spooled if (p / "hands.arrow").exists()}
+    counted = {}
+    for bdir in spooled:
+        if (bdir / "hands.arrow").exists():
+            hands = pa.ipc.open_file(str(bdir / "hands.arrow")).read_all()
+            step = pa.ipc.open_file(str(bdir / "step_hands.arrow")).read_all()
+            assert sum(step["hands"].to_pylist()) == hands.num_rows
+            counted.update(zip(step["match"].to_pylist(), step["hands"].to_pylist(), strict=True))
+    conn = open_store(db)
+    load_spool(conn)  # a table the loader does not know is left alone
+    stored = dict(conn.execute("SELECT match, count(*) FROM hands GROUP BY match").fetchall())
+    conn.close()
+    assert counted == stored and counted
+    plain = tmp_path / "plain" / "r.duckdb"
+    ingest([logs], db=plain, workers=0, chunk_hands=CHUNK)
+    assert made and not batch_names(plain) & made  # another content, another name
