@@ -1,27 +1,28 @@
 """Scale-out: `replay ingest --cluster` with 1 and 2 local dask workers, and
 the model for N machines (docs/scale.md).
 
-Input: simulated international hands (bench/ingest.py's cached data set,
-several files, matches crossing file boundaries). For 1 and then 2 worker
-processes (a LocalCluster, one thread each), the same files are ingested
-into an empty store; the cluster is started before the clock starts.
+Input: simulated international hands (bench/ingest.py's cached data sets,
+matches crossing file boundaries). For 1 and then 2 worker processes (a
+LocalCluster, one thread each, started before the clock starts), the same
+files are ingested into an empty store, twice over:
 
-From the runs' stage times it also derives the two numbers of the model:
+- as ``replay ingest --cluster`` does by default: every hand validated and
+  analysed (replay.analysis, 10 sampled deals a decision): the headline
+  ``hands_per_s_1_worker`` / ``hands_per_s_2_workers``, on a small set
+  (the analysis costs some 0.2 CPU-s a hand);
+- validation only (``--no-analysis``), on a larger set.
 
-- ``worker_hands_per_cpu_s``: hands one worker validates per CPU second
-  (parse, validate, Arrow frames, encode), the part that scales with
-  machines;
-- ``owner_ceiling_hands_per_s``: what the one process that owns the store
-  can take, whatever the number of workers: the busier of its main thread
-  (keeping and routing the files, writing the batches that come back) and
-  its loader thread (DuckDB inserts, one transaction per 8 batches).
+From the runs' stage times it derives the numbers of the model: the hands
+one worker handles per CPU-second (the part that scales with machines),
+and the owner's ceiling: what the one process that owns the store takes
+whatever the number of workers (the busier of its main thread, which keeps
+and routes the files and writes the batches that come back, and its loader
+thread, which inserts them into DuckDB). Then hands/s for N workers is
+min(N x worker rate, owner ceiling).
 
-and prints the model's hands/s for N workers: min(N x worker rate,
-owner ceiling).
-
-Run: python bench/scale.py          (~30,000 hands, under a minute)
-     python bench/scale.py --full   (200,000 hands)
-The machine is shared (2 cores): the figures say what this machine did.
+Run: python bench/scale.py          (under a minute)
+     python bench/scale.py --full   (4 times the hands)
+The machine is shared (2 cores): the figures say what this machine did then.
 Headline figures last, one per line: ``name: value unit``.
 """
 
@@ -43,53 +44,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import dataset  # noqa: E402  (bench/ingest.py)
 
 
-def run(files: list[Path], workers: int, chunk_hands: int, *, pure: bool = False) -> dict[str, Any]:
-    """One ingest on a fresh LocalCluster of ``workers`` processes (``pure``:
-    the workers without the C fast path, every line parsed and replayed)."""
+def run(files: list[Path], workers: int, chunk_hands: int, analysis: tuple[int, int] | None) -> dict[str, Any]:
+    """One ingest on a fresh LocalCluster of ``workers`` processes."""
     from replay.cluster import connect
     from replay.ingest import ingest
 
     work = Path(tempfile.mkdtemp(prefix="replay-scale-"))
-    if pure:  # the workers are spawned with this environment; this process keeps its own
-        os.environ["REPLAY_PURE"] = "1"
     try:
         with connect(f"local:{workers}") as pool:
-            os.environ.pop("REPLAY_PURE", None)
-            # every worker has imported replay before the clock starts
-            pool.client.run(lambda: __import__("replay.ingest"))
+            # every worker has imported replay (and the solver) before the clock starts
+            pool.client.run(lambda: (__import__("replay.ingest"), __import__("replay.analysis")))
             t0 = time.perf_counter()
-            summary = ingest(files, db=work / "data" / "replay.duckdb", chunk_hands=chunk_hands, cluster=pool)
+            summary = ingest(files, db=work / "data" / "replay.duckdb", chunk_hands=chunk_hands, cluster=pool,
+                             analysis=analysis)  # fmt: skip
             wall = time.perf_counter() - t0
     finally:
-        os.environ.pop("REPLAY_PURE", None)
         shutil.rmtree(work, ignore_errors=True)
     st = summary.stages
-    worker_cpu = sum(st.get(f"{k} (workers)", 0.0) for k in ("parse", "validate", "frames", "write"))
+    worker_cpu = sum(st.get(f"{k} (workers)", 0.0) for k in ("parse", "validate", "frames", "write", "analysis"))
     loader = st.get("load (wall)", 0.0) + st.get("derive (wall)", 0.0) + st.get("reports (wall)", 0.0)
     owner = max(st.get("route (main)", 0.0), loader) + st.get("checkpoint (wall)", 0.0)
-    tag = f"{'pure, ' if pure else ''}{workers} worker{'s' if workers > 1 else ''}"
+    tag = f"{'analysis' if analysis else 'validation'}, {workers} worker{'s' if workers > 1 else ''}"
     for line in summary.lines_out():
         print(f"  [{tag}] {line}", file=sys.stderr)
     return {"hands": summary.hands, "wall": wall, "worker_cpu": worker_cpu, "owner": owner}
 
 
 def main() -> None:
+    from replay.ingest import INGEST_SAMPLES
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--full", action="store_true", help="200,000 hands")
-    ap.add_argument("--hands", type=int, default=None)
-    ap.add_argument("--chunk-hands", type=int, default=2500,
-                    help="hands a task (default 2,500: a small run still has a dozen tasks; "
-                    "ingest's own default is 10,000)")  # fmt: skip
+    ap.add_argument("--full", action="store_true", help="4 times the hands")
     args = ap.parse_args()
-    hands = args.hands or (200_000 if args.full else 30_000)
-    files = dataset(hands, 4)
-    size = sum(f.stat().st_size for f in files)
-    print(f"input: {len(files)} files, {size / 2**20:,.0f} MiB, {hands:,} hands", file=sys.stderr)
+    k = 4 if args.full else 1
+    plain, small = dataset(30_000 * k, 4), dataset(30 * k, 2)
+    size = sum(f.stat().st_size for f in plain)
+    print(f"input: {len(plain)} files, {size / 2**20:,.0f} MiB, {30_000 * k:,} hands; {30 * k} hands analysed",
+          file=sys.stderr)  # fmt: skip
     load0 = os.getloadavg()[0]
-    fast = {n: run(files, n, args.chunk_hands) for n in (1, 2)}
-    # validation-bound: the same hands line by line (logs the C scanner does not
-    # take, e.g. another server's layout), a quarter of them
-    pure = {n: run(files[:1], n, args.chunk_hands // 4, pure=True) for n in (1, 2)}
+    # chunks of 2,500 hands (ingest's own: 10,000) and of 10 analysed hands
+    # (its own: 200): a small run still has a dozen tasks to share
+    checked = {n: run(plain, n, 2500, None) for n in (1, 2)}
+    analysed = {n: run(small, n, 10, (INGEST_SAMPLES, 0)) for n in (1, 2)}
     print(f"load average: {load0:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores, shared)", file=sys.stderr)
 
     def rate(r: dict[str, Any]) -> float:
@@ -98,17 +94,17 @@ def main() -> None:
     def per_worker(rs: dict[int, dict[str, Any]]) -> float:
         return max(r["hands"] / r["worker_cpu"] for r in rs.values() if r["worker_cpu"])
 
-    ceiling = min(r["hands"] / r["owner"] for r in (*fast.values(), *pure.values()) if r["owner"])
-    for name, rs in (("fast", fast), ("pure", pure)):
+    ceiling = min(r["hands"] / r["owner"] for r in checked.values() if r["owner"])
+    for name, rs in (("validation", checked), ("analysis", analysed)):
         w = per_worker(rs)
-        for n in (1, 2, 4, 8, 16, 32):
-            print(f"model_{name}_hands_per_s_{n}_workers: {min(n * w, ceiling):.0f} hands/s")
-        print(f"{name}_worker_hands_per_cpu_s: {w:.0f} hands/s")
+        for n in (1, 2, 8, 32, 128, 512, 2048):
+            print(f"model_{name}_hands_per_s_{n}_workers: {min(n * w, ceiling):.1f} hands/s")
+        print(f"{name}_worker_hands_per_cpu_s: {w:.1f} hands/s")
     print(f"owner_ceiling_hands_per_s: {ceiling:.0f} hands/s")
-    print(f"pure_hands_per_s_1_worker: {rate(pure[1]):.0f} hands/s")
-    print(f"pure_hands_per_s_2_workers: {rate(pure[2]):.0f} hands/s")
-    print(f"hands_per_s_1_worker: {rate(fast[1]):.0f} hands/s")
-    print(f"hands_per_s_2_workers: {rate(fast[2]):.0f} hands/s")
+    print(f"validation_hands_per_s_1_worker: {rate(checked[1]):.0f} hands/s")
+    print(f"validation_hands_per_s_2_workers: {rate(checked[2]):.0f} hands/s")
+    print(f"hands_per_s_1_worker: {rate(analysed[1]):.2f} hands/s")
+    print(f"hands_per_s_2_workers: {rate(analysed[2]):.2f} hands/s")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@
  *   Maker                               positional constructors of frozen
  *                                       dataclasses (replay.fastinit), from
  *                                       _maker.c
+ *   Solver                              exact values of hand positions
+ *                                       (replay.solver.PySolver), from _solve.c
  *   sha256, pips, use_shani             for the tests and the fallbacks
  *
  * Nothing here decides a finding: a line this code does not recognise, or
@@ -1785,6 +1787,7 @@ static PyMethodDef methods[] = {
 
 extern PyTypeObject Scorer_Type; /* replay/_match.c */
 extern PyTypeObject Maker_Type;  /* replay/_maker.c */
+extern PyTypeObject Solver_Type; /* replay/_solve.c */
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "replay._native", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
@@ -1801,7 +1804,8 @@ PyMODINIT_FUNC PyInit__native(void)
         return NULL;
     if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0 || PyType_Ready(&Scorer_Type) < 0 ||
         PyModule_AddObjectRef(m, "Scorer", (PyObject *)&Scorer_Type) < 0 || PyType_Ready(&Maker_Type) < 0 ||
-        PyModule_AddObjectRef(m, "Maker", (PyObject *)&Maker_Type) < 0) {
+        PyModule_AddObjectRef(m, "Maker", (PyObject *)&Maker_Type) < 0 || PyType_Ready(&Solver_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Solver", (PyObject *)&Solver_Type) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -42,6 +42,7 @@ __all__ = ["MARKER", "PARTITIONED", "UNPARTITIONED", "add_export_parser", "expor
 #: Tables of one row set per match, partitioned by the match's profile and day.
 PARTITIONED: Final = (
     "matches", "seats", "hands", "moves", "findings", "seeds", "match_files", "player_seats", "player_held",
+    "move_analysis", "hand_analysis",
 )  # fmt: skip
 #: Tables of no match, one file each.
 UNPARTITIONED: Final = ("log_files", "players", "batches")
@@ -49,6 +50,8 @@ UNPARTITIONED: Final = ("log_files", "players", "batches")
 LEFT_OUT: Final = {"matches": ("replay",)}
 #: The file that says a folder is an export (and what is in it).
 MARKER: Final = "_export.json"
+#: A partition key's folder name for NULL (Hive's, which DuckDB and polars read as NULL).
+_NULL: Final = "__HIVE_DEFAULT_PARTITION__"
 #: Rows a Parquet row group holds (DuckDB's default is 122,880).
 ROW_GROUP: Final = 122_880
 
@@ -73,16 +76,19 @@ def export_parquet(conn: duckdb.DuckDBPyConnection, out: str | os.PathLike[str])
         rows: dict[str, int] = {}
         for table in PARTITIONED:
             cols = ", ".join(_columns(conn, table))
-            where = tmp / table
-            # profile and day of each row's match; a row of no match has neither
-            conn.execute(
-                f"COPY (SELECT {cols}, m.profile AS profile, "
-                f"  CAST(timezone('UTC', m.started) AS DATE) AS day "
-                f"  FROM {table} t LEFT JOIN (SELECT match, profile, started FROM matches) m USING (match)) "
-                f"TO {_lit(where)} (FORMAT parquet, PARTITION_BY (profile, day), ROW_GROUP_SIZE {ROW_GROUP}, "
-                f"COMPRESSION zstd)"
-            )  # fmt: skip
             rows[table] = _count(conn, table)
+            # profile and day of each row's match; a row of no match has neither
+            select = (
+                f"SELECT {cols}, m.profile AS profile, CAST(timezone('UTC', m.started) AS DATE) AS day "
+                f"FROM {table} t LEFT JOIN (SELECT match, profile, started FROM matches) m USING (match)"
+            )
+            options = f"FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP}, COMPRESSION zstd"
+            if rows[table]:
+                conn.execute(f"COPY ({select}) TO {_lit(tmp / table)} ({options}, PARTITION_BY (profile, day))")
+            else:  # one empty file, so that a glob of the table finds its columns
+                where = tmp / table / f"profile={_NULL}" / f"day={_NULL}"
+                where.mkdir(parents=True)
+                conn.execute(f"COPY ({select} LIMIT 0) TO {_lit(where / 'data_0.parquet')} ({options})")
         for table in UNPARTITIONED:
             (tmp / table).mkdir()
             cols = ", ".join(_columns(conn, table))

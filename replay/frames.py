@@ -90,7 +90,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("hands", _I32), ("events", _I32), ("errors", _I32), ("warnings", _I32),
         ("anchor", _STR), ("beacon", _STR), ("rematch_of", _STR), ("first_leader", _I8),
         ("lead_draw", pa.list_(pa.struct([("seat", _I8), ("tile", _I8)]))),
-        ("estimates", _STRS), ("batch", _STR), ("replay", pa.binary()),
+        ("estimates", _STRS), ("batch", _STR), ("replay", pa.binary()), ("analysis", _STR),
     ]),
     "seats": pa.schema([
         ("match", _STR), ("seat", _I8), ("player", _STR), ("name", _STR), ("bot", _BOOL),
@@ -118,14 +118,36 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
     ]),
     "seeds": pa.schema([("seed", _STR), ("match", _STR), ("hand", _I32)]),
     "match_files": pa.schema([("match", _STR), ("sha256", _STR), ("lines", _I32)]),
+    "move_analysis": pa.schema([
+        ("match", _STR), ("hand", _I32), ("ply", _I16), ("seat", _I8), ("version", _I32),
+        ("played", _STR), ("forced", _BOOL),
+        ("alternatives", pa.list_(pa.struct([
+            ("move", _STR), ("dd", _I32), ("pimc", pa.float64()), ("pimc_lo", pa.float64()),
+            ("pimc_hi", pa.float64()),
+        ]))),
+        ("dd", _I32), ("dd_best", _I32), ("dd_loss", _I32), ("pimc", pa.float64()),
+        ("pimc_best", pa.float64()), ("pimc_loss", pa.float64()), ("class", _STR),
+        ("samples", _I16), ("exact", _BOOL), ("on_line", _I8), ("stake", pa.float64()),
+        ("stake_dd", _I32), ("pimc_best_played", _BOOL), ("differs", _BOOL),
+    ]),
+    "hand_analysis": pa.schema([
+        ("match", _STR), ("hand", _I32), ("version", _I32), ("samples", _I16), ("seed", _I64),
+        ("skip", _STR), ("first_seat", _I8), ("par", _INTS), ("result", _INTS),
+        ("lost", pa.list_(pa.float64())), ("stake", pa.list_(pa.float64())),
+        ("lost_dd", pa.list_(pa.float64())), ("stake_dd", pa.list_(pa.float64())),
+        ("accuracy", pa.list_(pa.float64())), ("accuracy_dd", pa.list_(pa.float64())),
+    ]),
     "log_files": pa.schema([
         ("sha256", _STR), ("path", _STR), ("paths", _STRS), ("size", _I64), ("read_at", _TS),
         ("lines", _I64), ("bad_lines", _I64), ("stored", _STR),
     ]),
 }  # fmt: skip
 
-#: The per-match tables, in the order a batch is loaded.
-TABLES: Final = ("matches", "seats", "hands", "moves", "findings", "seeds", "match_files")
+#: The per-match tables, in the order a batch is loaded (the analysis's only
+#: when the batch has them: replay.analysis).
+TABLES: Final = (
+    "matches", "seats", "hands", "moves", "findings", "seeds", "match_files", "move_analysis", "hand_analysis",
+)
 
 
 def timestamps(values: Sequence[str | None]) -> pa.Array:
@@ -318,6 +340,7 @@ class Frames:
                 "estimates": _lists([r.estimates for r in rs], _STR),
                 "batch": [self.batch] * len(rs),
                 "replay": pa.nulls(len(rs), pa.binary()),  # packed in tables()
+                "analysis": pa.nulls(len(rs), _STR),  # the batch, once analysed (replay.analysis)
             },
             schema=SCHEMAS["matches"],
         )

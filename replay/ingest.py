@@ -76,6 +76,7 @@ from replay.reader import (  # noqa: PLC2701
     BadLine,
     EventLine,
     Record,
+    UsageError,
     _Broken,
     _chunks,
     _not_utf8,
@@ -128,6 +129,10 @@ __all__ = [
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
+#: Hands per batch when the batch carries the hands' analysis (seconds a batch).
+ANALYSIS_CHUNK_HANDS: Final = 200
+#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`).
+INGEST_SAMPLES: Final = 10
 #: Bytes the C router reads at a time (cut at a line end).
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
@@ -397,9 +402,10 @@ class _Task:
     shared: tuple[str, array[int]] | None = None
     # the pid of the process that loads the batch itself (store.write_batch's owner)
     owner: int | None = None
+    # (samples, seed) of the hand analysis (replay.analysis) the batch carries; None: none
+    analysis: tuple[int, int] | None = None
     kind: str = "ingest"  # or "validate": the reports come back, no batch is made
     version: str = ""  # the sender's code (replay.shards.code_version), checked by a worker
-    steps: tuple[str, ...] = ()  # BATCH_STEPS run on the batch's tables
     order: str = ""  # the batch's place among those of its run (a content-named batch)
 
 
@@ -417,14 +423,6 @@ class _Result:
     parts: dict[str, bytes] | None = None
     manifest: dict[str, Any] | None = None
     reports: list[MatchReport] | None = None  # kind "validate": the matches' reports
-
-
-#: Steps a worker may run on a batch's tables before they are written, by
-#: name (a task names its steps; the worker runs its own code for them). A
-#: step takes the batch's Frames (its reports) and tables and returns
-#: tables to add to the batch: e.g. the analysis of the batch's valid
-#: hands, ``BATCH_STEPS["analysis"] = lambda frames, tables: {...}``.
-BATCH_STEPS: dict[str, Callable[[Frames, Mapping[str, pa.Table]], Mapping[str, pa.Table]]] = {}
 
 
 def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterator[Record]:
@@ -561,12 +559,19 @@ def _work_batch(task: _Task) -> _Result:
         return _Result(task.batch, hands, summary, out_leaders, top, bad, "", dict(stages), reports=reports)
     t0 = clock()
     tables = frames.tables()
-    for step in task.steps:
-        tables.update(BATCH_STEPS[step](frames, tables))
+    if task.analysis is not None:
+        from replay.analysis import analyze_tables
+
+        t_an = clock()
+        tables.update(analyze_tables(tables, *task.analysis))
+        stages["analysis"] += clock() - t_an
+        t0 += clock() - t_an  # the frames stage is the frames alone
     t1 = clock()
     used = {sha for _, sha, _ in frames.file_lines}
     listed = {sha: {"path": lb, "kept": kept} for lb, sha, kept in task.files if sha in used}
     meta: dict[str, Any] = {"mode": task.mode, "files": listed}
+    if task.analysis is not None:
+        meta["analysis"] = list(task.analysis)
     if task.order:
         meta["order"] = task.order
     stages["frames"] += t1 - t0
@@ -645,7 +650,13 @@ def revalidate(
         if not recs:
             raise FileNotFoundError(f"no line of match {m!r} in its kept files")
         frames.add(validate_match(recs, rematch_leaders=leaders), Counter(where[r.file] for r in recs))
-    return frames.tables()
+    tables = frames.tables()
+    if manifest.get("analysis"):  # the batch analyses its hands: these too
+        from replay.analysis import analyze_tables
+
+        samples, seed = manifest["analysis"]
+        tables.update(analyze_tables(tables, samples, seed))
+    return tables
 
 
 # -- the main process: routing lines to matches ----------------------------------
@@ -902,11 +913,11 @@ class _Run:
         progress: _Progress,
         durable: Callable[[Collection[str] | None], None] | None = None,
         kind: str = "ingest",
-        steps: tuple[str, ...] = (),
+        analysis: tuple[int, int] | None = None,
     ) -> None:
         self.lay = lay
         self.kind = kind  # "ingest", or "validate" (no store: the reports come back)
-        self.steps = steps
+        self.analysis = analysis
         # a pool elsewhere (replay.cluster): tasks carry their bytes, results
         # bring the batches' files, and this process writes them
         self.remote = bool(getattr(pool, "remote", False))
@@ -1247,7 +1258,7 @@ class _Run:
             refetch = None
         spool = None if self.remote or self.lay is None else str(self.lay.spool)
         task = _Task(batch, mode, spool, list(self.task_files), items, refetch or [], leaders,
-                     owner=self.owner, kind=self.kind, version=self.version, steps=self.steps,
+                     owner=self.owner, analysis=self.analysis, kind=self.kind, version=self.version,
                      order=order if batch != order else "")  # fmt: skip
         # the kept files the batch refers to: its commit waits for them to be durable
         refs = frozenset(self.task_files[fi][1] for fi in fis)
@@ -1291,8 +1302,8 @@ class _Run:
             shard.match(it.key, [(local[fi], i) for fi, i in it.segments], it.lines.tobytes(), it.parent)
         for key, idx in refetch:
             shard.extra("refetch", key.hex(), *(str(local[fi]) for fi in idx))
-        if self.steps:
-            shard.extra("steps", *self.steps)
+        if self.analysis is not None:  # the batch carries its hands' analysis
+            shard.extra("analysis", *map(str, self.analysis))
         return shard.name()
 
     def _refetch_items(self, refetch: list[tuple[bytes, list[int]]]) -> list[_Item]:
@@ -1566,7 +1577,7 @@ def _execute(
     extra_paths: Mapping[str, list[str]] | None = None,
     durable: Callable[[Collection[str] | None], None] | None = None,
     total_bytes: int | None = None,
-    steps: tuple[str, ...] = (),
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Route, validate and store `files`, taken as they come (the next one
     may still be being kept); `durable(shas)` returns once the kept copies of
@@ -1588,8 +1599,10 @@ def _execute(
         return summary
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
+    if analysis is not None:  # a hand's analysis costs a hundred times its validation: small tasks
+        chunk_hands = min(chunk_hands, ANALYSIS_CHUNK_HANDS)
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
-               chunk_hands=chunk_hands, progress=progress, durable=durable, steps=steps)  # fmt: skip
+               chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
         t_route = time.thread_time()
         run.route()
@@ -1610,8 +1623,9 @@ def _execute(
         if run.loader is not None:
             run.loader.finish()  # re-raises what the loader ran into
     _summarize(run, summary)
-    for k in ("parse", "validate", "frames", "write"):
-        summary.stages[f"{k} (workers)"] = run.stages[k]
+    for k in ("parse", "validate", "frames", "write", "analysis"):
+        if k in run.stages or k != "analysis":
+            summary.stages[f"{k} (workers)"] = run.stages[k]
     if run.remote:
         summary.stages["spool (main)"] = run.spooled
     if run.loader is not None:
@@ -1691,23 +1705,24 @@ def ingest(
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
     cluster: str | ClusterPool | None = None,
-    steps: tuple[str, ...] = (),
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders into the store at ``db`` (see the module doc).
 
     If another process holds the database, the validated batches stay in
-    the spool for it (``summary.loaded`` is False). Raises
-    :class:`replay.reader.UsageError` for a path that does not exist.
+    the spool for it (``summary.loaded`` is False). With ``analysis``
+    (samples, seed), the workers analyse every hand too (replay.analysis).
     With ``cluster`` (an address, or a :class:`replay.cluster.ClusterPool`)
-    the shards are validated there instead of in ``workers`` processes.
-    ``steps`` name :data:`BATCH_STEPS` the workers run on every batch.
+    the shards are validated (and analysed) there instead of in ``workers``
+    processes. Raises :class:`replay.reader.UsageError` for a path that does
+    not exist.
     """
     if isinstance(cluster, str):
         from replay.cluster import connect
 
         with connect(cluster) as remote:
             return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
-                          steps=steps)  # fmt: skip
+                          analysis=analysis)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     found = list(iter_paths(paths))
@@ -1751,7 +1766,7 @@ def ingest(
             _execute(lay, todo(), mode="add", conn=conn, pool=pool, chunk_hands=chunk_hands,
                      progress_out=progress_out, summary=summary, extra_paths=extra_paths,
                      durable=durable.wait, total_bytes=sum(os.path.getsize(p) for p in found),
-                     steps=steps)  # fmt: skip
+                     analysis=analysis)  # fmt: skip
         finally:
             keepers.shutdown(wait=True, cancel_futures=True)
         summary.files_known = len(known)
@@ -1795,19 +1810,19 @@ def reingest(
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
     cluster: str | ClusterPool | None = None,
-    steps: tuple[str, ...] = (),
+    analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Validate everything again from the kept files and replace the derived rows.
 
     Needs the database for writing (raises :class:`StoreLocked` otherwise).
-    ``cluster`` and ``steps`` as for :func:`ingest`.
+    ``cluster`` and ``analysis`` as for :func:`ingest`.
     """
     if isinstance(cluster, str):
         from replay.cluster import connect
 
         with connect(cluster) as remote:
             return reingest(db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
-                            steps=steps)  # fmt: skip
+                            analysis=analysis)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     lay = layout(db_path).make()
@@ -1831,7 +1846,7 @@ def reingest(
             for r in rows
         ]  # fmt: skip
         _execute(lay, files, mode="replace", conn=conn, pool=pool, chunk_hands=chunk_hands,
-                 progress_out=progress_out, summary=summary, steps=steps)  # fmt: skip
+                 progress_out=progress_out, summary=summary, analysis=analysis)  # fmt: skip
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -1854,6 +1869,12 @@ def add_ingest_parsers(subparsers: Any) -> None:
                        "(tcp://host:8786), or local[:N] for N worker processes here "
                        "(docs/scale.md)")  # fmt: skip
         p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+        p.add_argument("--no-analysis", action="store_true",
+                       help="do not analyse the hands (replay analyze --db can do it later)")  # fmt: skip
+        p.add_argument("--analysis-samples", type=int, default=INGEST_SAMPLES, metavar="N",
+                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}; "
+                       "0: perfect information only; replay analyze --db --samples 100 deepens it)")  # fmt: skip
+        p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
 
     p = subparsers.add_parser(
         "ingest",
@@ -1874,6 +1895,14 @@ def add_ingest_parsers(subparsers: Any) -> None:
     p.set_defaults(func=run_reingest)
 
 
+def _analysis_arg(args: argparse.Namespace) -> tuple[int, int] | None:
+    if args.no_analysis:
+        return None
+    if not 0 <= args.analysis_samples <= 10000:
+        raise UsageError("--analysis-samples must be 0..10000")
+    return args.analysis_samples, args.seed
+
+
 def _report(summary: IngestSummary, quiet: bool) -> None:
     if not quiet:
         for line in summary.lines_out():
@@ -1883,7 +1912,8 @@ def _report(summary: IngestSummary, quiet: bool) -> None:
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments `ingest` and `reingest` share, from the command line."""
     return {"db": args.db, "workers": args.workers, "chunk_hands": args.chunk_hands,
-            "progress_out": None if args.quiet else sys.stderr, "cluster": args.cluster}  # fmt: skip
+            "progress_out": None if args.quiet else sys.stderr, "cluster": args.cluster,
+            "analysis": _analysis_arg(args)}  # fmt: skip
 
 
 def run_ingest(args: argparse.Namespace) -> int:

@@ -1086,6 +1086,8 @@ class _BatchLoader:
     def load(self) -> tuple[int, int]:
         """The batch's own rows (the derived ones are :class:`_Derived`'s):
         matches written, files recorded."""
+        if self.mode == "analysis":  # replay analyze's rows, made while this process held the store
+            return self._analysis(), 0
         files = self._files() if "log_files" in self.parts else 0
         if "match_files" in self.parts:
             self._matches()
@@ -1220,6 +1222,30 @@ class _BatchLoader:
             self.insert_tables(tables)
             self.new |= set(wanted)
             self.without_players |= set(wanted)
+
+    def _analysis(self) -> int:
+        """Put a batch's analysis rows in place of the same hands' rows, for the
+        hands stored as they were analysed (the same number of plies); the
+        rest are dropped (their match changed since). The hands put."""
+        conn = self.conn
+        if "hand_analysis" not in self.src:
+            return 0
+        ha, ma = self.src["hand_analysis"], self.src.get("move_analysis")
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE _ah AS "
+            f"SELECT a.match, a.hand FROM {ha} a JOIN hands h USING (match, hand) "
+            + (f"WHERE a.skip IS NOT NULL OR h.plies = (SELECT count(*) FROM {ma} m "
+               "WHERE m.match = a.match AND m.hand = a.hand)" if ma else "WHERE a.skip IS NOT NULL")
+        )  # fmt: skip
+        for t in ("move_analysis", "hand_analysis"):
+            conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _ah)")
+        conn.execute(f"INSERT INTO hand_analysis BY NAME SELECT * FROM {ha} JOIN _ah USING (match, hand)")
+        if ma:
+            conn.execute(f"INSERT INTO move_analysis BY NAME SELECT * FROM {ma} JOIN _ah USING (match, hand)")
+        conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _ah)", [self.batch])
+        got = one(conn, "SELECT count(*) FROM _ah")
+        conn.execute("DROP TABLE _ah")
+        return int(got[0]) if got else 0
 
     # -- files of a run
 

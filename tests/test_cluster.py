@@ -234,47 +234,34 @@ def test_cluster_addresses() -> None:
         pass
 
 
-# -- a step of every batch (the analysis plugs in here) -----------------------------------
+# -- the analysis (replay.analysis) on the workers -------------------------------------------
+
+ANALYSED = ROOT / "sample_logs" / "international.jsonl"  # 29 hands: a few seconds of analysis
 
 
-def test_a_batch_step_adds_its_tables_to_every_batch(logs: Path, cluster: ClusterPool, tmp_path: Path) -> None:
-    """A step named in the task runs in the worker on the batch's tables; its
-    tables travel in the same batch, and the batch's name says it ran."""
+def analysis_rows(db: Path) -> dict[str, Any]:
+    return table_hashes(db, ("move_analysis", "hand_analysis"))
 
-    def register() -> None:
-        import pyarrow as pa
 
-        from replay import ingest as mod
-
-        def per_match(frames: Any, tables: Any) -> dict[str, Any]:
-            hands = tables["hands"].group_by("match").aggregate([("hand", "count")])
-            return {"step_hands": pa.table({"match": hands["match"], "hands": hands["hand_count"]})}
-
-        mod.BATCH_STEPS["per_match"] = per_match
-
-    cluster.client.run(register)
-    db = tmp_path / "data" / "r.duckdb"
-    server = hold(db)  # the batches stay in the spool, to be looked at
-    try:
-        ingest([logs], db=db, chunk_hands=CHUNK, cluster=cluster, steps=("per_match",))
-    finally:
-        server.communicate("")
-    import pyarrow as pa
-
-    spooled = pending_batches(layout(db).spool)
-    made = {p.name for p in spooled if (p / "hands.arrow").exists()}
-    counted = {}
-    for bdir in spooled:
-        if (bdir / "hands.arrow").exists():
-            hands = pa.ipc.open_file(str(bdir / "hands.arrow")).read_all()
-            step = pa.ipc.open_file(str(bdir / "step_hands.arrow")).read_all()
-            assert sum(step["hands"].to_pylist()) == hands.num_rows
-            counted.update(zip(step["match"].to_pylist(), step["hands"].to_pylist(), strict=True))
-    conn = open_store(db)
-    load_spool(conn)  # a table the loader does not know is left alone
-    stored = dict(conn.execute("SELECT match, count(*) FROM hands GROUP BY match").fetchall())
-    conn.close()
-    assert counted == stored and counted
+def test_cluster_ingest_analyses_the_hands_as_one_process_does(cluster: ClusterPool, tmp_path: Path) -> None:
+    one, many = tmp_path / "one" / "r.duckdb", tmp_path / "many" / "r.duckdb"
+    ingest([ANALYSED], db=one, workers=0, analysis=(2, 7))
+    ingest([ANALYSED], db=many, cluster=cluster, analysis=(2, 7))
+    rows = analysis_rows(many)
+    assert rows["hand_analysis"][0] >= 20 and rows["move_analysis"][0] > 200
+    assert rows == analysis_rows(one)
+    assert whole(many) == whole(one)
+    assert batch_names(many) == batch_names(one)
+    # the analysis is part of a batch's content: without it, other names
+    # (but for the run's last batch, which records the files)
     plain = tmp_path / "plain" / "r.duckdb"
-    ingest([logs], db=plain, workers=0, chunk_hands=CHUNK)
-    assert made and not batch_names(plain) & made  # another content, another name
+    ingest([ANALYSED], db=plain, workers=0)
+    assert len(batch_names(one) & batch_names(plain)) == 1 < len(batch_names(one))
+
+
+def test_analyze_on_a_cluster_prints_what_analyze_prints(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "replay", "analyze", str(ANALYSED), "--json", "--samples", "2", "--quiet"]
+    here = subprocess.run([*cmd, "--workers", "0"], capture_output=True, check=False)
+    there = subprocess.run([*cmd, "--cluster", "local:2"], capture_output=True, check=False, cwd=tmp_path)
+    assert (there.returncode, there.stdout) == (here.returncode, here.stdout) == (0, here.stdout)
+    assert sum(len(m["hands"]) for m in json.loads(there.stdout)["matches"]) >= 20

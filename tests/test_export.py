@@ -25,7 +25,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     logs = d / "logs"
     write(logs / "a.jsonl", sim_lines(120, seed=31))
     db = d / "data" / "r.duckdb"
-    ingest([logs, ROOT / "sample_logs"], db=db, workers=0)
+    ingest([logs], db=db, workers=0, analysis=(0, 0))  # perfect information only: quick
+    ingest([ROOT / "sample_logs"], db=db, workers=0)
     return db
 
 
@@ -41,7 +42,7 @@ def test_duckdb_and_polars_read_the_export_with_the_store_s_counts(store: Path, 
     out = tmp_path / "parquet"
     assert cli_main(["export", "--parquet", str(out), "--db", str(store)]) == 0
     want = counts(store)
-    assert want["moves"] > 1000 and want["findings"] > 0
+    assert want["moves"] > 1000 and want["findings"] > 0 and want["move_analysis"] > 1000
     assert json.loads((out / MARKER).read_text())["rows"] == want
     conn = duckdb.connect()
     for t, n in want.items():
@@ -111,3 +112,20 @@ def test_export_of_a_held_store_says_so(store: Path, tmp_path: Path, capsys: pyt
         server.communicate("")
     assert "in use" in capsys.readouterr().err
     assert cli_main(["export", "--parquet", str(tmp_path / "x"), "--db", str(tmp_path / "none.duckdb")]) == 1
+
+
+def test_an_empty_table_is_an_empty_dataset_with_its_columns(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "r.duckdb"
+    ingest([ROOT / "sample_logs" / "defects"], db=db, workers=0)  # no analysis: those tables are empty
+    conn = open_store(db, read_only=True)
+    try:
+        export_parquet(conn, tmp_path / "x")
+    finally:
+        conn.close()
+    glob = str(tmp_path / "x" / "move_analysis" / "**" / "*.parquet")
+    got = duckdb.connect().execute(
+        f"SELECT count(*), count(profile) FROM read_parquet('{glob}', hive_partitioning = true)"
+    ).fetchall()
+    assert got == [(0, 0)]
+    frame = pl.scan_parquet(glob, hive_partitioning=True).collect()
+    assert frame.height == 0 and {"match", "hand", "ply", "profile", "day"} <= set(frame.columns)

@@ -1,0 +1,949 @@
+/* replay._native.Solver: the exact value of a hand position under perfect play.
+ *
+ * The C twin of replay/solver.py (the reference; tests/test_solver.py
+ * compares both, and both with a brute-force minimax over replay.engine).
+ *
+ * A position is what replay.engine.HandState holds that the rest of the
+ * hand depends on: the seats' tile masks, the boneyard still to draw (in
+ * order), the ends, the seat to move, a drawn tile that must be played,
+ * whether the leader may still hand the lead to its partner, and the
+ * passes made so far (for pass bonuses). Its value is the hand's points
+ * from one side's point of view (docs/analysis.md): points of that side
+ * minus the points of every other side; royal_rumble counts penalties, so
+ * there the sign is turned. Two sides (pairs, or two players) make the
+ * hand zero-sum: values are searched from side 0 and negated for side 1,
+ * so one table serves every ply of a hand. With three or four individual
+ * players the other seats play as one coalition against the viewer (the
+ * "paranoid" reduction), and the viewer is part of the table's key.
+ *
+ * The search is alpha-beta (fail-soft) with a transposition table of
+ * bounds. A seat that cannot play draws (in the boneyard's fixed order)
+ * or passes without branching, so only plays (and the lead yield) branch.
+ * Entries keep their whole key: a hit is never a collision, so the
+ * values are exact (tests compare them with a search without a table).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define NT 28
+#define INF 0x3fffffff
+
+static uint32_t S_SUIT[7];    /* tiles carrying the number n */
+static int8_t S_LOW[NT], S_HIGH[NT];
+static int8_t S_PIPS[NT];
+static int8_t S_OTHER[NT][7]; /* other half when half n covers an end; -1 */
+static int16_t S_CHUNK[4][128];
+static uint8_t S_BITS[1 << 14]; /* bits set in 14 bits (no popcnt instruction assumed) */
+static int s_ready = 0;
+
+static void s_init(void)
+{
+    if (s_ready)
+        return;
+    int t = 0;
+    for (int a = 0; a < 7; a++)
+        for (int b = a; b < 7; b++, t++) {
+            S_LOW[t] = (int8_t)a;
+            S_HIGH[t] = (int8_t)b;
+            S_PIPS[t] = (int8_t)(a + b);
+        }
+    for (int n = 0; n < 7; n++) {
+        S_SUIT[n] = 0;
+        for (t = 0; t < NT; t++) {
+            S_OTHER[t][n] = -1;
+            if (S_LOW[t] == n)
+                S_OTHER[t][n] = S_HIGH[t];
+            else if (S_HIGH[t] == n)
+                S_OTHER[t][n] = S_LOW[t];
+            if (S_OTHER[t][n] >= 0)
+                S_SUIT[n] |= 1u << t;
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        for (int m = 0; m < 128; m++) {
+            int s = 0;
+            for (int i = 0; i < 7; i++)
+                if ((m >> i) & 1 && k * 7 + i < NT)
+                    s += S_PIPS[k * 7 + i];
+            S_CHUNK[k][m] = (int16_t)s;
+        }
+    for (int m = 0; m < (1 << 14); m++)
+        S_BITS[m] = (uint8_t)(S_BITS[m >> 1] + (m & 1));
+    s_ready = 1;
+}
+
+static inline int pips(uint32_t m)
+{
+    return S_CHUNK[0][m & 127] + S_CHUNK[1][(m >> 7) & 127] + S_CHUNK[2][(m >> 14) & 127] +
+           S_CHUNK[3][(m >> 21) & 127];
+}
+
+static inline int lowbit(uint32_t m) { return __builtin_ctz(m); }
+
+static inline int nbits(uint32_t m) { return S_BITS[m & 0x3fff] + S_BITS[m >> 14]; }
+
+/* -- the rules and the hand's context ------------------------------------ */
+
+typedef struct {
+    int n;            /* seats */
+    int pairs;        /* teams = pairs */
+    int sides;        /* 2 with pairs, else n */
+    int all_pass;     /* block_end = all_pass: the boneyard goes to the seat after the blocker */
+    int block_winner; /* 0 side_total, 1 lowest_hand, 2 blocker_vs_right */
+    int block_tie;    /* 0 no_score, 1 first_side_wins, 2 last_side_wins */
+    int count_all;
+    int round_down;
+    int capicua, chuchazo, chuchazo_dominao, ones;
+    int scoring;      /* 0 pips, 1 milo, 2 royal_rumble */
+    int pass_on, pass_first, pass_later;
+    /* the hand within its match */
+    int leader;
+    int opening;      /* the tile the hand must open with; -1 any */
+    int hand_bonus;   /* paid to a domino's winners (hand_bonuses[hands played before]) */
+    int first_block;  /* paid to a won block's winners (0 once the match's first is paid) */
+    int bounded;      /* |value| <= pips left + bonus_max (pips scoring without pass bonuses) */
+    int bonus_max;
+} Rules;
+
+typedef struct {
+    uint32_t hand[4];
+    uint32_t stockmask; /* boneyard tiles still to draw */
+    int8_t left, right; /* -1 before the first tile */
+    int8_t turn;
+    int8_t must;        /* a drawn tile that must be played now; -1 */
+    int8_t may_yield;
+    int8_t sp;          /* next boneyard tile to draw */
+    int8_t np[2];       /* passes made during play, by side (pairs) */
+    int8_t first_side;  /* side of the hand's first pass; -1 */
+    int16_t pips;       /* pips in the hands and the boneyard */
+} Pos;
+
+typedef struct {
+    uint64_t k0, k1;
+    int32_t lo, hi;
+    uint32_t gen;
+    int8_t best; /* index into the move list of the best move found */
+    int8_t size; /* tiles left: deeper entries are kept */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Rules r;
+    int8_t stock[NT];
+    int nstock;
+    uint32_t dealt[4]; /* with no boneyard, every hand searched in this generation is within these */
+    int viewer;       /* seat whose value is searched (side 0's seat with two sides) */
+    uint32_t gen;
+    Entry *tt;
+    uint64_t mask;    /* buckets - 1; a bucket is two entries */
+    unsigned long long nodes;
+    int use_tt;
+    int mtd;
+    unsigned long long probes;
+} Solver;
+
+static inline int side_of(const Rules *r, int seat) { return r->pairs ? seat & 1 : seat; }
+
+/* -- scoring a finished hand ---------------------------------------------- */
+
+/* The side that wins a blocked hand (-1: a tie), as replay.match.block_winner. */
+static int block_side(const Rules *r, const int *pp, int blocker)
+{
+    int n = r->n, S = r->sides;
+    int tot[4] = {0, 0, 0, 0};
+    for (int s = 0; s < n; s++)
+        tot[side_of(r, s)] += pp[s];
+    int side = -1;
+    if (r->block_winner == 0) {
+        int low = INF, cnt = 0;
+        for (int k = 0; k < S; k++) {
+            if (tot[k] < low) {
+                low = tot[k];
+                side = k;
+                cnt = 1;
+            } else if (tot[k] == low)
+                cnt++;
+        }
+        if (cnt != 1)
+            side = -1;
+    } else if (r->block_winner == 1) {
+        int low = INF;
+        for (int s = 0; s < n; s++)
+            if (pp[s] < low)
+                low = pp[s];
+        int among = 0; /* sides holding the lowest hand */
+        for (int s = 0; s < n; s++)
+            if (pp[s] == low)
+                among |= 1 << side_of(r, s);
+        if ((among & (among - 1)) == 0)
+            side = lowbit((uint32_t)among);
+        else {
+            int best = INF, cnt = 0;
+            for (int k = 0; k < S; k++)
+                if (among >> k & 1) {
+                    if (tot[k] < best) {
+                        best = tot[k];
+                        side = k;
+                        cnt = 1;
+                    } else if (tot[k] == best)
+                        cnt++;
+                }
+            if (cnt != 1)
+                side = -1;
+        }
+    } else {
+        int right = (blocker + 1) % n;
+        if (pp[blocker] != pp[right])
+            side = side_of(r, pp[blocker] < pp[right] ? blocker : right);
+    }
+    if (side < 0) {
+        if (r->block_tie == 1)
+            side = side_of(r, r->leader);
+        else if (r->block_tie == 2)
+            side = side_of(r, blocker);
+    }
+    return side;
+}
+
+/* The value of a finished hand from `view`'s side.
+ * domino: `seat` went out with `tile` on ends (l0, r0), leaving (l1, r1).
+ * block: `seat` played the blocking tile. */
+static int finish(const Solver *sv, const Pos *p, int domino, int seat, int tile, int l0, int r0, int l1, int r1,
+                  int view)
+{
+    const Rules *r = &sv->r;
+    int n = r->n, S = r->sides;
+    int pp[4] = {0, 0, 0, 0};
+    for (int s = 0; s < n; s++)
+        pp[s] = pips(p->hand[s]);
+    if (!domino && r->all_pass && p->stockmask)
+        pp[(seat + 1) % n] += pips(p->stockmask); /* the closing draw takes the boneyard */
+    int pts[4] = {0, 0, 0, 0};
+    if (r->scoring == 2) { /* royal_rumble: everyone adds his own pips, the blocker maybe 4 times */
+        for (int s = 0; s < n; s++)
+            pts[s] = pp[s];
+        if (!domino) {
+            int low = INF, cnt = 0;
+            for (int s = 0; s < n; s++) {
+                if (pp[s] < low) {
+                    low = pp[s];
+                    cnt = 1;
+                } else if (pp[s] == low)
+                    cnt++;
+            }
+            if (!(pp[seat] == low && cnt == 1))
+                pts[seat] = 4 * pp[seat];
+        }
+    } else {
+        int side = domino ? side_of(r, seat) : block_side(r, pp, seat);
+        if (r->scoring == 1) {
+            if (side >= 0)
+                pts[side] = domino && l1 == r1 ? 2 : 1;
+        } else {
+            if (side >= 0) {
+                int base = 0;
+                for (int s = 0; s < n; s++)
+                    if (r->count_all || side_of(r, s) != side)
+                        base += pp[s];
+                int bonus = 0;
+                if (domino) {
+                    int both = l0 >= 0 && ((l0 == S_LOW[tile] && r0 == S_HIGH[tile]) ||
+                                           (l0 == S_HIGH[tile] && r0 == S_LOW[tile]));
+                    if (tile == 0) { /* 0-0: a chuchazo, or a dominao on two 0 ends if the table says so */
+                        if (!(both && r->chuchazo_dominao))
+                            bonus += r->chuchazo;
+                    } else if (S_LOW[tile] != S_HIGH[tile] && both)
+                        bonus += r->capicua;
+                    if (l1 == 1 && r1 == 1)
+                        bonus += r->ones;
+                    bonus += r->hand_bonus;
+                } else
+                    bonus += r->first_block;
+                pts[side] += base + bonus;
+            }
+            if (r->pass_on && p->first_side >= 0) {
+                /* the passer's opponents get `first` for the hand's first pass, `later` for each other */
+                for (int k = 0; k < 2; k++) {
+                    int m = p->np[1 - k];
+                    if (m)
+                        pts[k] += (p->first_side == 1 - k) ? r->pass_first + (m - 1) * r->pass_later
+                                                           : m * r->pass_later;
+                }
+            }
+            if (r->round_down)
+                for (int k = 0; k < S; k++)
+                    pts[k] -= pts[k] % r->round_down;
+        }
+    }
+    int mine = side_of(r, view), v = 0;
+    for (int k = 0; k < S; k++)
+        v += k == mine ? pts[k] : -pts[k];
+    return r->scoring == 2 ? -v : v;
+}
+
+/* -- moves ------------------------------------------------------------------ */
+
+/* a move: tile * 2 + end (0 left, 1 right); -1 pass, -2 draw, -3 yield (replay.frames codes) */
+#define MV_PASS -1
+#define MV_DRAW -2
+#define MV_YIELD -3
+
+/* The plays of the seat to move, in replay.engine's order (tile, then left
+ * before right; on equal ends left only; the first tile left only). */
+static int gen_plays(const Solver *sv, const Pos *p, int *out)
+{
+    int k = 0;
+    uint32_t h = p->hand[p->turn];
+    if (p->left < 0) {
+        if (sv->r.opening >= 0) {
+            if (h >> sv->r.opening & 1)
+                out[k++] = sv->r.opening * 2;
+            return k;
+        }
+        for (uint32_t m = h; m; m &= m - 1)
+            out[k++] = lowbit(m) * 2;
+        if (p->may_yield)
+            out[k++] = MV_YIELD;
+        return k;
+    }
+    uint32_t lm = S_SUIT[p->left], rm = S_SUIT[p->right];
+    uint32_t fits = p->must >= 0 ? (1u << p->must) & (lm | rm) : h & (lm | rm);
+    for (uint32_t m = fits; m; m &= m - 1) {
+        int t = lowbit(m);
+        if (lm >> t & 1)
+            out[k++] = t * 2;
+        if (rm >> t & 1 && p->left != p->right)
+            out[k++] = t * 2 + 1;
+    }
+    return k;
+}
+
+/* Apply a play; answers 1 when the hand ended (its value in *value). */
+static int do_play(const Solver *sv, Pos *p, int mv, int view, int *value)
+{
+    int t = mv >> 1, end = mv & 1, seat = p->turn, n = sv->r.n;
+    int l0 = p->left, r0 = p->right;
+    p->hand[seat] &= ~(1u << t);
+    p->pips -= S_PIPS[t];
+    if (l0 < 0) {
+        p->left = S_HIGH[t];
+        p->right = S_LOW[t];
+    } else if (end == 0)
+        p->left = S_OTHER[t][l0];
+    else
+        p->right = S_OTHER[t][r0];
+    p->must = -1;
+    p->may_yield = 0;
+    p->turn = (int8_t)((seat + 1) % n);
+    if (!p->hand[seat]) {
+        *value = finish(sv, p, 1, seat, t, l0, r0, p->left, p->right, view);
+        return 1;
+    }
+    uint32_t fit = S_SUIT[p->left] | S_SUIT[p->right];
+    uint32_t any = p->stockmask;
+    for (int s = 0; s < n; s++)
+        any |= p->hand[s];
+    if (!(any & fit)) {
+        *value = finish(sv, p, 0, seat, t, l0, r0, p->left, p->right, view);
+        return 1;
+    }
+    return 0;
+}
+
+/* Draws and passes until the seat to move can play (no branching there).
+ * Answers 1 if nobody can ever play (a position no legal hand reaches). */
+static int settle(const Solver *sv, Pos *p)
+{
+    int n = sv->r.n;
+    for (int guard = 0; guard <= NT + 4 * n; guard++) {
+        if (p->left < 0 || p->must >= 0)
+            return 0;
+        uint32_t fit = S_SUIT[p->left] | S_SUIT[p->right];
+        if (p->hand[p->turn] & fit)
+            return 0;
+        if (p->stockmask) {
+            int t = sv->stock[(int)p->sp];
+            p->sp++;
+            p->stockmask &= ~(1u << t);
+            p->hand[p->turn] |= 1u << t;
+            if (fit >> t & 1)
+                p->must = (int8_t)t;
+            continue;
+        }
+        if (sv->r.pass_on) {
+            int sd = side_of(&sv->r, p->turn);
+            if (p->first_side < 0)
+                p->first_side = (int8_t)sd;
+            p->np[sd]++;
+        }
+        p->turn = (int8_t)((p->turn + 1) % n);
+    }
+    return 1;
+}
+
+/* -- the table ------------------------------------------------------------ */
+
+static inline uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* The key of a position. With no boneyard a seat's hand only loses tiles,
+ * so within one deal the union of the hands names every hand (each tile
+ * left is in its dealer's hand): one word holds the whole position. With
+ * a boneyard the hands of seats 0 and 1 and the draws made go in a second
+ * word (seat 2's hand is the rest of the union; four players never have a
+ * boneyard, all 28 tiles being dealt). */
+static inline void make_key(const Solver *sv, const Pos *p, int view, uint64_t *k)
+{
+    uint32_t un = p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3];
+    k[0] = un | (uint64_t)(p->left + 1) << 28 | (uint64_t)(p->right + 1) << 31 | (uint64_t)p->turn << 34 |
+           (uint64_t)view << 36 | (uint64_t)p->may_yield << 38 | (uint64_t)(p->must + 1) << 39 |
+           (uint64_t)(uint8_t)p->np[0] << 44 | (uint64_t)(uint8_t)p->np[1] << 50 |
+           (uint64_t)(p->first_side + 1) << 56;
+    k[1] = sv->nstock ? p->hand[0] | (uint64_t)p->hand[1] << 28 | (uint64_t)p->sp << 56 : 0;
+}
+
+static inline Entry *bucket(Solver *sv, const uint64_t *k)
+{
+    return &sv->tt[(mix(k[0] ^ mix(k[1])) & sv->mask) * 2];
+}
+
+static Entry *probe(Solver *sv, const uint64_t *k)
+{
+    Entry *b = bucket(sv, k);
+    for (int i = 0; i < 2; i++)
+        if (b[i].gen == sv->gen && b[i].k0 == k[0] && b[i].k1 == k[1])
+            return &b[i];
+    return NULL;
+}
+
+static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int best)
+{
+    Entry *b = bucket(sv, k), *e = NULL;
+    for (int i = 0; i < 2 && !e; i++)
+        if (b[i].gen == sv->gen && b[i].k0 == k[0] && b[i].k1 == k[1])
+            e = &b[i];
+    if (!e) { /* slot 0 keeps the bigger subtree, slot 1 takes the rest */
+        if (b[0].gen != sv->gen || size >= b[0].size) {
+            b[1] = b[0];
+            e = &b[0];
+        } else
+            e = &b[1];
+    }
+    e->k0 = k[0];
+    e->k1 = k[1];
+    e->lo = lo;
+    e->hi = hi;
+    e->gen = sv->gen;
+    e->best = (int8_t)best;
+    e->size = (int8_t)size;
+}
+
+/* -- the search ------------------------------------------------------------- */
+
+static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
+#ifndef S_TTMIN
+#define S_TTMIN 5 /* smaller subtrees are cheaper to search again than to look up */
+#endif
+
+/* The value of the position after `mv` (a play, or the yield). */
+static int child(Solver *sv, const Pos *p, int mv, int alpha, int beta, int view)
+{
+    Pos c = *p;
+    if (mv == MV_YIELD) {
+        c.turn = (int8_t)((c.turn + 2) % sv->r.n);
+        c.may_yield = 0;
+        return search(sv, &c, alpha, beta, view);
+    }
+    int v;
+    if (do_play(sv, &c, mv, view, &v))
+        return v;
+    return search(sv, &c, alpha, beta, view);
+}
+
+static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
+{
+    if (mv < 0)
+        return -1000;
+    int t = mv >> 1, l, r;
+    if (p->left < 0) {
+        l = S_HIGH[t];
+        r = S_LOW[t];
+    } else if (mv & 1) {
+        l = p->left;
+        r = S_OTHER[t][p->right];
+    } else {
+        l = S_OTHER[t][p->left];
+        r = p->right;
+    }
+    int hurt = nbits(p->hand[nxt] & (S_SUIT[l] | S_SUIT[r]));
+    return -hurt * 64 + S_PIPS[t] + (S_LOW[t] == S_HIGH[t] ? 12 : 0);
+}
+
+static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
+{
+    if (settle(sv, p)) { /* nobody can play: scored as a block by the last seat to move */
+        return finish(sv, p, 0, (p->turn + sv->r.n - 1) % sv->r.n, 0, p->left, p->right, p->left, p->right, view);
+    }
+    sv->nodes++;
+    int mv[16], nm = gen_plays(sv, p, mv);
+    int maxing = side_of(&sv->r, p->turn) == side_of(&sv->r, view);
+    if (sv->r.sides > 2 || !sv->r.pairs) /* individual: the viewer against everyone else */
+        maxing = p->turn == view;
+    if (nm == 0) /* no move at all (an opening tile nobody holds): not a position of a legal hand */
+        return finish(sv, p, 0, p->turn, 0, p->left, p->right, p->left, p->right, view);
+    if (nm == 1) /* forced: its child is the position worth keeping */
+        return child(sv, p, mv[0], alpha, beta, view);
+    if (sv->r.bounded) { /* no value is beyond every pip left plus every bonus */
+        int b = sv->r.bonus_max + p->pips;
+        if (b <= alpha)
+            return b;
+        if (-b >= beta)
+            return -b;
+    }
+    uint64_t key[2] = {0, 0};
+    int first = -1, size = 0, elo = -INF, ehi = INF;
+    if (sv->use_tt && (size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3])) >= S_TTMIN) {
+        size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]);
+        make_key(sv, p, view, key);
+        Entry *e = probe(sv, key); /* read now: the search below may reuse its slot */
+        if (e) {
+            elo = e->lo;
+            ehi = e->hi;
+            if (elo >= beta)
+                return elo;
+            if (ehi <= alpha)
+                return ehi;
+            if (elo == ehi)
+                return elo;
+            if (elo > alpha)
+                alpha = elo;
+            if (ehi < beta)
+                beta = ehi;
+            first = e->best;
+        }
+    }
+    int a0 = alpha, b0 = beta;
+    /* order: the table's best move, then the moves that leave the next seat
+     * (an opponent in pair games) the fewest tiles to play, then doubles and
+     * heavy tiles */
+    int ord[16] = {0}, key8[16];
+    int nxt = (p->turn + 1) % sv->r.n;
+    for (int i = 0; i < nm; i++) {
+        ord[i] = i;
+        key8[i] = order_key(sv, p, mv[i], nxt);
+    }
+    for (int i = 1; i < nm; i++) {
+        int x = ord[i], kx = key8[x], j = i - 1;
+        while (j >= 0 && key8[ord[j]] < kx) {
+            ord[j + 1] = ord[j];
+            j--;
+        }
+        ord[j + 1] = x;
+    }
+    if (first >= 0 && first < nm) {
+        int j = 0;
+        while (ord[j] != first)
+            j++;
+        for (; j > 0; j--)
+            ord[j] = ord[j - 1];
+        ord[0] = first;
+    }
+    int best = maxing ? -INF : INF, bi = ord[0];
+    for (int i = 0; i < nm; i++) {
+        int v = child(sv, p, mv[ord[i]], alpha, beta, view);
+        if (maxing ? v > best : v < best) {
+            best = v;
+            bi = ord[i];
+        }
+        if (maxing) {
+            if (best > alpha)
+                alpha = best;
+        } else if (best < beta)
+            beta = best;
+        if (alpha >= beta)
+            break;
+    }
+    if (sv->use_tt && size >= S_TTMIN) {
+        int lo = elo, hi = ehi;
+        if (best <= a0) { /* failed low: an upper bound */
+            if (best < hi)
+                hi = best;
+        } else if (best >= b0) { /* failed high: a lower bound */
+            if (best > lo)
+                lo = best;
+        } else
+            lo = hi = best;
+        store(sv, key, size, lo, hi, bi);
+    }
+    return best;
+}
+
+/* The exact value after `mv`, by null-window searches (MTD(f)) from `guess`:
+ * each one only tells whether the value is below a bound, and cuts far
+ * more than a search for the value itself; the table keeps their bounds. */
+static int exact(Solver *sv, const Pos *p, int mv, int view, int guess)
+{
+    int lo = -INF, hi = INF, g = guess;
+    while (lo < hi) {
+        int beta = g == lo ? g + 1 : g;
+        sv->probes++;
+        g = child(sv, p, mv, beta - 1, beta, view);
+        if (g < beta)
+            hi = g;
+        else
+            lo = g;
+    }
+    return g;
+}
+
+/* -- Python ----------------------------------------------------------------- */
+
+/* Pips scoring without pass bonuses: one side scores at most the pips left
+ * (count all or opponents) and the bonuses of one hand end; milo at most 2. */
+static void set_bound(Rules *r)
+{
+    r->bounded = 0;
+    if (r->scoring == 0 && !r->pass_on) {
+        int dom = r->capicua > r->chuchazo ? r->capicua : r->chuchazo;
+        dom += r->ones + r->hand_bonus;
+        r->bonus_max = dom > r->first_block ? dom : r->first_block;
+        r->bounded = 1;
+    }
+}
+
+static int get_int(PyObject *t, Py_ssize_t i, int *out)
+{
+    long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Solver(rules, table_bits=20): rules is the tuple of replay.solver.solver_rules */
+static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"rules", "table_bits", NULL};
+    PyObject *rules;
+    int bits = 20;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|i", names, &PyTuple_Type, &rules, &bits))
+        return -1;
+    if (PyTuple_GET_SIZE(rules) != 16) {
+        PyErr_SetString(PyExc_ValueError, "rules: 16 ints expected (replay.solver.solver_rules)");
+        return -1;
+    }
+    int v[16];
+    for (int i = 0; i < 16; i++)
+        if (get_int(rules, i, &v[i]) < 0)
+            return -1;
+    if (v[0] < 2 || v[0] > 4 || bits < 4 || bits > 28) {
+        PyErr_SetString(PyExc_ValueError, "players must be 2..4 and table_bits 4..28");
+        return -1;
+    }
+    s_init();
+    Rules *r = &sv->r;
+    r->n = v[0];
+    r->pairs = v[1];
+    r->sides = r->pairs ? 2 : r->n;
+    r->all_pass = v[2];
+    r->block_winner = v[3];
+    r->block_tie = v[4];
+    r->count_all = v[5];
+    r->round_down = v[6];
+    r->capicua = v[7];
+    r->chuchazo = v[8];
+    r->chuchazo_dominao = v[9];
+    r->ones = v[10];
+    r->scoring = v[11];
+    r->pass_on = v[12];
+    r->pass_first = v[13];
+    r->pass_later = v[14];
+    (void)v[15];
+    r->leader = 0;
+    r->opening = -1;
+    r->hand_bonus = 0;
+    r->first_block = 0;
+    set_bound(r);
+    PyMem_Free(sv->tt);
+    size_t buckets = (size_t)1 << (bits - 1);
+    sv->tt = PyMem_Calloc(buckets * 2, sizeof(Entry));
+    if (!sv->tt) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sv->mask = buckets - 1;
+    sv->gen = 1;
+    sv->nstock = 0;
+    sv->use_tt = 1;
+    sv->mtd = 1;
+    sv->nodes = 0;
+    return 0;
+}
+
+static void solver_dealloc(Solver *sv)
+{
+    PyMem_Free(sv->tt);
+    Py_TYPE(sv)->tp_free((PyObject *)sv);
+}
+
+/* set_hand(leader, opening, hand_bonus, first_block): the hand's context; clears the table when it changes */
+static PyObject *solver_set_hand(Solver *sv, PyObject *args)
+{
+    int leader, opening, hb, fb;
+    if (!PyArg_ParseTuple(args, "iiii", &leader, &opening, &hb, &fb))
+        return NULL;
+    Rules *r = &sv->r;
+    if (leader < 0 || leader >= r->n || opening < -1 || opening >= NT) {
+        PyErr_SetString(PyExc_ValueError, "leader or opening out of range");
+        return NULL;
+    }
+    if (r->leader != leader || r->opening != opening || r->hand_bonus != hb || r->first_block != fb) {
+        r->leader = leader;
+        r->opening = opening;
+        r->hand_bonus = hb;
+        r->first_block = fb;
+        sv->gen++;
+    }
+    set_bound(r);
+    Py_RETURN_NONE;
+}
+
+/* Read a position: (hands, stock, left, right, turn, must, may_yield, passes0, passes1, first_side). */
+static int read_pos(Solver *sv, PyObject *t, Pos *p)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 10) {
+        PyErr_SetString(PyExc_TypeError, "a position is a tuple of 10 (replay.solver.position)");
+        return -1;
+    }
+    PyObject *hands = PyTuple_GET_ITEM(t, 0), *stock = PyTuple_GET_ITEM(t, 1);
+    int n = sv->r.n;
+    if (!PyTuple_Check(hands) || PyTuple_GET_SIZE(hands) != n || !PyTuple_Check(stock) ||
+        PyTuple_GET_SIZE(stock) > NT) {
+        PyErr_SetString(PyExc_ValueError, "hands: one mask per seat; stock: a tuple of tiles");
+        return -1;
+    }
+    memset(p, 0, sizeof(*p));
+    for (int s = 0; s < n; s++) {
+        unsigned long m = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(hands, s));
+        if (PyErr_Occurred())
+            return -1;
+        if (m >> NT) {
+            PyErr_SetString(PyExc_ValueError, "a hand mask has bits beyond tile 27");
+            return -1;
+        }
+        p->hand[s] = (uint32_t)m;
+    }
+    int ns = (int)PyTuple_GET_SIZE(stock), st[NT];
+    for (int i = 0; i < ns; i++) {
+        if (get_int(stock, i, &st[i]) < 0)
+            return -1;
+        if (st[i] < 0 || st[i] >= NT) {
+            PyErr_SetString(PyExc_ValueError, "a stock tile out of range");
+            return -1;
+        }
+        p->stockmask |= 1u << st[i];
+    }
+    /* the stock left is a suffix of the one searched before: same table; else a new one */
+    int same = ns <= sv->nstock;
+    for (int i = 0; same && i < ns; i++)
+        same = sv->stock[sv->nstock - ns + i] == st[i];
+    if (!same) {
+        for (int i = 0; i < ns; i++)
+            sv->stock[i] = (int8_t)st[i];
+        sv->nstock = ns;
+        sv->gen++;
+    }
+    p->sp = (int8_t)(sv->nstock - ns);
+    if (!sv->nstock) { /* the one-word key needs every hand within the deal it was made for */
+        int within = 1;
+        for (int s = 0; s < n; s++)
+            within &= (p->hand[s] & ~sv->dealt[s]) == 0;
+        if (!within) {
+            for (int s = 0; s < 4; s++)
+                sv->dealt[s] = p->hand[s];
+            sv->gen++;
+        }
+    }
+    int v[8];
+    for (int i = 0; i < 8; i++)
+        if (get_int(t, i + 2, &v[i]) < 0)
+            return -1;
+    if (v[0] < -1 || v[0] > 6 || v[1] < -1 || v[1] > 6 || (v[0] < 0) != (v[1] < 0) || v[2] < 0 || v[2] >= n ||
+        v[3] < -1 || v[3] >= NT || v[5] < 0 || v[6] < 0 || v[5] > 100 || v[6] > 100 || v[7] < -1 || v[7] > 1) {
+        PyErr_SetString(PyExc_ValueError, "a position field out of range");
+        return -1;
+    }
+    p->left = (int8_t)v[0];
+    p->right = (int8_t)v[1];
+    p->turn = (int8_t)v[2];
+    p->must = (int8_t)v[3];
+    p->may_yield = (int8_t)(v[4] != 0);
+    p->np[0] = (int8_t)v[5];
+    p->np[1] = (int8_t)v[6];
+    p->first_side = (int8_t)v[7];
+    p->pips = (int16_t)pips(p->stockmask);
+    for (int s = 0; s < n; s++)
+        p->pips += (int16_t)pips(p->hand[s]);
+    return 0;
+}
+
+/* The seat whose values are searched, and the sign that gives `seat`'s. */
+static int viewer(const Solver *sv, int seat, int *sign)
+{
+    *sign = 1;
+    if (sv->r.sides == 2) { /* zero-sum: search for side 0, negate for side 1 */
+        if (side_of(&sv->r, seat) == 1)
+            *sign = -1;
+        return 0;
+    }
+    return seat;
+}
+
+/* values(position, seat) -> ((move, value), ...): every legal move of the
+ * seat to move with its exact value from `seat`'s side (plays in the
+ * engine's order, then the yield; a lone draw or pass when nothing fits). */
+static PyObject *solver_values(Solver *sv, PyObject *args)
+{
+    PyObject *t;
+    int seat;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &seat))
+        return NULL;
+    Pos p;
+    if (read_pos(sv, t, &p) < 0)
+        return NULL;
+    if (seat < 0 || seat >= sv->r.n) {
+        PyErr_SetString(PyExc_ValueError, "seat out of range");
+        return NULL;
+    }
+    int sign, view = viewer(sv, seat, &sign);
+    int mv[16], nm;
+    int vals[16];
+    if (p.left >= 0 && p.must < 0 && !(p.hand[p.turn] & (S_SUIT[p.left] | S_SUIT[p.right]))) {
+        mv[0] = p.stockmask ? MV_DRAW : MV_PASS;
+        nm = 1;
+        Pos c = p;
+        if (p.stockmask) { /* one draw; a fitting tile must then be played */
+            int tl = sv->stock[(int)c.sp];
+            c.sp++;
+            c.stockmask &= ~(1u << tl);
+            c.hand[c.turn] |= 1u << tl;
+            if ((S_SUIT[c.left] | S_SUIT[c.right]) >> tl & 1)
+                c.must = (int8_t)tl;
+        } else {
+            if (sv->r.pass_on) {
+                int sd = side_of(&sv->r, c.turn);
+                if (c.first_side < 0)
+                    c.first_side = (int8_t)sd;
+                c.np[sd]++;
+            }
+            c.turn = (int8_t)((c.turn + 1) % sv->r.n);
+        }
+        vals[0] = search(sv, &c, -INF, INF, view);
+    } else {
+        nm = gen_plays(sv, &p, mv);
+        int guess = 0;
+        for (int i = 0; i < nm; i++) {
+            guess = vals[i] = sv->mtd ? exact(sv, &p, mv[i], view, guess) : child(sv, &p, mv[i], -INF, INF, view);
+        }
+    }
+    PyObject *out = PyTuple_New(nm);
+    if (!out)
+        return NULL;
+    for (int i = 0; i < nm; i++) {
+        PyObject *pair = Py_BuildValue("(ii)", mv[i], sign * vals[i]);
+        if (!pair) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, pair);
+    }
+    return out;
+}
+
+/* value(position, seat) -> the position's exact value from `seat`'s side */
+static PyObject *solver_value(Solver *sv, PyObject *args)
+{
+    PyObject *t;
+    int seat;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &seat))
+        return NULL;
+    Pos p;
+    if (read_pos(sv, t, &p) < 0)
+        return NULL;
+    if (seat < 0 || seat >= sv->r.n) {
+        PyErr_SetString(PyExc_ValueError, "seat out of range");
+        return NULL;
+    }
+    int sign, view = viewer(sv, seat, &sign);
+    return PyLong_FromLong((long)sign * search(sv, &p, -INF, INF, view));
+}
+
+static PyObject *solver_clear(Solver *sv, PyObject *Py_UNUSED(ignored))
+{
+    sv->gen++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_nodes(Solver *sv, void *closure) { return PyLong_FromUnsignedLongLong(sv->nodes); }
+static PyObject *get_probes(Solver *sv, void *closure) { return PyLong_FromUnsignedLongLong(sv->probes); }
+
+static PyObject *get_table(Solver *sv, void *closure) { return PyBool_FromLong(sv->use_tt); }
+
+static int set_table(Solver *sv, PyObject *v, void *closure)
+{
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    sv->use_tt = on;
+    sv->gen++;
+    return 0;
+}
+
+static PyMethodDef solver_methods[] = {
+    {"set_hand", (PyCFunction)solver_set_hand, METH_VARARGS,
+     "set_hand(leader, opening, hand_bonus, first_block): the hand's place in its match"},
+    {"values", (PyCFunction)solver_values, METH_VARARGS, "values(position, seat) -> ((move, value), ...)"},
+    {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat) -> int"},
+    {"clear", (PyCFunction)solver_clear, METH_NOARGS, "forget the table"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *get_mtd(Solver *sv, void *closure) { return PyBool_FromLong(sv->mtd); }
+static int set_mtd(Solver *sv, PyObject *v, void *closure)
+{
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    sv->mtd = on;
+    return 0;
+}
+
+static PyGetSetDef solver_getset[] = {
+    {"mtd", (getter)get_mtd, (setter)set_mtd, "null-window searches for exact values", NULL},
+    {"nodes", (getter)get_nodes, NULL, "positions searched so far", NULL},
+    {"probes", (getter)get_probes, NULL, "null-window searches so far", NULL},
+    {"table", (getter)get_table, (setter)set_table, "whether the transposition table is used", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject Solver_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "replay._native.Solver",
+    .tp_basicsize = sizeof(Solver),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Exact values of hand positions (replay.solver's C twin).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)solver_init,
+    .tp_dealloc = (destructor)solver_dealloc,
+    .tp_methods = solver_methods,
+    .tp_getset = solver_getset,
+};

@@ -1,0 +1,702 @@
+"""Hand analysis: the value of every move, exactly and as the player could know it.
+
+For every decision of a finished, valid hand:
+
+- ``dd``: the exact value of each legal alternative under perfect play by
+  everyone, the deal (and boneyard order) known (:mod:`replay.solver`);
+- ``pimc``: its mean value over deals that agree with everything the
+  mover could know (:mod:`replay.knowledge`), every alternative scored
+  on the same deals, with a 95% interval; all of them when there are few
+  (then the interval is the mean itself);
+- the points the played move lost against the best alternative, both
+  ways, a class by the points lost on what the player could know
+  (inaccuracy ``?!``, mistake ``?``, blunder ``??``), and the player's
+  accuracy over the hand: ``100 * (1 - lost / at stake)``, where a
+  decision puts at stake the gap between its best and its worst
+  alternative (docs/analysis.md works an example).
+
+The hand's *par* is the value at its first decision, from the side of the
+seat that makes it; its *result* is what the hand scored, from the same
+side. All values are points from the mover's side as
+:func:`replay.solver.points_value` defines them.
+
+Everything is deterministic given the seed: each decision's deals are
+drawn from a generator seeded by (seed, match, hand, ply).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from replay.engine import (
+    DRAW,
+    LEFT,
+    PASS,
+    PLAYS,
+    YIELD,
+    HandState,
+    IllegalMoveError,
+    Move,
+    Play,
+    apply,
+    legal_moves,
+    new_hand,
+)
+from replay.knowledge import Tracker
+from replay.match import HandScore, MatchState, first_hand_lead, new_match, next_lead
+from replay.report import MatchReport
+from replay.rules import Rules, resolve
+from replay.solver import (
+    SOLVER_VERSION,
+    HandContext,
+    Solver,
+    final_value,
+    hand_args,
+    make_solver,
+    move_values,
+    position,
+)
+from replay.tiles import HIGH, tile_name
+
+__all__ = [
+    "ANALYSIS_VERSION",
+    "CLASSES",
+    "Alternative",
+    "HandAnalysis",
+    "HandInput",
+    "Ply",
+    "Analyzer",
+    "classify",
+    "inputs_from_replay",
+    "inputs_from_report",
+    "move_label",
+]
+
+#: The version stored with every analysis row: the solver's, and that of the
+#: sampling and grading here. A store's rows of another version are redone.
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 1
+
+#: Default number of sampled deals per decision.
+SAMPLES: Final = 100
+
+#: Points lost (on what the mover could know) from which a move is an
+#: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
+THRESHOLDS: Final[Mapping[str, tuple[float, float, float]]] = {
+    "pips": (5.0, 10.0, 20.0),
+    "royal_rumble": (5.0, 10.0, 20.0),
+    "milo": (0.1, 0.25, 0.5),
+}
+#: The classes, worst last, with their signs.
+CLASSES: Final = (("inaccuracy", "?!"), ("mistake", "?"), ("blunder", "??"))
+
+#: z for a two-sided 95% interval of a mean of many deals (normal approximation).
+_Z95: Final = 1.959964
+
+
+# -- what a hand needs -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandInput:
+    """One hand as the analysis reads it, from a validation report or the store.
+
+    `moves`: (seat, kind, tile, end) per ply, kind ``play``/``pass``/
+    ``draw``/``yield``, tile -1 where none, end ``left``/``right``/None.
+    `skip`: why the hand cannot be analysed (None if it can).
+    """
+
+    match: str
+    hand: int
+    rules: Rules
+    dealt: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...]
+    leader: int
+    opening: int
+    fixed_by: str
+    context: HandContext
+    moves: tuple[tuple[int, str, int, str | None], ...]
+    skip: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One legal move with its values from the mover's side."""
+
+    move: str
+    dd: int
+    pimc: float | None = None
+    pimc_ci: tuple[float, float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "move": self.move,
+            "dd": self.dd,
+            "pimc": None if self.pimc is None else round(self.pimc, 4),
+            "pimc_ci": None if self.pimc_ci is None else [round(x, 4) for x in self.pimc_ci],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Ply:
+    """One decision (or forced move) of a hand, graded."""
+
+    ply: int
+    seat: int
+    played: str
+    forced: bool
+    alternatives: tuple[Alternative, ...]
+    dd_loss: int
+    pimc_loss: float | None
+    cls: str | None
+    samples: int = 0  # deals scored (0: forced, or no sampling)
+    exact: bool = False  # every agreeing deal was scored
+    on_line: int = 0  # tiles on the line before the move
+
+    @property
+    def dd(self) -> int:
+        """The played move's exact value."""
+        return next(a.dd for a in self.alternatives if a.move == self.played)
+
+    @property
+    def dd_best(self) -> int:
+        return max(a.dd for a in self.alternatives)
+
+    @property
+    def pimc(self) -> float | None:
+        return next(a.pimc for a in self.alternatives if a.move == self.played)
+
+    def stakes(self, exact: bool) -> tuple[float, float]:
+        """(points lost, points at stake) of this decision, by dd or pimc."""
+        if self.forced:
+            return 0.0, 0.0
+        vals = [a.dd if exact else a.pimc for a in self.alternatives]
+        if any(v is None for v in vals):
+            return 0.0, 0.0
+        got = [float(v) for v in vals if v is not None]
+        lost = float(self.dd_loss) if exact else float(self.pimc_loss or 0.0)
+        return lost, max(got) - min(got)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ply": self.ply,
+            "seat": self.seat,
+            "played": self.played,
+            "forced": self.forced,
+            "alternatives": [a.to_json() for a in self.alternatives],
+            "dd_loss": self.dd_loss,
+            "pimc_loss": None if self.pimc_loss is None else round(self.pimc_loss, 4),
+            "class": self.cls,
+            "samples": self.samples,
+            "exact": self.exact,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HandAnalysis:
+    """A hand graded: par and result by seat, every ply, accuracy by seat."""
+
+    match: str
+    hand: int
+    version: int = ANALYSIS_VERSION
+    samples: int = 0
+    seed: int = 0
+    skip: str | None = None
+    leader: int = 0  # the seat of the hand's first decision (par's side)
+    par: tuple[int, ...] = ()  # by seat
+    result: tuple[int, ...] = ()  # by seat
+    plies: tuple[Ply, ...] = ()
+    lost: tuple[float, ...] = ()  # by seat, on what each could know (dd without sampling)
+    stake: tuple[float, ...] = ()
+    lost_dd: tuple[float, ...] = ()
+    stake_dd: tuple[float, ...] = ()
+
+    @property
+    def accuracy(self) -> tuple[float | None, ...]:
+        return tuple(accuracy(lo, st) for lo, st in zip(self.lost, self.stake, strict=True))
+
+    @property
+    def accuracy_dd(self) -> tuple[float | None, ...]:
+        return tuple(accuracy(lo, st) for lo, st in zip(self.lost_dd, self.stake_dd, strict=True))
+
+    def to_json(self) -> dict[str, Any]:
+        if self.skip is not None:
+            return {"hand": self.hand, "par": None, "plies": [], "skipped": self.skip}
+        return {
+            "hand": self.hand,
+            "par": self.par[self.leader],
+            "result": self.result[self.leader],
+            "first_seat": self.leader,
+            "par_by_seat": list(self.par),
+            "result_by_seat": list(self.result),
+            "accuracy": [None if a is None else round(a, 2) for a in self.accuracy],
+            "accuracy_dd": [None if a is None else round(a, 2) for a in self.accuracy_dd],
+            "plies": [p.to_json() for p in self.plies],
+        }
+
+
+def accuracy(lost: float, stake: float) -> float | None:
+    """``100 * (1 - lost / stake)``; None when nothing was at stake.
+
+    >>> accuracy(6.0, 40.0), accuracy(0.0, 0.0)
+    (85.0, None)
+    """
+    if stake <= 1e-9:
+        return None
+    return max(0.0, 100.0 * (1.0 - lost / stake))
+
+
+def classify(rules: Rules, loss: float | None) -> str | None:
+    """The class of a move that lost `loss` points (None: a good move).
+
+    >>> from replay.rules import resolve
+    >>> classify(resolve("international"), 12), classify(resolve("milo"), 0.3)
+    ('mistake', 'mistake')
+    """
+    if loss is None:
+        return None
+    got = None
+    for (name, _), limit in zip(CLASSES, THRESHOLDS[rules.scoring], strict=True):
+        if loss >= limit - 1e-9:
+            got = name
+    return got
+
+
+def move_label(move: Move) -> str:
+    """A move as the analysis writes it.
+
+    >>> move_label(PLAYS[23][1]), move_label(PASS), move_label(DRAW), move_label(YIELD)
+    ('54 right', 'pass', 'draw', 'yield')
+    """
+    if isinstance(move, Play):
+        return f"{tile_name(move.tile)} {'left' if move.end == LEFT else 'right'}"
+    return {PASS: "pass", DRAW: "draw", YIELD: "yield"}[move]
+
+
+def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tuple[Move, Move]:
+    """The engine's move for a logged one: as the alternatives name it (the
+    first tile and equal ends on the left), and as it is applied (the first
+    tile keeps the side the log laid its high half on, so that later ends match).
+    """
+    if kind == "pass":
+        return PASS, PASS
+    if kind == "draw":
+        return DRAW, DRAW
+    if kind == "yield":
+        return YIELD, YIELD
+    if state.left < 0:
+        return PLAYS[tile][LEFT], PLAYS[tile][1 if end == "right" else LEFT]
+    e = 1 if end == "right" and state.left != state.right else LEFT
+    return PLAYS[tile][e], PLAYS[tile][e]
+
+
+def _rng(seed: int, match: str, hand: int, ply: int) -> random.Random:
+    digest = hashlib.sha256(f"{seed}|{match}|{hand}|{ply}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# -- the analysis -------------------------------------------------------------------
+
+
+@dataclass
+class Analyzer:
+    """Grades hands of one rules value (or any: solvers are kept per rules).
+
+    `samples`: deals per decision (0: the perfect-information grade only);
+    `seed`: the sampling's seed.
+    """
+
+    samples: int = SAMPLES
+    seed: int = 0
+    pure: bool = False
+    _solvers: dict[Rules, tuple[Solver, Solver]] = field(default_factory=dict)
+
+    def solvers(self, rules: Rules) -> tuple[Solver, Solver]:
+        got = self._solvers.get(rules)
+        if got is None:
+            got = self._solvers[rules] = (
+                make_solver(rules, pure=self.pure, table_bits=16),
+                make_solver(rules, pure=self.pure, table_bits=16),
+            )
+        return got
+
+    def hand(self, inp: HandInput) -> HandAnalysis:
+        """The analysis of one hand (or why there is none)."""
+        base = HandAnalysis(inp.match, inp.hand, samples=self.samples, seed=self.seed)
+        if inp.skip is not None:
+            return _skipped(base, inp.skip)
+        r = inp.rules
+        n = r.players
+        try:
+            state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
+        except ValueError as exc:
+            return _skipped(base, f"the deal cannot be replayed: {exc}")
+        dd_solver, pi_solver = self.solvers(r)
+        dd_solver.clear()
+        ctx = inp.context
+        tracker = Tracker(state, fixed_by=inp.fixed_by)
+        first_seat = state.turn
+        par = _par(dd_solver, state, ctx)
+        plies: list[Ply] = []
+        for k, (seat, kind, tile, end) in enumerate(inp.moves, 1):
+            if state.over:
+                return _skipped(base, f"ply {k}: a move after the hand was over")
+            if seat != state.turn:
+                return _skipped(base, f"ply {k}: seat {seat} moved out of turn")
+            try:
+                move, laid = _engine_move(state, kind, tile, end)
+            except (IndexError, TypeError):
+                return _skipped(base, f"ply {k}: not a tile")
+            legal = legal_moves(state)
+            if move not in legal:
+                return _skipped(base, f"ply {k}: {move_label(move)} is not legal")
+            plies.append(self._grade(k, state, move, legal, tracker, ctx, dd_solver, pi_solver, inp))
+            tracker.see(state, move)
+            try:
+                state = apply(state, laid)
+            except IllegalMoveError as exc:  # pragma: no cover - legal_moves said it was legal
+                return _skipped(base, f"ply {k}: {exc}")
+        if state.result is None:
+            return _skipped(base, "the hand's moves stop before it is over")
+        result = tuple(final_value(state, ctx, s) for s in range(n))
+        sums = [[0.0] * n for _ in range(4)]
+        for p in plies:
+            for i, exact in ((0, False), (2, True)):
+                lost, stake = p.stakes(exact)
+                sums[i][p.seat] += lost
+                sums[i + 1][p.seat] += stake
+        if self.samples <= 0:  # no sampling: what the player could know is graded as perfect information
+            sums[0], sums[1] = sums[2], sums[3]
+        return HandAnalysis(
+            inp.match, inp.hand, ANALYSIS_VERSION, self.samples, self.seed, None, first_seat,
+            par, result, tuple(plies), tuple(sums[0]), tuple(sums[1]), tuple(sums[2]), tuple(sums[3]),
+        )  # fmt: skip
+
+    def _grade(self, k: int, state: HandState, move: Move, legal: tuple[Move, ...], tracker: Tracker,
+               ctx: HandContext, dd_solver: Solver, pi_solver: Solver, inp: HandInput) -> Ply:  # fmt: skip
+        seat = state.turn
+        forced = len(legal) == 1
+        if state.result is not None:  # the closing passes or draw of a block: the value is decided
+            v = final_value(state, ctx, seat)
+            dd = [(legal[0], v)]
+        else:
+            dd = list(move_values(dd_solver, state, ctx))
+        labels = [move_label(m) for m, _ in dd]
+        played = move_label(move)
+        best = max(v for _, v in dd)
+        dd_played = next(v for m, v in dd if m == move)
+        pimc: list[tuple[float, tuple[float, float]]] | None = None
+        pimc_loss: float | None = None
+        sure_loss = 0.0
+        n_deals, exact = 0, False
+        if not forced and self.samples > 0 and state.result is None:
+            rows, weights, exact = self._pimc(state, tracker, ctx, pi_solver, _rng(self.seed, inp.match, inp.hand, k))
+            n_deals = len(rows)
+            pimc = [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(dd))]
+            means = [m for m, _ in pimc]
+            top, mine = means.index(max(means)), labels.index(played)
+            pimc_loss = means[top] - means[mine]
+            # the class asks for clear evidence: the low end of the loss's 95% interval,
+            # paired over the same deals (exactly the loss when every deal was scored)
+            sure_loss = _mean_ci([r[top] - r[mine] for r in rows], weights, exact)[1][0]
+        alts = tuple(
+            Alternative(lab, v, None if pimc is None else pimc[i][0], None if pimc is None else pimc[i][1])
+            for i, (lab, (_, v)) in enumerate(zip(labels, dd, strict=True))
+        )
+        dd_loss = best - dd_played
+        cls = None if forced else classify(state.rules, sure_loss if pimc is not None else float(dd_loss))
+        return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact, state.plays)
+
+    def _pimc(self, state: HandState, tracker: Tracker, ctx: HandContext, solver: Solver,
+              rng: random.Random) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
+        """Every legal move's value in each deal the mover could face (all of
+        them, weighed, when there are at most `samples`; else `samples` drawn)."""
+        seat = state.turn
+        hidden = tracker.hidden(state, seat)
+        listed = hidden.enumerate(self.samples)
+        exact = listed is not None
+        worlds: list[tuple[Any, int]] = listed if listed is not None else [(w, 1) for w in hidden.sample(self.samples, rng)]
+        solver.set_hand(*hand_args(state, ctx))
+        base = position(state)
+        rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for (hands, stock), _ in worlds]
+        return rows, [w for _, w in worlds], exact
+
+
+def _mean_ci(values: Sequence[float], weights: Sequence[int], exact: bool) -> tuple[float, tuple[float, float]]:
+    """The (weighted) mean and its 95% interval (the mean itself when every deal was scored).
+
+    >>> _mean_ci([10, 20, 30, 40], [1, 1, 1, 1], False)
+    (25.0, (12.34..., 37.65...))
+    """
+    total = sum(weights)
+    mean = sum(w * v for v, w in zip(values, weights, strict=True)) / total
+    if exact or len(values) < 2:
+        return mean, (mean, mean)
+    var = sum(w * (v - mean) ** 2 for v, w in zip(values, weights, strict=True)) / (total - 1)
+    half = _Z95 * math.sqrt(var / total)
+    return mean, (mean - half, mean + half)
+
+
+def _skipped(base: HandAnalysis, why: str) -> HandAnalysis:
+    return HandAnalysis(base.match, base.hand, base.version, base.samples, base.seed, why)
+
+
+def _par(solver: Solver, state: HandState, ctx: HandContext) -> tuple[int, ...]:
+    """The value of the hand's start from every seat's side."""
+    r = state.rules
+    solver.set_hand(*hand_args(state, ctx))
+    pos = position(state)
+    if r.sides == 2:
+        v0 = solver.value(pos, 0)
+        return tuple(v0 if r.side_of(s) == 0 else -v0 for s in range(r.players))
+    return tuple(solver.value(pos, s) for s in range(r.players))
+
+
+# -- inputs ---------------------------------------------------------------------------
+
+
+_PLAYED: Final = frozenset({"domino", "block"})
+_RULES: dict[str, Rules] = {}
+
+
+def resolve_options(options: Mapping[str, Any]) -> Rules:
+    """A `Rules` value from its resolved options (a report's or the store's ``rules``)."""
+    key = json.dumps(options, sort_keys=True)
+    got = _RULES.get(key)
+    if got is None:
+        got = _RULES[key] = resolve("international", dict(options))
+    return got
+
+
+def _lead(rules: Rules, m: MatchState, dealt: Sequence[int], leader: int, rematch: bool) -> tuple[int, str]:
+    """The opening tile the rules fix for a hand (-1 for any) and the rule that fixes it."""
+    if m.played == 0:
+        if rematch:
+            return -1, ""
+        try:
+            lead = first_hand_lead(rules, dealt, leader)
+        except ValueError:
+            return -1, ""
+        return lead.tile, lead.fixed_by
+    lead = next_lead(m, dealt)
+    return lead.tile, lead.fixed_by
+
+
+_HandRow = tuple[int, Any, Any, Sequence[int], Any, Any]  # no, result, winner, dealt masks, leader, blocker
+
+
+def _walk(rules: Rules, hands: Iterable[_HandRow], rematch: bool) -> Iterable[tuple[int, HandContext, int, str]]:
+    """For each hand (no, result, winner, dealt masks, leader, blocker):
+    its context and the opening fixed for it, following the match."""
+    m = new_match(rules)
+    for no, result, winner, masks, leader, blocker in hands:
+        ctx = HandContext(m.played, m.first_block_paid)
+        tile, why = (-1, "")
+        if masks and leader is not None:
+            tile, why = _lead(rules, m, masks, leader, rematch)
+        yield no, ctx, tile, why
+        if result in _PLAYED:
+            side = None if winner is None else rules.side_of(winner)
+            took = result == "block" and side is not None and not m.first_block_paid and rules.scoring == "pips"
+            prev = HandScore(result, winner, side, (0,) * rules.sides, (), (), blocker, took)
+            m = MatchState(
+                rules=rules, shutout_note=m.shutout_note, played=m.played + 1, score=m.score, wins=m.wins,
+                first_block_paid=m.first_block_paid or took,
+                first_leader=m.first_leader if m.first_leader is not None else leader,
+                prev_leader=leader, prev=prev,
+            )  # fmt: skip
+
+
+def _why_not(result: str | None, play_ok: bool | None, deal_ok: bool | None, dealt: Any, stock_needed: bool,
+             stock: Any) -> str | None:  # fmt: skip
+    if result == "cancelled":
+        return "the hand was cancelled"
+    if result not in _PLAYED:
+        return "the hand is not over"
+    if not play_ok:
+        return "the hand has an illegal move"
+    if deal_ok is False:
+        return "the logged deal differs from its derivation"
+    if not dealt:
+        return "the deal is not known"
+    if stock_needed and stock is None:
+        return "the boneyard's order is not known (its seed is not revealed)"
+    return None
+
+
+def _end(kind: str, tile: int | None, end: str | None, left_after: int | None) -> str | None:
+    """A play's end; for the first tile, the side its high half went to."""
+    if kind != "play" or end is not None or tile is None:
+        return end
+    return "left" if left_after == HIGH[tile] else "right"
+
+
+def inputs_from_report(rep: MatchReport) -> list[HandInput]:
+    """The hands of a validated match (validated with ``keep_moves``)."""
+    if rep.rules is None or rep.verdict == "unreadable":
+        return []
+    rules = resolve_options(rep.rules)
+    rows: list[_HandRow] = []
+    for h in rep.hands:
+        masks = [sum(1 << t for t in seat) for seat in h.hands] if h.hands else []
+        rows.append((h.hand, h.result, h.winner, masks, h.leader, h.blocker))
+    out = []
+    for h, (no, ctx, tile, why) in zip(rep.hands, _walk(rules, rows, rep.rematch_of is not None), strict=True):
+        stock_needed = rules.stock == "draw" and rules.players * 7 < 28
+        skip = _why_not(h.result, h.play_ok, h.deal_ok, h.hands, stock_needed, h.stock if h.stock else None)
+        moves = tuple((m.seat, m.kind, -1 if m.tile is None else m.tile, _end(m.kind, m.tile, m.end, m.left)) for m in h.moves)
+        out.append(HandInput(
+            rep.match, no, rules, tuple(tuple(s) for s in h.hands), tuple(h.stock) if rules.stock == "draw" else (),
+            h.leader if h.leader is not None else 0, tile, why, ctx, moves, skip,
+        ))  # fmt: skip
+    return out
+
+
+def inputs_from_replay(match: str, rules_json: Mapping[str, Any], rematch_of: str | None,
+                       hands: Mapping[int, Mapping[str, Any]], moves: Mapping[int, Sequence[Sequence[Any]]],
+                       stocks: Mapping[int, Sequence[int] | None]) -> list[HandInput]:  # fmt: skip
+    """The hands of a stored match, from its packed replay
+    (:func:`replay.packed.unpack_replay`'s hands and moves) and the boneyards'
+    orders by hand (the ``hands`` table's ``stock``: the replay keeps only their sizes)."""
+    rules = resolve_options(rules_json)
+    order = sorted(hands)
+    rows: list[_HandRow] = []
+    for no in order:
+        h = hands[no]
+        dealt = h.get("dealt")
+        masks = [sum(1 << t for t in seat) for seat in dealt] if dealt else []
+        rows.append((no, h.get("result"), h.get("winner"), masks, h.get("leader"), h.get("blocker")))
+    out = []
+    stock_needed = rules.stock == "draw" and rules.players * 7 < 28
+    for no, ctx, tile, why in _walk(rules, rows, rematch_of is not None):
+        h = hands[no]
+        dealt = h.get("dealt")
+        stock = stocks.get(no)
+        skip = _why_not(h.get("result"), h.get("play_ok"), h.get("deal_ok"), dealt, stock_needed, stock)
+        mv = tuple(
+            (row[2], row[3], -1 if row[4] is None else row[4], _end(row[3], row[4], row[5], row[6]))
+            for row in moves.get(no, ())
+        )
+        out.append(HandInput(
+            match, no, rules, tuple(tuple(s) for s in dealt) if dealt else (),
+            tuple(stock or ()) if rules.stock == "draw" else (), h.get("leader") or 0, tile, why, ctx, mv, skip,
+        ))  # fmt: skip
+    return out
+
+
+def analyze(inputs: Iterable[HandInput], analyzer: Analyzer,
+            progress: Callable[[HandAnalysis], None] | None = None) -> list[HandAnalysis]:  # fmt: skip
+    """Every hand's analysis, in order."""
+    out = []
+    for inp in inputs:
+        a = analyzer.hand(inp)
+        out.append(a)
+        if progress is not None:
+            progress(a)
+    return out
+
+
+# -- rows for the store ---------------------------------------------------------------
+
+
+def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
+    """The ``move_analysis`` and ``hand_analysis`` rows of some hands, as Arrow
+    tables with the store's columns (replay.frames.SCHEMAS)."""
+    from replay.frames import SCHEMAS
+
+    moves: dict[str, list[Any]] = {f: [] for f in SCHEMAS["move_analysis"].names}
+    hands: dict[str, list[Any]] = {f: [] for f in SCHEMAS["hand_analysis"].names}
+    for a in analyses:
+        sk = a.skip is not None
+        row = {
+            "match": a.match, "hand": a.hand, "version": a.version, "samples": a.samples, "seed": a.seed,
+            "skip": a.skip, "first_seat": None if sk else a.leader, "par": None if sk else list(a.par),
+            "result": None if sk else list(a.result), "lost": None if sk else list(a.lost),
+            "stake": None if sk else list(a.stake), "lost_dd": None if sk else list(a.lost_dd),
+            "stake_dd": None if sk else list(a.stake_dd), "accuracy": None if sk else list(a.accuracy),
+            "accuracy_dd": None if sk else list(a.accuracy_dd),
+        }  # fmt: skip
+        for f, v in row.items():
+            hands[f].append(v)
+        for p in a.plies:
+            alts = [
+                {"move": x.move, "dd": x.dd, "pimc": x.pimc,
+                 "pimc_lo": None if x.pimc_ci is None else x.pimc_ci[0],
+                 "pimc_hi": None if x.pimc_ci is None else x.pimc_ci[1]}
+                for x in p.alternatives
+            ]  # fmt: skip
+            means = [x.pimc for x in p.alternatives]
+            has_pimc = all(m is not None for m in means)
+            pimc_best = max(m for m in means if m is not None) if has_pimc else None
+            top = None
+            if has_pimc:
+                top = max(range(len(means)), key=lambda i: (means[i], -i))  # first best on ties
+            ddv = [x.dd for x in p.alternatives]
+            r = {
+                "match": a.match, "hand": a.hand, "ply": p.ply, "seat": p.seat, "version": a.version,
+                "played": p.played, "forced": p.forced, "alternatives": alts, "dd": p.dd,
+                "dd_best": p.dd_best, "dd_loss": p.dd_loss, "pimc": p.pimc, "pimc_best": pimc_best,
+                "pimc_loss": p.pimc_loss, "class": p.cls, "samples": p.samples, "exact": p.exact,
+                "on_line": p.on_line, "stake": (max(means) - min(means)) if has_pimc else None,  # type: ignore[type-var,operator]
+                "stake_dd": max(ddv) - min(ddv),
+                "pimc_best_played": None if p.pimc_loss is None else p.pimc_loss <= 1e-9,
+                "differs": None if top is None else ddv[top] < max(ddv),
+            }  # fmt: skip
+            for f, v in r.items():
+                moves[f].append(v)
+    return {
+        "move_analysis": pa.table(moves, schema=SCHEMAS["move_analysis"]),
+        "hand_analysis": pa.table(hands, schema=SCHEMAS["hand_analysis"]),
+    }
+
+
+_WORKER: Analyzer | None = None
+
+
+def analyze_tables(tables: Mapping[str, pa.Table], samples: int, seed: int) -> dict[str, pa.Table]:
+    """The analysis rows of a batch's matches (its ``matches`` table, whose
+    ``replay`` bodies hold each match's hands and moves): every hand of every
+    readable match, analysed or with the reason it is not; and the
+    ``matches`` table again, its ``analysis`` column naming the batch."""
+    import orjson
+
+    from replay.packed import unpack_replay
+
+    global _WORKER
+    if _WORKER is None or (_WORKER.samples, _WORKER.seed) != (samples, seed):
+        _WORKER = Analyzer(samples=samples, seed=seed)
+    matches = tables.get("matches")
+    out: list[HandAnalysis] = []
+    stocks: dict[tuple[str, int], Any] = {}
+    if "hands" in tables:
+        h = tables["hands"].select(["match", "hand", "stock"]).to_pydict()
+        stocks = {(m, k): st for m, k, st in zip(h["match"], h["hand"], h["stock"], strict=True)}
+    if matches is not None and matches.num_rows:
+        cols = matches.select(["match", "verdict", "rules", "rematch_of", "replay"]).to_pylist()
+        for row in cols:
+            if row["verdict"] == "unreadable" or row["rules"] is None or row["replay"] is None:
+                continue
+            got = unpack_replay(row["replay"])
+            if got is None:
+                continue
+            _, hands, moves = got
+            try:
+                mine = {k: stocks.get((row["match"], k)) for k in hands}
+                inputs = inputs_from_replay(row["match"], orjson.loads(row["rules"]), row["rematch_of"], hands, moves, mine)
+            except ValueError:
+                continue  # rules the store could not have written: nothing to analyse
+            out.extend(_WORKER.hand(inp) for inp in inputs)
+    result = analysis_tables(out)
+    if matches is not None and matches.num_rows:
+        done = pa.array(sorted({a.match for a in out}), pa.string())
+        stamp = pc.if_else(pc.is_in(matches.column("match"), value_set=done), matches.column("batch"), None)
+        result["matches"] = matches.set_column(matches.schema.get_field_index("analysis"), "analysis", stamp)
+    return result

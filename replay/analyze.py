@@ -1,0 +1,402 @@
+"""`replay analyze`: the value of every move of logs, or of what a store holds.
+
+``replay analyze PATH... [--json]`` validates the logs and analyses every
+valid hand (:mod:`replay.analysis`); ``--json`` prints the contract of
+docs/analysis.md. ``replay analyze --db [FILE]`` analyses the stored hands
+whose analysis is missing, of another version, or made with fewer sampled
+deals than asked, and stores the rows (``--force``: every hand). If a
+running server holds the store, the rows are made from its kept logs and
+left in its spool, which the server loads.
+
+Hands go to a pool of processes, a match a task, or with ``--cluster
+ADDRESS`` to the workers of a dask.distributed cluster (docs/scale.md); a
+progress bar shows on a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from replay.analysis import (
+    ANALYSIS_VERSION,
+    SAMPLES,
+    Analyzer,
+    HandAnalysis,
+    HandInput,
+    analysis_tables,
+    inputs_from_replay,
+    inputs_from_report,
+)
+from replay.reader import UsageError
+
+if TYPE_CHECKING:
+    from replay.cluster import ClusterPool
+
+__all__ = ["add_analyze_parser", "analyze_paths", "analyze_store", "run_analyze"]
+
+_ANALYZER: Analyzer | None = None
+
+
+def _work(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+    """One match's hands (in a pool worker, a cluster's worker, or here);
+    ``version``: the sender's code, which a cluster's worker must run too."""
+    if version:
+        from replay.shards import check_code
+
+        check_code(version)
+    global _ANALYZER
+    if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed) != (samples, seed):
+        _ANALYZER = Analyzer(samples=samples, seed=seed)
+    return [_ANALYZER.hand(inp) for inp in inputs]
+
+
+class Bar:
+    """One line on a terminal: hands analysed of all, hands/s, ETA."""
+
+    def __init__(self, total: int, out: IO[str] | None) -> None:
+        self.total = max(total, 1)
+        self.out = out if out is not None and out.isatty() else None
+        self.t0 = time.monotonic()
+        self.done = 0
+        self.last = 0.0
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if self.out is None:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2 and self.done < self.total:
+            return
+        self.last = now
+        frac = min(self.done / self.total, 1.0)
+        rate = self.done / max(now - self.t0, 1e-9)
+        left = int((self.total - self.done) / rate) if rate else 0
+        self.out.write(
+            f"\ranalysing [{'#' * int(frac * 30):<30}] {frac:6.1%}  {self.done:,}/{self.total:,} hands  "
+            f"{rate:,.1f} hands/s  ETA {left // 60}:{left % 60:02d} "
+        )
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor | None:
+    if workers <= 0:
+        return None
+    import multiprocessing
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+
+
+def run_tasks(
+    tasks: Iterable[tuple[Any, list[HandInput]]], *, samples: int, seed: int, workers: int,
+    done: Callable[[Any, list[HandAnalysis]], None], cluster: ClusterPool | None = None,
+) -> None:
+    """Analyse each task's hands (a pool of `workers`, or here with 0, or on
+    `cluster`) and give each result to `done` with its key, in the order the
+    tasks finish."""
+    pool: Any = cluster if cluster is not None else _pool(workers)
+    if pool is None:
+        for key, inputs in tasks:
+            done(key, _work(inputs, samples, seed))
+        return
+    version = ""
+    if cluster is not None:
+        from replay.shards import code_version
+
+        version, workers = code_version(), cluster._max_workers
+    try:
+        pending: dict[Future[list[HandAnalysis]], Any] = {}
+        for key, inputs in tasks:
+            pending[pool.submit(_work, inputs, samples, seed, version)] = key
+            while len(pending) >= 4 * workers:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    done(pending.pop(f), f.result())
+        for f in list(pending):
+            done(pending.pop(f), f.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def analyze_paths(
+    paths: Sequence[str | os.PathLike[str]], *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
+    progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
+) -> list[tuple[str, list[HandAnalysis]]]:
+    """Every match of the logs with its hands' analyses, in the logs' order."""
+    from replay.validate import validate_paths
+
+    report = validate_paths(paths, keep_moves=True)
+    per_match = [(m.match, inputs_from_report(m)) for m in report.matches]
+    bar = Bar(sum(len(i) for _, i in per_match), progress_out)
+    got: dict[str, list[HandAnalysis]] = {}
+
+    def done(key: str, res: list[HandAnalysis]) -> None:
+        got[key] = res
+        bar.add(len(res))
+
+    try:
+        run_tasks(((m, i) for m, i in per_match if i), samples=samples, seed=seed, workers=workers, done=done,
+                  cluster=cluster)  # fmt: skip
+    finally:
+        bar.close()
+    return [(m, got.get(m, [])) for m, _ in per_match]
+
+
+def to_json(results: Sequence[tuple[str, Sequence[HandAnalysis]]], samples: int, seed: int) -> dict[str, Any]:
+    """The `--json` contract (docs/analysis.md)."""
+    return {
+        "version": ANALYSIS_VERSION,
+        "samples": samples,
+        "seed": seed,
+        "matches": [{"match": m, "hands": [h.to_json() for h in hands]} for m, hands in results],
+    }
+
+
+def _text(results: Sequence[tuple[str, Sequence[HandAnalysis]]], out: IO[str]) -> None:
+    marks = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+    for m, hands in results:
+        done = [h for h in hands if h.skip is None]
+        out.write(f"{m}: {len(done)} of {len(hands)} hands analysed\n")
+        for h in hands:
+            if h.skip is not None:
+                out.write(f"  hand {h.hand}: not analysed: {h.skip}\n")
+                continue
+            acc = " ".join("-" if a is None else f"{a:.0f}%" for a in h.accuracy)
+            lead = h.leader
+            out.write(f"  hand {h.hand}: par {h.par[lead]:+d} result {h.result[lead]:+d} (seat {lead}'s side)"
+                      f"  accuracy by seat {acc}\n")  # fmt: skip
+            for p in h.plies:
+                if p.cls is not None:
+                    best = max(p.alternatives, key=lambda a: a.pimc if a.pimc is not None else a.dd)
+                    loss = p.pimc_loss if p.pimc_loss is not None else p.dd_loss
+                    out.write(f"    ply {p.ply} seat {p.seat}: {p.played}{marks[p.cls]} {p.cls}, "
+                              f"lost {loss:.1f} (best {best.move}; perfect information lost {p.dd_loss})\n")  # fmt: skip
+
+
+# -- the store ------------------------------------------------------------------------
+
+
+def _stale(conn: Any, samples: int, force: bool) -> list[str]:
+    """Matches with a finished hand whose analysis is missing, of another
+    version, or made with fewer sampled deals than asked."""
+    if force:
+        sql = "SELECT match FROM matches WHERE verdict <> 'unreadable' ORDER BY match"
+        return [m for (m,) in conn.execute(sql).fetchall()]
+    sql = """
+        SELECT DISTINCT h.match FROM hands h
+        LEFT JOIN hand_analysis a ON a.match = h.match AND a.hand = h.hand
+        WHERE h.result IS NOT NULL
+          AND (a.match IS NULL OR a.version <> ? OR (a.skip IS NULL AND a.samples < ?))
+        ORDER BY h.match
+    """
+    return [m for (m,) in conn.execute(sql, [ANALYSIS_VERSION, samples]).fetchall()]
+
+
+def _stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
+    """Each match's hands as the analysis reads them, from its packed replay."""
+    import orjson
+
+    from replay.packed import unpack_replay
+
+    for i in range(0, len(matches), 256):
+        chunk = list(matches[i : i + 256])
+        rows = conn.execute(
+            "SELECT match, rules, rematch_of, replay FROM matches WHERE list_contains(?, match)", [chunk]
+        ).fetchall()
+        stocks: dict[tuple[str, int], Any] = {
+            (m, h): st
+            for m, h, st in conn.execute(
+                "SELECT match, hand, stock FROM hands WHERE list_contains(?, match)", [chunk]
+            ).fetchall()
+        }
+        for m, rules, rematch_of, body in rows:
+            if rules is None or body is None:
+                continue
+            got = unpack_replay(body)
+            if got is None:
+                continue
+            _, hands, moves = got
+            mine = {k: stocks.get((m, k)) for k in hands}
+            yield m, inputs_from_replay(m, orjson.loads(rules), rematch_of, hands, moves, mine)
+
+
+def analyze_store(
+    db: str | os.PathLike[str] | None = None, *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
+    force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
+) -> dict[str, Any]:
+    """Analyse what the store lacks (see the module doc); a summary."""
+    from replay.store import StoreLocked, default_db_path, layout, load_spool, open_store
+
+    db_path = Path(db) if db is not None else default_db_path()
+    if not db_path.exists():
+        raise UsageError(f"no store at {db_path} (replay ingest makes one)")
+    lay = layout(db_path).make()
+    try:
+        conn = open_store(db_path)
+    except StoreLocked:
+        return _analyze_kept(lay, samples=samples, seed=seed, workers=workers, progress_out=progress_out,
+                             cluster=cluster)  # fmt: skip
+    try:
+        load_spool(conn, lay.spool)
+        stale = _stale(conn, samples, force)
+        count = conn.execute(
+            "SELECT count(*) FROM hands WHERE list_contains(?, match)", [stale]
+        ).fetchone()
+        bar = Bar(int(count[0]) if count else 0, progress_out)
+        summary = {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False}
+        buffer: list[HandAnalysis] = []
+
+        def flush() -> None:
+            if not buffer:
+                return
+            _replace(conn, analysis_tables(buffer))
+            buffer.clear()
+
+        def done(_: str, res: list[HandAnalysis]) -> None:
+            summary["matches"] += 1
+            summary["hands"] += len(res)
+            summary["analysed"] += sum(1 for h in res if h.skip is None)
+            summary["skipped"] += sum(1 for h in res if h.skip is not None)
+            buffer.extend(res)
+            bar.add(len(res))
+            if len(buffer) >= 2000:
+                flush()
+
+        try:
+            run_tasks(_stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
+                      cluster=cluster)  # fmt: skip
+            flush()
+        finally:
+            bar.close()
+        conn.execute("CHECKPOINT")
+        return summary
+    finally:
+        conn.close()
+
+
+def _replace(conn: Any, tables: dict[str, Any]) -> None:
+    """Put analysis rows in place of the same hands' rows, in one transaction."""
+    hands = tables["hand_analysis"]
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.register("_ha", hands)
+        conn.register("_ma", tables["move_analysis"])
+        for t in ("move_analysis", "hand_analysis"):
+            conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _ha)")
+        conn.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha")
+        conn.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma")
+        stamp = f"analyze-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _ha)", [stamp])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.unregister("_ha")
+        conn.unregister("_ma")
+
+
+def _analyze_kept(
+    lay: Any, *, samples: int, seed: int, workers: int, progress_out: IO[str] | None,
+    cluster: ClusterPool | None = None,
+) -> dict[str, Any]:
+    """The store is held (a running server): analyse every match of its kept
+    logs and leave the rows in its spool as one batch (mode ``analysis``)."""
+    from datetime import UTC, datetime
+
+    from replay.store import write_batch
+
+    kept = sorted(p for p in lay.logs.glob("*.jsonl*") if p.is_file())
+    if not kept:
+        raise UsageError(f"the store at {lay.db} is held by another process and keeps no logs to analyse")
+    results = analyze_paths(kept, samples=samples, seed=seed, workers=workers, progress_out=progress_out,
+                            cluster=cluster)  # fmt: skip
+    flat = [h for _, hands in results for h in hands]
+    batch = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + f"-{os.getpid()}-analysis"
+    write_batch(lay.spool, batch, analysis_tables(flat), {"mode": "analysis"})
+    return {
+        "matches": len(results), "hands": len(flat), "analysed": sum(1 for h in flat if h.skip is None),
+        "skipped": sum(1 for h in flat if h.skip is not None), "pending": True,
+    }  # fmt: skip
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def add_analyze_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "analyze",
+        help="the value of every move: exact, and on what the player could know",
+        description="Analyse every valid hand of the logs (or, with --db, of the store): the exact "
+        "value of every legal move under perfect play, its mean value over the deals the player "
+        "could face, the points each played move lost, and each player's accuracy.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help=".jsonl / .jsonl.gz files or folders")
+    p.add_argument("--db", nargs="?", const="", default=None, metavar="FILE",
+                   help="analyse the store instead (default $REPLAY_DB or ./data/replay.duckdb)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the JSON contract of docs/analysis.md")
+    p.add_argument("--samples", type=int, default=SAMPLES, metavar="N",
+                   help=f"sampled deals per decision (default {SAMPLES}; 0: perfect information only)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="the sampling's seed (default 0)")
+    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                   help="analysing processes (default 2; 0: in this process)")  # fmt: skip
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="analyse on a dask.distributed cluster: tcp://host:8786, or local[:N] "
+                   "(docs/scale.md)")  # fmt: skip
+    p.add_argument("--force", action="store_true", help="with --db: analyse every stored hand again")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_analyze)
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    if not 0 <= args.samples <= 10000:
+        raise UsageError("--samples must be 0..10000")
+    if args.cluster:
+        from replay.cluster import ClusterError, connect
+
+        try:
+            with connect(args.cluster) as pool:
+                return _run_analyze(args, pool)
+        except ClusterError as exc:
+            sys.stderr.write(f"replay analyze: {exc}\n")
+            return 2
+    return _run_analyze(args, None)
+
+
+def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
+    progress = None if args.quiet else sys.stderr
+    if args.db is not None:
+        if args.paths:
+            raise UsageError("give either PATHs or --db, not both")
+        s = analyze_store(args.db or None, samples=args.samples, seed=args.seed, workers=args.workers,
+                          force=args.force, progress_out=progress, cluster=cluster)  # fmt: skip
+        where = "left in the spool for the server that holds the store" if s["pending"] else "stored"
+        sys.stderr.write(f"{s['matches']} matches, {s['hands']} hands: {s['analysed']} analysed, "
+                         f"{s['skipped']} not (cancelled, unfinished or invalid); {where}\n")  # fmt: skip
+        return 0
+    if not args.paths:
+        raise UsageError("give log files or folders, or --db")
+    results = analyze_paths(args.paths, samples=args.samples, seed=args.seed, workers=args.workers,
+                            progress_out=progress, cluster=cluster)  # fmt: skip
+    if not any(hands for _, hands in results):
+        sys.stderr.write("replay analyze: no hand found in the logs given\n")
+        if args.json:
+            sys.stdout.write(json.dumps(to_json(results, args.samples, args.seed)) + "\n")
+        return 1
+    if args.json:
+        sys.stdout.write(json.dumps(to_json(results, args.samples, args.seed), ensure_ascii=False) + "\n")
+    else:
+        _text(results, sys.stdout)
+    return 0

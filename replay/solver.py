@@ -1,0 +1,498 @@
+"""The perfect-information solver: the exact value of every move of a hand.
+
+Once a hand is over its deal is known (and, in boneyard games, the order
+of the boneyard, from the deal's derivation), so every position of it has
+an exact value under best play by everyone. That value is the hand's
+points from one seat's side, scored as the table's rules score the hand
+(count, block winner and ties, every bonus the hand's end decides, pass
+bonuses and rounding, milo and royal_rumble), minus the points of every
+other side (docs/analysis.md):
+
+- two sides (pairs, or two players): zero-sum, the value of one side is
+  minus the other's;
+- three or four individual players: the seat against the rest of the
+  table as one coalition (the "paranoid" value); every other seat plays
+  to minimize the seat's value;
+- royal_rumble scores penalties, so its values are turned round: fewer
+  pips for the seat, more for the others, is better.
+
+Match context is not part of a value (target, chiva), except what the
+hand's own score depends on: the hand's number for `hand_bonuses`, and
+whether the match's first-block bonus is still to be paid
+(:class:`HandContext`).
+
+:class:`PySolver` is the reference search: alpha-beta with a table of
+bounds keyed by the whole position, so that a table hit is never a
+collision. ``replay._native.Solver`` is its C twin (same interface, same
+answers: tests/test_solver.py checks both against a brute-force minimax
+over :mod:`replay.engine` and :func:`replay.match.score_hand`).
+:func:`make_solver` picks the C one when it is compiled.
+
+>>> from replay.rules import resolve
+>>> from replay.engine import new_hand
+>>> from replay.tiles import parse_tile as t
+>>> hands = [[t(x) for x in h.split()] for h in (
+...     "66 65 64 63 62 61 60", "55 54 53 52 51 50 44",
+...     "43 42 41 40 33 32 31", "30 22 21 20 11 10 00")]
+>>> s = new_hand(resolve("international"), hands, leader=0, opening=t("66"))
+>>> solver = make_solver(s.rules, pure=True)
+>>> for move, value in move_values(solver, s, HandContext()):
+...     print(move, value)
+Play(tile='66', end='left') 45
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final, Protocol
+
+from replay.accel import native
+from replay.engine import DRAW, PASS, PLAYS, YIELD, HandState, Move, can_yield
+from replay.match import new_match, score_hand
+from replay.rules import Rules
+from replay.tiles import BIT, HIGH, LOW, OTHER, PIPS, SUIT_MASK, pips_of
+
+__all__ = [
+    "SOLVER_VERSION",
+    "HandContext",
+    "PySolver",
+    "Solver",
+    "decode_move",
+    "final_value",
+    "make_solver",
+    "move_values",
+    "points_value",
+    "position",
+    "solver_rules",
+]
+
+#: Bumped whenever a value could change: stored analyses of another version are redone.
+SOLVER_VERSION: Final = 1
+
+#: Move codes shared with the C solver and replay.frames: tile * 2 + end; pass, draw, yield.
+PASS_CODE: Final = -1
+DRAW_CODE: Final = -2
+YIELD_CODE: Final = -3
+
+_INF: Final = 0x3FFFFFFF
+_SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
+_BLOCK_WINNER: Final = {"side_total": 0, "lowest_hand": 1, "blocker_vs_right": 2}
+_BLOCK_TIE: Final = {"no_score": 0, "first_side_wins": 1, "last_side_wins": 2}
+
+Position = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class HandContext:
+    """What a hand's score takes from its match.
+
+    `played_before`: hands scored before it in the match (cancelled ones
+    not counted), which picks its `hand_bonuses` entry;
+    `first_block_paid`: whether an earlier hand took the first-block bonus.
+    """
+
+    played_before: int = 0
+    first_block_paid: bool = False
+
+
+class Solver(Protocol):
+    """What both solvers offer (see the C file's comments for the fields)."""
+
+    nodes: int
+    table: bool
+
+    def set_hand(self, leader: int, opening: int, hand_bonus: int, first_block: int) -> None: ...
+    def values(self, position: Position, seat: int) -> tuple[tuple[int, int], ...]: ...
+    def value(self, position: Position, seat: int) -> int: ...
+    def clear(self) -> None: ...
+
+
+def solver_rules(rules: Rules) -> tuple[int, ...]:
+    """The rules as the 16 ints both solvers take.
+
+    >>> from replay.rules import resolve
+    >>> solver_rules(resolve("pase_sureno"))
+    (4, 1, 1, 0, 0, 1, 10, 0, 0, 0, 0, 0, 1, 20, 10, 0)
+    """
+    pb = rules.pass_bonus
+    return (
+        rules.players, int(rules.teams == "pairs"), int(rules.block_end == "all_pass"),
+        _BLOCK_WINNER[rules.block_winner], _BLOCK_TIE[rules.block_tie], int(rules.count == "all"),
+        rules.round_down, rules.capicua_bonus, rules.chuchazo_bonus,
+        int(rules.chuchazo_when_both_ends == "dominao"), rules.ones_bonus, _SCORING[rules.scoring],
+        int(pb is not None), pb[0] if pb else 0, pb[1] if pb else 0, 0,
+    )  # fmt: skip
+
+
+def hand_args(state: HandState, ctx: HandContext) -> tuple[int, int, int, int]:
+    """``set_hand``'s arguments: leader, opening tile, domino bonus, block bonus."""
+    r = state.rules
+    hb = r.hand_bonuses[ctx.played_before] if ctx.played_before < len(r.hand_bonuses) else 0
+    fb = 0 if ctx.first_block_paid else r.first_block_bonus
+    return state.leader, state.opening, hb, fb
+
+
+def position(state: HandState) -> Position:
+    """The solver's view of a live position of the engine."""
+    r = state.rules
+    np = [0, 0]
+    first = -1
+    if r.pass_bonus is not None:
+        for i, seat in enumerate(state.passes):
+            side = r.side_of(seat)
+            if i == 0:
+                first = side
+            np[side] += 1
+    return (
+        state.hands, state.stock, state.left, state.right, state.turn, state.must_play,
+        int(can_yield(state)), np[0], np[1], first,
+    )  # fmt: skip
+
+
+def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = 20) -> Solver:
+    """A solver for hands under `rules`: the C one if compiled (and not `pure`)."""
+    args = solver_rules(rules)
+    if native is not None and not pure:
+        return native.Solver(args, table_bits)
+    return PySolver(args, table_bits)
+
+
+def decode_move(code: int) -> Move:
+    """The engine's move for a solver move code.
+
+    >>> decode_move(43), decode_move(-1)
+    (Play(tile='63', end='right'), PASS)
+    """
+    if code >= 0:
+        return PLAYS[code >> 1][code & 1]
+    return {PASS_CODE: PASS, DRAW_CODE: DRAW, YIELD_CODE: YIELD}[code]
+
+
+def move_values(solver: Solver, state: HandState, ctx: HandContext, seat: int | None = None) -> tuple[tuple[Move, int], ...]:
+    """Every legal move of a live position with its exact value from `seat`'s
+    side (the seat to move by default), in :func:`replay.engine.legal_moves` order."""
+    solver.set_hand(*hand_args(state, ctx))
+    got = solver.values(position(state), state.turn if seat is None else seat)
+    return tuple((decode_move(code), v) for code, v in got)
+
+
+def points_value(rules: Rules, points: Sequence[int], seat: int) -> int:
+    """A scored hand's value from `seat`'s side: its side's points minus every
+    other side's (royal_rumble: the other way round, as they are penalties).
+
+    >>> from replay.rules import resolve
+    >>> points_value(resolve("international"), (31, 0), 1)
+    -31
+    """
+    mine = rules.side_of(seat)
+    v = sum(p if k == mine else -p for k, p in enumerate(points))
+    return -v if rules.scoring == "royal_rumble" else v
+
+
+def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
+    """The value of a hand whose line is done (a domino, or a block with or
+    without its closing passes), scored by :func:`replay.match.score_hand`."""
+    r = state.rules
+    if state.result is None:
+        raise ValueError("the hand is still being played")
+    if state.result == "block" and state.closing and state.stock:
+        # the closing draw: the seat after the blocker takes the boneyard
+        hands = list(state.hands)
+        drawer = (state.blocker + 1) % len(hands)
+        for t in state.stock:
+            hands[drawer] |= BIT[t]
+        state = state._replace(hands=tuple(hands), stock=())
+    m = replace(new_match(r), played=ctx.played_before, first_block_paid=ctx.first_block_paid)
+    return points_value(r, score_hand(m, state).points, seat)
+
+
+# -- the reference search --------------------------------------------------------
+
+_FIT: Final = tuple(SUIT_MASK[a] | SUIT_MASK[b] for a in range(7) for b in range(7))
+
+
+class PySolver:
+    """Alpha-beta with a table of bounds, in Python (the C solver's reference).
+
+    A position inside the search is a tuple: (hands, sp, stockmask, left,
+    right, turn, must, may_yield, passes of side 0, of side 1, side of the
+    first pass); ``sp`` indexes the boneyard given with the root.
+    """
+
+    def __init__(self, rules: tuple[int, ...], table_bits: int = 20) -> None:
+        if len(rules) != 16:
+            raise ValueError("rules: 16 ints expected (replay.solver.solver_rules)")
+        (self.n, self.pairs, self.all_pass, self.block_winner, self.block_tie, self.count_all,
+         self.round_down, self.capicua, self.chuchazo, self.chuchazo_dominao, self.ones,
+         self.scoring, self.pass_on, self.pass_first, self.pass_later, _) = (int(x) for x in rules)  # fmt: skip
+        self.sides = 2 if self.pairs else self.n
+        self.leader, self.opening, self.hand_bonus, self.first_block = 0, -1, 0, 0
+        self.stock: tuple[int, ...] = ()
+        self._tt: dict[tuple[Any, ...], tuple[int, int, int]] = {}
+        self.nodes = 0
+        self.table = True
+
+    # the same interface as the C solver
+
+    def set_hand(self, leader: int, opening: int, hand_bonus: int, first_block: int) -> None:
+        new = (leader, opening, hand_bonus, first_block)
+        if new != (self.leader, self.opening, self.hand_bonus, self.first_block):
+            self.leader, self.opening, self.hand_bonus, self.first_block = new
+            self._tt.clear()
+
+    def clear(self) -> None:
+        self._tt.clear()
+
+    def values(self, position: Position, seat: int) -> tuple[tuple[int, int], ...]:
+        p = self._read(position)
+        sign, view = self._viewer(seat)
+        hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
+        if left >= 0 and must < 0 and not hands[turn] & _FIT[left * 7 + right]:
+            if sm:
+                t = self.stock[sp]
+                hs = list(hands)
+                hs[turn] |= BIT[t]
+                fits = bool(_FIT[left * 7 + right] & BIT[t])
+                c = (tuple(hs), sp + 1, sm & ~BIT[t], left, right, turn, t if fits else -1, 0, np0, np1, first)
+                return ((DRAW_CODE, sign * self._search(c, -_INF, _INF, view)),)
+            c = self._pass(p)
+            return ((PASS_CODE, sign * self._search(c, -_INF, _INF, view)),)
+        return tuple((mv, sign * self._child(p, mv, -_INF, _INF, view)) for mv in self._moves(p))
+
+    def value(self, position: Position, seat: int) -> int:
+        sign, view = self._viewer(seat)
+        return sign * self._search(self._read(position), -_INF, _INF, view)
+
+    # internals
+
+    def _read(self, position: Position) -> tuple[Any, ...]:
+        hands, stock, left, right, turn, must, may_yield, np0, np1, first = position
+        if len(hands) != self.n:
+            raise ValueError("hands: one mask per seat")
+        stock = tuple(stock)
+        ns = len(stock)
+        if not (ns <= len(self.stock) and self.stock[len(self.stock) - ns :] == stock):
+            self.stock = stock
+            self._tt.clear()
+        sm = 0
+        for t in stock:
+            sm |= BIT[t]
+        return (tuple(hands), len(self.stock) - ns, sm, left, right, turn, must, int(bool(may_yield)), np0, np1, first)
+
+    def _viewer(self, seat: int) -> tuple[int, int]:
+        if self.sides == 2:
+            return (-1 if self._side(seat) == 1 else 1), 0
+        return 1, seat
+
+    def _side(self, seat: int) -> int:
+        return seat & 1 if self.pairs else seat
+
+    def _moves(self, p: tuple[Any, ...]) -> list[int]:
+        hands, _, _, left, right, turn, must, may_yield = p[:8]
+        h = hands[turn]
+        out: list[int] = []
+        if left < 0:
+            if self.opening >= 0:
+                return [self.opening * 2] if h & BIT[self.opening] else []
+            out = [t * 2 for t in range(28) if h & BIT[t]]
+            if may_yield:
+                out.append(YIELD_CODE)
+            return out
+        lm, rm = SUIT_MASK[left], SUIT_MASK[right]
+        fits = (BIT[must] if must >= 0 else h) & (lm | rm)
+        for t in range(28):
+            if fits & BIT[t]:
+                if lm & BIT[t]:
+                    out.append(t * 2)
+                if rm & BIT[t] and left != right:
+                    out.append(t * 2 + 1)
+        return out
+
+    def _pass(self, p: tuple[Any, ...]) -> tuple[Any, ...]:
+        hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
+        if self.pass_on:
+            side = self._side(turn)
+            if first < 0:
+                first = side
+            if side == 0:
+                np0 += 1
+            else:
+                np1 += 1
+        return (hands, sp, sm, left, right, (turn + 1) % self.n, must, may_yield, np0, np1, first)
+
+    def _settle(self, p: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """Draws and passes until someone can play; None if nobody ever can."""
+        for _ in range(28 + 4 * self.n + 1):
+            hands, sp, sm, left, right, turn, must = p[:7]
+            if left < 0 or must >= 0:
+                return p
+            fit = _FIT[left * 7 + right]
+            if hands[turn] & fit:
+                return p
+            if sm:
+                t = self.stock[sp]
+                hs = list(hands)
+                hs[turn] |= BIT[t]
+                p = (tuple(hs), sp + 1, sm & ~BIT[t], left, right, turn, t if fit & BIT[t] else -1, *p[7:])
+                continue
+            p = self._pass(p)
+        return None
+
+    def _child(self, p: tuple[Any, ...], mv: int, alpha: int, beta: int, view: int) -> int:
+        hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
+        if mv == YIELD_CODE:
+            return self._search((hands, sp, sm, left, right, (turn + 2) % self.n, must, 0, np0, np1, first), alpha, beta, view)
+        t, end = mv >> 1, mv & 1
+        hs = list(hands)
+        hs[turn] &= ~BIT[t]
+        if left < 0:
+            nl, nr = HIGH[t], LOW[t]
+        elif end == 0:
+            nl, nr = OTHER[t][left], right
+        else:
+            nl, nr = left, OTHER[t][right]
+        c = (tuple(hs), sp, sm, nl, nr, (turn + 1) % self.n, -1, 0, np0, np1, first)
+        if not hs[turn]:
+            return self._finish(c, True, turn, t, left, right, view)
+        anywhere = sm
+        for h in hs:
+            anywhere |= h
+        if not anywhere & _FIT[nl * 7 + nr]:
+            return self._finish(c, False, turn, t, left, right, view)
+        return self._search(c, alpha, beta, view)
+
+    def _search(self, p: tuple[Any, ...], alpha: int, beta: int, view: int) -> int:
+        q = self._settle(p)
+        if q is None:
+            return self._finish(p, False, (p[5] - 1) % self.n, 0, p[3], p[4], view)
+        p = q
+        self.nodes += 1
+        moves = self._moves(p)
+        if not moves:
+            return self._finish(p, False, p[5], 0, p[3], p[4], view)
+        turn = p[5]
+        maxing = (self._side(turn) == self._side(view)) if self.sides == 2 and self.pairs else turn == view
+        key = (p, view)
+        first_i = -1
+        elo, ehi = -_INF, _INF
+        if self.table:
+            got = self._tt.get(key)
+            if got is not None:
+                elo, ehi, first_i = got
+                if elo >= beta:
+                    return elo
+                if ehi <= alpha:
+                    return ehi
+                if elo == ehi:
+                    return elo
+                alpha, beta = max(alpha, elo), min(beta, ehi)
+        a0, b0 = alpha, beta
+        order = sorted(range(len(moves)), key=lambda i: -_order_key(moves[i]))
+        if 0 <= first_i < len(moves):
+            order.remove(first_i)
+            order.insert(0, first_i)
+        best = -_INF if maxing else _INF
+        bi = order[0]
+        for i in order:
+            v = self._child(p, moves[i], alpha, beta, view)
+            if (v > best) if maxing else (v < best):
+                best, bi = v, i
+            if maxing:
+                alpha = max(alpha, best)
+            else:
+                beta = min(beta, best)
+            if alpha >= beta:
+                break
+        if self.table:
+            lo, hi = elo, ehi
+            if best <= a0:
+                hi = min(hi, best)
+            elif best >= b0:
+                lo = max(lo, best)
+            else:
+                lo = hi = best
+            self._tt[key] = (lo, hi, bi)
+        return best
+
+    def _block_side(self, pp: list[int], blocker: int) -> int:
+        n, sides = self.n, self.sides
+        tot = [0] * sides
+        for s in range(n):
+            tot[self._side(s)] += pp[s]
+        side = -1
+        if self.block_winner == 0:
+            side = _unique_min(tot, range(sides))
+        elif self.block_winner == 1:
+            low = min(pp)
+            among = sorted({self._side(s) for s in range(n) if pp[s] == low})
+            side = among[0] if len(among) == 1 else _unique_min(tot, among)
+        else:
+            right = (blocker + 1) % n
+            if pp[blocker] != pp[right]:
+                side = self._side(blocker if pp[blocker] < pp[right] else right)
+        if side < 0:
+            if self.block_tie == 1:
+                side = self._side(self.leader)
+            elif self.block_tie == 2:
+                side = self._side(blocker)
+        return side
+
+    def _finish(self, p: tuple[Any, ...], domino: bool, seat: int, tile: int, l0: int, r0: int, view: int) -> int:
+        hands, _, sm, l1, r1 = p[:5]
+        np0, np1, first = p[8:11]
+        n = self.n
+        pp = [pips_of(h) for h in hands]
+        if not domino and self.all_pass and sm:
+            pp[(seat + 1) % n] += pips_of(sm)
+        pts = [0] * self.sides
+        if self.scoring == 2:
+            pts = list(pp)
+            if not domino:
+                low = min(pp)
+                if not (pp[seat] == low and pp.count(low) == 1):
+                    pts[seat] = 4 * pp[seat]
+        else:
+            side = self._side(seat) if domino else self._block_side(pp, seat)
+            if self.scoring == 1:
+                if side >= 0:
+                    pts[side] = 2 if domino and l1 == r1 else 1
+            else:
+                if side >= 0:
+                    base = sum(pp[s] for s in range(n) if self.count_all or self._side(s) != side)
+                    bonus = 0
+                    if domino:
+                        both = l0 >= 0 and {l0, r0} == {LOW[tile], HIGH[tile]}
+                        if tile == 0:
+                            if not (both and self.chuchazo_dominao):
+                                bonus += self.chuchazo
+                        elif LOW[tile] != HIGH[tile] and both:
+                            bonus += self.capicua
+                        if l1 == r1 == 1:
+                            bonus += self.ones
+                        bonus += self.hand_bonus
+                    else:
+                        bonus += self.first_block
+                    pts[side] += base + bonus
+                if self.pass_on and first >= 0:
+                    for k, m in ((0, np1), (1, np0)):
+                        if m:
+                            pts[k] += self.pass_first + (m - 1) * self.pass_later if first == 1 - k else m * self.pass_later
+                if self.round_down:
+                    pts = [x - x % self.round_down for x in pts]
+        mine = self._side(view)
+        v = sum(x if k == mine else -x for k, x in enumerate(pts))
+        return -v if self.scoring == 2 else v
+
+
+def _unique_min(values: Sequence[int], among: Sequence[int] | range) -> int:
+    low = min(values[k] for k in among)
+    best = [k for k in among if values[k] == low]
+    return best[0] if len(best) == 1 else -1
+
+
+def _order_key(mv: int) -> int:
+    if mv < 0:
+        return -1
+    t = mv >> 1
+    return PIPS[t] + (12 if LOW[t] == HIGH[t] else 0)
