@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from api.analysis_view import summary_panel
 from api.render import HandData, hand_sections, ply_style
 from replay.tiles import tile_name
 
@@ -77,8 +78,11 @@ def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list
     last = len(sections) - 1
     at = 0 if ply is None else max(0, min(ply, last))
     notes = "".join(s.replace(" hidden>", ">", 1) if i == at else s for i, s in enumerate(sections))
+    a = info.get("analysis")
+    panel = summary_panel(a, seats, info["players"], info["teams"]) if a is not None else ""
     return render("hand.html", nav="matches", ply=at, last=last, info=info, seats=seats,
-                  board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes))
+                  board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes),
+                  analysis=Markup(panel))
 
 
 def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None) -> bytes:

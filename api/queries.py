@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 
+from api.analysis_view import hand_analysis
 from api.render import FindingRow, HandData, MoveRow, SeatLabel
 from replay.packed import TS, unpack_replay
 from replay.tiles import tile_name
@@ -226,8 +227,21 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
             or (h["claimed_score"] is not None and list(h["claimed_score"]) != list(h["score"] or []))
         )
         h["seats"] = [_label_json(s) for s in _seats_at(seats, h["hand"], players)]
+    analysed = {r["hand"]: r for r in _rows(
+        cur, "SELECT hand, skip, first_seat, par, result, accuracy, accuracy_dd FROM hand_analysis WHERE match = ?",
+        [match])}  # fmt: skip
+    for h in hands:
+        a = analysed.get(h["hand"])
+        h["analysis"] = None if a is None else {
+            "skipped": a["skip"], "first_seat": a["first_seat"], "par": a["par"], "result": a["result"],
+            "accuracy": a["accuracy"], "accuracy_dd": a["accuracy_dd"],
+        }  # fmt: skip
+    accuracy = match_accuracy(cur, match, players) if analysed else []
+    for row in accuracy:
+        row["players"] = sorted({s.label for h in hands for s in _seats_at(seats, h["hand"], players) if s.seat == row["seat"]})
     return {
         "match": m,
+        "accuracy": accuracy,
         "seats": [_label_json(s) for s in first],
         "seat_changes": changes,
         "hands": hands,
@@ -286,10 +300,11 @@ class MatchBundle:
     hands: dict[int, dict[str, Any]]
     moves: dict[int, list[tuple[Any, ...]]]
     findings: dict[int, list[tuple[Any, ...]]]
+    analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay
+                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis
               FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
@@ -317,7 +332,7 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     head = _one(cur, _B_MATCH, par)
     if head is None:
         return None
-    mno, found, packed = head.pop("mno"), head.pop("found"), head.pop("replay")
+    mno, found, packed, analysed = head.pop("mno"), head.pop("found"), head.pop("replay"), head.pop("analysis")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
         par = {"n": mno}
@@ -335,13 +350,68 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     # refresh keep them so, tested): most matches have none to read
     for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall() if found != 0 else ():
         findings.setdefault(row[2], []).append(row)
-    return MatchBundle(head, seats, hands, moves, findings)
+    analysis = match_analysis(cur, match) if analysed is not None else {}
+    return MatchBundle(head, seats, hands, moves, findings, analysis)
 
 
 def match_version(cur: Cursor, match: str) -> str | None:
-    """The batch that stored the match (None if it is not stored)."""
-    rows = cur.execute("SELECT batch FROM matches WHERE match = ?", [match]).fetchall()
+    """The batch that stored the match and the run that analysed it (None if
+    it is not stored)."""
+    rows = cur.execute(
+        "SELECT batch || '|' || coalesce(analysis, '') FROM matches WHERE match = ?", [match]
+    ).fetchall()
     return rows[0][0] if rows else None
+
+
+_A_HANDS = """SELECT hand, version, samples, seed, skip, first_seat, par, result, accuracy, accuracy_dd,
+                     lost, stake, lost_dd, stake_dd
+              FROM hand_analysis WHERE match = ? ORDER BY hand"""
+_A_PLIES = """SELECT hand, ply, seat, played, forced, alternatives, dd, dd_best, dd_loss, pimc, pimc_loss,
+                     class, samples, exact
+              FROM move_analysis WHERE match = ? ORDER BY hand, ply"""
+
+
+def match_analysis(cur: Cursor, match: str) -> dict[int, dict[str, Any]]:
+    """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand."""
+    hands = {r["hand"]: r for r in _rows(cur, _A_HANDS, [match])}
+    plies: dict[int, list[dict[str, Any]]] = {}
+    for r in _rows(cur, _A_PLIES, [match]):
+        plies.setdefault(r["hand"], []).append(r)
+    return {k: hand_analysis(h, plies.get(k, [])) for k, h in hands.items()}
+
+
+def match_accuracy(cur: Cursor, match: str, players: int) -> list[dict[str, Any]]:
+    """Each seat's accuracy over the match's analysed hands: points lost over
+    points at stake, summed over the hands (docs/analysis.md), with its
+    classes of moves."""
+    rows = cur.execute(
+        """SELECT s.seat, sum(a.lost[s.seat + 1]), sum(a.stake[s.seat + 1]),
+                  sum(a.lost_dd[s.seat + 1]), sum(a.stake_dd[s.seat + 1]), count(a.hand)
+           FROM hand_analysis a, range(?) s(seat)
+           WHERE a.match = ? AND a.skip IS NULL GROUP BY s.seat ORDER BY s.seat""",
+        [players, match],
+    ).fetchall()
+    counts = {
+        (seat, cls): n
+        for seat, cls, n in cur.execute(
+            """SELECT seat, class, count(*) FROM move_analysis WHERE match = ? AND class IS NOT NULL
+               GROUP BY seat, class""",
+            [match],
+        ).fetchall()
+    }
+    decisions = dict(cur.execute(
+        "SELECT seat, count(*) FROM move_analysis WHERE match = ? AND NOT forced GROUP BY seat", [match]
+    ).fetchall())  # fmt: skip
+    out = []
+    for seat, lost, stake, lost_dd, stake_dd, hands in rows:
+        out.append({
+            "seat": seat, "hands": hands, "decisions": decisions.get(seat, 0),
+            "accuracy": None if not stake else round(max(0.0, 100 * (1 - lost / stake)), 1),
+            "accuracy_dd": None if not stake_dd else round(max(0.0, 100 * (1 - lost_dd / stake_dd)), 1),
+            "inaccuracies": counts.get((seat, "inaccuracy"), 0), "mistakes": counts.get((seat, "mistake"), 0),
+            "blunders": counts.get((seat, "blunder"), 0),
+        })  # fmt: skip
+    return out
 
 
 def player_version(cur: Cursor, player: str) -> tuple[int, int] | None:
@@ -406,6 +476,8 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
         moves=tuple(rows),
         findings=tuple(FindingRow(*f) for f in b.findings.get(hand, ())),
         aside=7 if m["stock"] == "doubles_aside" else 0,
+        # the analysis exists only for finished hands; checked again all the same
+        analysis=b.analysis.get(hand) if finished else None,
     )
     info = {
         "match": match,
@@ -426,6 +498,9 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
         "prev": max((x for x in b.hands if x < hand), default=None),
         "next": min((x for x in b.hands if x > hand), default=None),
         "sides": _sides(teams, players),
+        "players": players,
+        "teams": teams,
+        "analysis": data.analysis,
     }
     return data, info
 

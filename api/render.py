@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from api.analysis_view import ply_panel
 from replay.tiles import BIT, DOUBLE_OF, HIGH, IS_DOUBLE, LOW, PIPS, SUIT_MASK, tile_name
 
 FINISHED = ("domino", "block", "cancelled")
@@ -95,6 +96,7 @@ class HandData:
     deal_seq: int | None = None
     end_seq: int | None = None
     aside: int = 0  # tiles out of play from the start (the doubles under doubles_aside)
+    analysis: dict[str, Any] | None = None  # api.analysis_view.hand_analysis, finished hands only
 
     @property
     def finished(self) -> bool:
@@ -374,7 +376,14 @@ def hand_sections(hand: HandData) -> tuple[str, list[str]]:
     """The replay page's drawing: the board (`board_svg`) and every ply's notes
     as its HTML section, ply 0 first."""
     plies = build_plies(hand)
-    return board_svg(plies, hand.seats, hand.players), [ply_section(p) for p in plies]
+    sections = [ply_section(p) for p in plies]
+    if hand.analysis is not None and hand.finished:
+        by_ply = {a["ply"]: a for a in hand.analysis["plies"]}
+        sections = [
+            s.replace("</section>", ply_panel(by_ply[p.n]) + "</section>") if p.n in by_ply else s
+            for p, s in zip(plies, sections, strict=True)
+        ]
+    return board_svg(plies, hand.seats, hand.players), sections
 
 
 def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:

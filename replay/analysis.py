@@ -283,8 +283,8 @@ def move_label(move: Move) -> str:
 
 def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tuple[Move, Move]:
     """The engine's move for a logged one: as the alternatives name it (the
-    first tile and equal ends on the left), and as it is applied (the first
-    tile keeps the side the log laid its high half on, so that later ends match).
+    first tile, and any tile on equal ends, on the left), and as it is
+    applied (on the side the log laid it, so that later ends match).
     """
     if kind == "pass":
         return PASS, PASS
@@ -292,10 +292,10 @@ def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tup
         return DRAW, DRAW
     if kind == "yield":
         return YIELD, YIELD
-    if state.left < 0:
-        return PLAYS[tile][LEFT], PLAYS[tile][1 if end == "right" else LEFT]
-    e = 1 if end == "right" and state.left != state.right else LEFT
-    return PLAYS[tile][e], PLAYS[tile][e]
+    laid = PLAYS[tile][1 if end == "right" else LEFT]
+    if state.left < 0 or state.left == state.right:  # one move either way: named on the left
+        return PLAYS[tile][LEFT], laid
+    return laid, laid
 
 
 def _rng(seed: int, match: str, hand: int, ply: int) -> random.Random:
@@ -464,6 +464,8 @@ def _par(solver: Solver, state: HandState, ctx: HandContext) -> tuple[int, ...]:
 
 
 _PLAYED: Final = frozenset({"domino", "block"})
+#: Why a hand still being played has no analysis (the store keeps no row for it).
+NOT_OVER: Final = "the hand is not over"
 _RULES: dict[str, Rules] = {}
 
 
@@ -520,7 +522,7 @@ def _why_not(result: str | None, play_ok: bool | None, deal_ok: bool | None, dea
     if result == "cancelled":
         return "the hand was cancelled"
     if result not in _PLAYED:
-        return "the hand is not over"
+        return NOT_OVER
     if not play_ok:
         return "the hand has an illegal move"
     if deal_ok is False:
@@ -615,6 +617,8 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
     moves: dict[str, list[Any]] = {f: [] for f in SCHEMAS["move_analysis"].names}
     hands: dict[str, list[Any]] = {f: [] for f in SCHEMAS["hand_analysis"].names}
     for a in analyses:
+        if a.skip == NOT_OVER:  # it will be analysed once it is over (its match is stored again)
+            continue
         sk = a.skip is not None
         row = {
             "match": a.match, "hand": a.hand, "version": a.version, "samples": a.samples, "seed": a.seed,

@@ -762,7 +762,7 @@ def test_spool_is_loaded_on_a_timer(tmp_path: Path) -> None:
         mid = _j(c, "/api/matches")["matches"][0]["match"]
         seen = _j(c, f"/api/matches/{mid}/hands/1")
         done = subprocess.run(
-            [sys.executable, "-m", "replay", "ingest", str(SAMPLES / "mexico.jsonl"), "--db", str(db)],
+            [sys.executable, "-m", "replay", "ingest", str(SAMPLES / "mexico.jsonl"), "--db", str(db), "--no-analysis"],
             capture_output=True, text=True, timeout=120,
         )
         assert done.returncode == 0, done.stderr

@@ -287,7 +287,7 @@ def test_the_c_fast_path_stores_what_the_python_path_stores(sample: Path, tmp_pa
         db = tmp_path / mode / "r.duckdb"
         env = {**os.environ, "REPLAY_PURE": "1"} if mode == "pure" else {
             k: v for k, v in os.environ.items() if k != "REPLAY_PURE"}  # fmt: skip
-        cmd = [sys.executable, "-m", "replay.cli", "ingest", str(logs), "--db", str(db), "--quiet"]
+        cmd = [sys.executable, "-m", "replay.cli", "ingest", str(logs), "--db", str(db), "--quiet", "--no-analysis"]
         assert subprocess.run(cmd, env=env, check=False).returncode in (0, 1)
         got[mode] = (snapshot(db), table_hashes(db, PLAYER_TABLES))
     assert got["pure"] == got["native"]
@@ -663,7 +663,7 @@ def test_kill_9_mid_ingest_then_rerun_completes_without_doubles(tmp_path: Path) 
         write(logs / f"part{i}.jsonl", sim_lines(700, seed=40 + i, tables=8))
     db = tmp_path / "data" / "r.duckdb"
     cmd = [sys.executable, "-m", "replay", "ingest", str(logs), "--db", str(db),
-           "--chunk-hands", "40", "--quiet"]  # fmt: skip
+           "--chunk-hands", "40", "--quiet", "--no-analysis"]  # fmt: skip
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     spool = layout(db).spool
     deadline = time.monotonic() + 120
@@ -715,7 +715,7 @@ def test_cli_ingest_uses_replay_db(sample: Path, tmp_path: Path, monkeypatch: py
                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     db = tmp_path / "env" / "r.duckdb"
     monkeypatch.setenv("REPLAY_DB", str(db))
-    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0"]) == 0
+    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--no-analysis"]) == 0
     err = capsys.readouterr().err
     assert "matches:" in err and f"stored in {db}" in err and "\r" not in err  # no bar off a tty
     assert table_counts(duckdb.connect(str(db), read_only=True))["matches"] > 0
@@ -725,7 +725,7 @@ def test_cli_ingest_uses_replay_db(sample: Path, tmp_path: Path, monkeypatch: py
 def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REPLAY_DB", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--quiet"]) == 0
+    assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--quiet", "--no-analysis"]) == 0
     assert (tmp_path / "data" / "replay.duckdb").exists()
     assert len(list((tmp_path / "data" / "logs").iterdir())) == 1
 

@@ -20,6 +20,9 @@
     plies.forEach((p, i) => { p.hidden = i !== cur; });
     style.textContent = rule(cur);
     no.textContent = cur;
+    document.querySelectorAll("svg.vgraph circle.current").forEach((c) => c.classList.remove("current"));
+    const pt = document.querySelector(`svg.vgraph a[data-ply="${cur}"] circle`);
+    if (pt) pt.classList.add("current");
     if (setHash) history.replaceState(null, "", "#ply=" + cur);
   }
   const fromHash = () => {
@@ -30,6 +33,12 @@
   box.querySelectorAll("[data-go]").forEach((a) => a.addEventListener("click", (e) => {
     e.preventDefault();
     show(go[a.dataset.go](), true);
+  }));
+  // the analysis graph: each ply's point steps there (its link ?ply=N works without JS)
+  document.querySelectorAll("svg.vgraph a[data-ply]").forEach((a) => a.addEventListener("click", (e) => {
+    e.preventDefault();
+    show(parseInt(a.dataset.ply, 10), true);
+    box.scrollIntoView({ block: "nearest" });
   }));
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, select, textarea") || e.altKey || e.ctrlKey || e.metaKey) return;

@@ -1,0 +1,202 @@
+"""The hand analysis on the replay and match pages (replay.analysis's rows).
+
+`hand_analysis(rows)` turns a hand's stored rows into the plain dict the
+page and its JSON twin carry; `ply_panel` draws one ply's alternatives
+with both values, the played one marked with its loss and class;
+`value_graph` draws the value of the hand ply by ply as inline SVG, each
+ply a link; `summary_panel` puts par, result and each seat's accuracy
+above the board. Nothing here is ever built for a hand that is not over
+(the rows only exist for finished hands; api.queries.hand_of checks).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+
+
+def _esc(x: object) -> str:
+    return escape(str(x), quote=True)
+
+
+def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A hand's analysis as the pages and the JSON twin show it."""
+    plies = []
+    for r in sorted(ply_rows, key=lambda r: r["ply"]):
+        plies.append({
+            "ply": r["ply"], "seat": r["seat"], "played": r["played"], "forced": r["forced"],
+            "alternatives": [
+                {"move": a["move"], "dd": a["dd"], "pimc": _round(a["pimc"]),
+                 "pimc_ci": None if a["pimc_lo"] is None else [_round(a["pimc_lo"]), _round(a["pimc_hi"])]}
+                for a in r["alternatives"]
+            ],
+            "dd": r["dd"], "dd_best": r["dd_best"], "dd_loss": r["dd_loss"],
+            "pimc": _round(r["pimc"]), "pimc_loss": _round(r["pimc_loss"]), "class": r["class"],
+            "samples": r["samples"], "exact": r["exact"],
+        })  # fmt: skip
+    return {
+        "version": hand_row["version"],
+        "samples": hand_row["samples"],
+        "seed": hand_row["seed"],
+        "skipped": hand_row["skip"],
+        "first_seat": hand_row["first_seat"],
+        "par": hand_row["par"],
+        "result": hand_row["result"],
+        "accuracy": [_round(a, 1) for a in hand_row["accuracy"] or []],
+        "accuracy_dd": [_round(a, 1) for a in hand_row["accuracy_dd"] or []],
+        "plies": plies,
+    }
+
+
+def _round(x: float | None, nd: int = 2) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def _num(x: float | None, nd: int = 1) -> str:
+    if x is None:
+        return "–"
+    return f"{x:+.{nd}f}" if nd else f"{x:+d}"
+
+
+def ply_panel(p: dict[str, Any]) -> str:
+    """One ply's alternatives with both values (HTML)."""
+    cls = p["class"]
+    loss = p["pimc_loss"] if p["pimc_loss"] is not None else p["dd_loss"]
+    if p["forced"]:
+        head = "forced: no choice"
+    elif cls:
+        head = (f'<b class="grade g-{cls}">{_esc(p["played"])}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
+                f"on what the seat could know, {p['dd_loss']} under perfect information")  # fmt: skip
+    elif p["dd_loss"] or (p["pimc_loss"] or 0) > 0.05:
+        head = f"lost {loss:.1f} on what the seat could know, {p['dd_loss']} under perfect information"
+    else:
+        head = "a best move"
+    how = ""
+    if p["samples"]:
+        how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals the seat could face"
+    rows = []
+    best_dd = max(a["dd"] for a in p["alternatives"])
+    means = [a["pimc"] for a in p["alternatives"] if a["pimc"] is not None]
+    best_pi = max(means) if means else None
+    for a in p["alternatives"]:
+        mine = a["move"] == p["played"]
+        ci = a["pimc_ci"]
+        span = f' <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>' if ci and ci[0] != ci[1] else ""
+        tags = []
+        if a["dd"] == best_dd:
+            tags.append('<span class="tag best" title="best under perfect information">best</span>')
+        if best_pi is not None and a["pimc"] is not None and a["pimc"] >= best_pi - 1e-9:
+            tags.append('<span class="tag known" title="best on what the seat could know">best known</span>')
+        mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
+        rows.append(
+            f'<tr class="{"played" if mine else ""}"><td>{_esc(a["move"])}{mark}{" ← played" if mine else ""}'
+            f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>'
+        )
+    return (
+        f'<div class="analysis"><h3>Analysis <small>{head}</small></h3>'
+        f'<table class="alts-values"><thead><tr><th>move</th><th title="exact, every hand known">perfect information</th>'
+        f'<th title="mean over the deals the seat could face, 95% interval">what the seat could know</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        + (f'<p class="muted">points from the mover\'s side; sampled over {how}</p>' if how else
+           '<p class="muted">points from the mover\'s side</p>')
+        + "</div>"
+    )  # fmt: skip
+
+
+def _side_value(v: int, seat: int, players: int, teams: str) -> int:
+    """A value from `seat`'s side as side 0's (two sides: zero-sum)."""
+    two = teams == "pairs" or players == 2
+    if not two:
+        return v
+    mine = seat % 2 if teams == "pairs" else seat
+    return v if mine == 0 else -v
+
+
+def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None = None,
+                width: int = 640, height: int = 150) -> str:  # fmt: skip
+    """The hand's value ply by ply (SVG): the value of each position under
+    perfect play, and its drop where the move played lost some, from side
+    0's point of view in two-sided games (in three- and four-seat individual
+    games a line a seat, from that seat's side, through its own moves);
+    each ply's point links to it."""
+    plies = a["plies"]
+    if not plies:
+        return ""
+    two = teams == "pairs" or players == 2
+    pts_before = [_side_value(p["dd_best"], p["seat"], players, teams) for p in plies]
+    pts_after = [_side_value(p["dd"], p["seat"], players, teams) for p in plies]
+    vals = pts_before + pts_after + [0]
+    lo, hi = min(vals), max(vals)
+    if hi == lo:
+        hi, lo = hi + 1, lo - 1
+    pad_l, pad_r, pad_t, pad_b = 40, 10, 10, 22
+    n = len(plies)
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def x(i: int) -> float:
+        return pad_l + (w * i / max(n - 1, 1))
+
+    def y(v: float) -> float:
+        return pad_t + h * (hi - v) / (hi - lo)
+
+    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="img" '
+           f'aria-label="value of the hand ply by ply{" for side 0" if two else ""}">']  # fmt: skip
+    out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" class="zero"/>')
+    out.append(f'<text x="4" y="{y(hi) + 4:.1f}" class="lab">{hi:+d}</text>')
+    out.append(f'<text x="4" y="{y(lo) + 4:.1f}" class="lab">{lo:+d}</text>')
+    # two sides: one line, side 0's; else a line a seat, through its own decisions
+    groups = [list(range(n))] if two else [[i for i, p in enumerate(plies) if p["seat"] == s] for s in range(players)]
+    for k, idx in enumerate(groups):
+        if len(idx) > 1:
+            line = " ".join(f"{x(i):.1f},{y(pts_before[i]):.1f}" for i in idx)
+            out.append(f'<polyline points="{line}" class="before{"" if two else f" s{k}"}"/>')
+    for i, p in enumerate(plies):
+        cls = p["class"]
+        if pts_before[i] != pts_after[i]:
+            out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(pts_before[i]):.1f}" '
+                       f'y2="{y(pts_after[i]):.1f}" class="drop"/>')  # fmt: skip
+        r = 5 if cls else 3
+        cur = " current" if current == p["ply"] else ""
+        who = "" if two else f" s{p['seat']}"
+        title = f"ply {p['ply']}: seat {p['seat']} {p['played']}, lost {p['dd_loss']}"
+        if cls:
+            title += f" ({cls})"
+        out.append(
+            f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
+            f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc(title)}</title></circle></a>'
+        )
+    out.append(f'<text x="{pad_l}" y="{height - 6}" class="lab">ply {plies[0]["ply"]}</text>')
+    out.append(f'<text x="{width - pad_r - 40}" y="{height - 6}" class="lab">ply {plies[-1]["ply"]}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, teams: str) -> str:
+    """Par against result and the seats' accuracy (HTML)."""
+    if a.get("skipped"):
+        return f'<section class="analysis-summary"><h2>Analysis</h2><p class="muted">Not analysed: {_esc(a["skipped"])}.</p></section>'
+    first = a["first_seat"] or 0
+    par, res = a["par"][first], a["result"][first]
+    names = {s["seat"]: s.get("name") or s.get("player") for s in seats}
+    cells = "".join(
+        f"<tr><td>seat {s}: {_esc(names.get(s, ''))}</td>"
+        f'<td class="num">{"–" if acc is None else f"{acc:.1f}%"}</td>'
+        f'<td class="num">{"–" if dd is None else f"{dd:.1f}%"}</td></tr>'
+        for s, (acc, dd) in enumerate(zip(a["accuracy"], a["accuracy_dd"], strict=False))
+    )
+    samples = a["samples"]
+    how = f"{samples} sampled deals per decision" if samples else "perfect information only"
+    return (
+        '<section class="analysis-summary"><h2>Analysis</h2>'
+        f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points from seat {first}'s side, who made the first move; "
+        f"par is the value of the deal under best play by everyone).</p>"
+        f"{value_graph(a, players, teams)}"
+        '<table class="acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'
+        f"<th>accuracy (perfect information)</th></tr></thead><tbody>{cells}</tbody></table>"
+        f'<p class="muted">{how}. Accuracy = 100 × (1 − points lost ÷ points at stake), over the seat\'s '
+        "decisions in the hand; a decision puts at stake the gap between its best and its worst move. "
+        "Classes by the points lost on what the seat could know (the low end of its 95% interval): "
+        "?! inaccuracy from 5, ? mistake from 10, ?? blunder from 20 (milo: 0.1, 0.25, 0.5).</p></section>"
+    )  # fmt: skip
