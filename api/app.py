@@ -14,14 +14,21 @@ guard runs before any body is read, and caps the body size.
 Pages and their JSON twins:
 
     /                                  /api/summary
-    /matches?player&table&profile&verdict&date_from&date_to&page
+    /matches?player&table&profile&verdict&date_from&date_to&sort&order&page
                                        /api/matches (same filters, per_page)
     /matches/{match}                   /api/matches/{match}   (DELETE too)
-    /matches/{match}/hands/{n}?ply=N   /api/matches/{match}/hands/{n}
-    /players?q                         /api/players
-    /players/{player}                  /api/players/{player}
-    /findings?code&severity&match      /api/findings
+    /matches/{match}/hands/{n}?ply=N&view=seatK
+                                       /api/matches/{match}/hands/{n}?view=seatK
+    /players?q&sort&order              /api/players
+    /players/{player}?profile&date_from&date_to&partner
+                                       /api/players/{player} (same filters)
+    /findings?code&severity&match&sort&order
+                                       /api/findings
+    /leaderboard, /pair                api.insights (ratings)
     /upload                            POST /api/upload (multipart `file`)
+
+Downloads (api.exports, docs/exports.md): /api/<list>.csv and .parquet for
+matches, hands, moves, findings and players; /api/matches/{match}/log.jsonl.
 """
 
 from __future__ import annotations
@@ -48,17 +55,22 @@ import duckdb
 import orjson
 from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, UploadFile
 from fastapi import Path as PathParam
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from markupsafe import Markup
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import fairness
+from api import exports, fairness, insights
 from api import queries as q
+from api.charts import cumulative_svg
 from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
-from reports.player import kept_report, player_report
+from reports.player import ReportFilters, kept_report, player_report
 
 HERE = Path(__file__).parent
 MAX_UPLOAD = 20 * 1024 * 1024  # raw bytes of one uploaded file
@@ -143,6 +155,70 @@ async def _send_json(send: Send, status: int, body: dict[str, Any], extra: list[
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
     await send({"type": "http.response.body", "body": data})
+
+
+# --- empty query fields: a filter form's "any" -----------------------------------------
+
+
+class EmptyParams:
+    """Pure ASGI middleware: a query parameter with an empty value is no parameter.
+
+    A filter form sends every field, the empty ones too (``?verdict=&date_from=``);
+    empty means "any" on every page and JSON twin alike, so those are dropped
+    before the route reads its parameters. A query without one is untouched
+    (three byte searches on the replay page's path).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            qs: bytes = scope.get("query_string", b"")
+            if qs and (b"=&" in qs or qs.endswith(b"=") or b"&&" in qs):
+                kept = [p for p in qs.split(b"&") if p and not p.endswith(b"=")]
+                scope = {**scope, "query_string": b"&".join(kept)}
+        await self.app(scope, receive, send)
+
+
+def _is_page(request: Request) -> bool:
+    """A web page (HTML), not the JSON API or its docs."""
+    path = request.url.path
+    return not (path.startswith("/api/") or path.startswith("/static") or path in (
+        "/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect"))
+
+
+def _field_errors(exc: RequestValidationError) -> str:
+    """The validation errors as one sentence: field, what is wrong, the value sent."""
+    parts = []
+    for err in exc.errors():
+        loc = [str(x) for x in err.get("loc", ()) if x not in ("query", "path", "body")]
+        given = err.get("input")
+        shown = f" (got {given!r})" if isinstance(given, str | int | float) else ""
+        parts.append(f"{'.'.join(loc) or 'request'}: {err.get('msg', 'invalid')}{shown}")
+    return "; ".join(parts)
+
+
+async def _on_bad_request(request: Request, exc: Exception) -> Response:
+    """A bad parameter on a page gets the HTML error page, on the API the JSON 422."""
+    assert isinstance(exc, RequestValidationError)
+    if _is_page(request):
+        return page("error.html", status=422, title="Bad request", back=request.url.path,
+                    message=f"This page cannot show that: {_field_errors(exc)}.")
+    return await request_validation_exception_handler(request, exc)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    """An error of a page (not found, a bad date) as the HTML error page; JSON for the API."""
+    assert isinstance(exc, StarletteHTTPException)
+    if _is_page(request) and exc.status_code >= 400 and request.method in ("GET", "HEAD"):
+        titles = {404: "Not found", 405: "Method not allowed", 422: "Bad request"}
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":  # no route at all
+            message = f"There is no page at {request.url.path}."
+        return page("error.html", status=exc.status_code, title=titles.get(exc.status_code, "Error"),
+                    message=message, back=request.url.path if exc.status_code == 422 else None)
+    return await http_exception_handler(request, exc)
 
 
 # --- a small LRU for rendered hands and player reports ------------------------------
@@ -289,10 +365,12 @@ def create_app(
             app.state.render_pool.close()
             store.conn.close()
 
-    app = FastAPI(
+    # the API docs (/docs, /redoc) from the scripts fastapi-offline ships: no CDN
+    app = FastAPIOffline(
         title="Dominoes audit desk",
         summary="Replays, player reports and findings of validated table logs",
         lifespan=lifespan,
+        favicon_url="/static/favicon.svg",
     )
     secret = token if token is not None else os.environ.get("REPLAY_TOKEN") or None
     app.state.token = secret
@@ -301,9 +379,15 @@ def create_app(
     app.state.player_cache = Versioned(256)
     app.state.summary_cache = Versioned(1)
     app.add_middleware(WriteGuard, token=lambda: app.state.token, limit=MAX_UPLOAD + _MULTIPART_SLACK)
+    app.add_middleware(EmptyParams)
+    app.add_exception_handler(RequestValidationError, _on_bad_request)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    # the downloads first: /api/matches/{id}/log.jsonl before /api/matches/{id:path}
+    app.include_router(exports.router)
     _routes(app)
     app.include_router(fairness.router)
+    app.include_router(insights.router)
     return app
 
 
@@ -462,14 +546,34 @@ def _stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | No
         return None, b, version() if known and b is not None else None
 
 
-async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> bytes | None:
-    """The replay page's bytes (cached); None if there is no such hand.
+def _json_key(match: str, hand: int, viewer: int | None) -> tuple[Any, ...]:
+    return (match, hand, "json") if viewer is None else (match, hand, "json", viewer)
+
+
+class _NoSuchSeat(Exception):
+    """A view of a seat the hand does not have."""
+
+
+def _view_of(raw: str | None) -> int | None:
+    """The seat of `?view=seatN` (None for the full view: absent, empty or `all`);
+    ValueError for anything else."""
+    if raw in (None, "", "all"):
+        return None
+    assert raw is not None
+    if raw.startswith("seat") and raw[4:].isascii() and raw[4:].isdigit() and len(raw) <= 6:
+        return int(raw[4:])
+    raise ValueError(f"view must be 'all' or 'seatN' (a seat number, e.g. seat2), not {raw!r}")
+
+
+async def _hand_page(state: Any, match: str, hand: int, ply: int | None, viewer: int | None = None) -> bytes | None:
+    """The replay page's bytes (cached); None if there is no such hand
+    (`_NoSuchSeat` if the view is of a seat it does not have).
 
     The page is drawn by a render worker while the event loop serves other
     requests. Stepping through a match, the next hand's match is cached: no
     thread and no store read then; else the store is read on a thread first.
     """
-    key = (match, hand, "html", ply)
+    key = (match, hand, "html", ply) if viewer is None else (match, hand, "html", ply, viewer)
     gen = state.store.generation
     page = state.hand_cache.fresh(key, gen)
     if page is not None:
@@ -483,7 +587,9 @@ async def _hand_page(state: Any, match: str, hand: int, ply: int | None) -> byte
     found = _hand_parts(b, match, hand)
     if found is None:
         return None
-    body = await state.render_pool.page(*found, ply)
+    if viewer is not None and viewer >= found[0].players:
+        raise _NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
+    body = await state.render_pool.page(*found, ply, viewer)
     state.hand_cache.put(key, (gen, ver, body))
     return body
 
@@ -500,15 +606,25 @@ def _summary(request: Request, cur: Cursor) -> dict[str, Any]:
     return got
 
 
-def _player_view(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
+def _player_view(request: Request, cur: Cursor, player: str,
+                 filters: ReportFilters | None = None) -> dict[str, Any] | None:
+    """The player's report: kept at load time, or worked out here when none is
+    kept (yet), or kept by a store older than its cumulative points; with
+    `filters`, worked out here (both cached until the player's matches change)."""
     state = request.app.state
+
+    def make() -> dict[str, Any] | None:
+        if filters:
+            return player_report(cur, player, filters)
+        kept = kept_report(cur, player)
+        return kept if kept is not None and "cumulative" in kept else player_report(cur, player)
+
     report: dict[str, Any] | None = state.player_cache.fetch(
-        player, state.store.generation,
-        lambda: q.player_version(cur, player),
-        # kept at load time; worked out here only when none is kept (yet)
-        lambda: kept_report(cur, player) or player_report(cur, player),
+        (player, filters) if filters else player, state.store.generation,
+        lambda: q.player_version(cur, player), make,
     )
     return report
+
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -551,23 +667,34 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
         if gz:  # by content, not by name: the reader sniffs the magic bytes too
             _check_gzip(path)
         t0 = time.perf_counter()
-        matches = _run_ingest(request, path, digest.hexdigest(), cur)
+        known = _run_ingest(request, path, f"upload:{name}")
         took = time.perf_counter() - t0
     store.bump()
-    rows = q.matches_by_id(cur, matches)
+    sha = digest.hexdigest()
+    got = q.file_counts(cur, sha)
+    rows = q.matches_by_id(cur, got.pop("ids"))
     for r in rows:
         r["url"] = u("matches", r["match"])
-    return {
+    out = {
         "file": name,
         "size": size,
-        "sha256": digest.hexdigest(),
+        "sha256": sha,
         "seconds": round(took, 3),
+        "already_stored": known,
         "matches": rows,
+        **got,
     }
+    if not rows:  # junk, or a log of no match: say what was found in it
+        c = got["counts"]
+        why = f"; {got['problems'][0]['message']}" if got["problems"] else ""
+        out["warning"] = (f"no match in {name}: {c['lines']:,} line{'s' if c['lines'] != 1 else ''}, "
+                          f"{c['bad_lines']:,} bad{why}")
+    return out
 
 
-def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[str]:
-    """Validate and store one file in-process; the ids of the matches it holds."""
+def _run_ingest(request: Request, path: Path, label: str) -> bool:
+    """Validate and store one file in-process (its findings name it `label`);
+    True if it was stored before."""
     from replay.ingest import ingest
 
     store: Store = request.app.state.store
@@ -575,14 +702,11 @@ def _run_ingest(request: Request, path: Path, sha256: str, cur: Cursor) -> list[
     # open the database); either way the owner's load below picks them up
     with store.load_lock:
         try:
-            ingest([path], db=store.db_path, workers=0)
+            summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label})
         except duckdb.ConnectionException as exc:  # the store was opened another way
             raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
     store.load(force=True)
-    rows = cur.execute(
-        "SELECT match FROM match_files WHERE sha256 = ? ORDER BY match", [sha256]
-    ).fetchall()
-    return [r[0] for r in rows]
+    return summary.files_known > 0
 
 
 # --- routes ----------------------------------------------------------------------------
@@ -600,20 +724,23 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     # matches
     def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
                  verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
-                 page_no: int, per_page: int) -> dict[str, Any]:
+                 page_no: int, per_page: int, sort: str | None = None, order: str | None = None) -> dict[str, Any]:
         return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
-                              date_from=date_from, date_to=date_to, page=page_no, per_page=per_page)
+                              date_from=date_from, date_to=date_to, page=page_no, per_page=per_page,
+                              sort=sort, order=order)
 
     @app.get("/matches", response_class=HTMLResponse, include_in_schema=False)
     def matches_page(
         cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
         verdict: Verdict | None = None, date_from: dt.date | None = None,
         date_to: dt.date | None = None, page_no: PageNo = 1,
+        sort: exports.MatchSort | None = None, order: exports.Order | None = None,
     ) -> HTMLResponse:
-        data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50)
+        data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50, sort, order)
         filters = {"player": player, "table": table, "profile": profile, "verdict": verdict,
                    "date_from": date_from, "date_to": date_to}
-        return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur), **data)
+        return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur),
+                    sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
 
     @app.get("/api/matches")
     def api_matches(
@@ -621,8 +748,10 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         verdict: Verdict | None = None, date_from: dt.date | None = None,
         date_to: dt.date | None = None, page_no: PageNo = 1,
         per_page: Annotated[int, Query(ge=1, le=500)] = 50,
+        sort: exports.MatchSort | None = None, order: exports.Order | None = None,
     ) -> Response:
-        return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page))
+        return _json(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
+                              sort, order))
 
     # hands (before the match routes: a match id may hold "/", so "{match_id:path}").
     # The replay page is a plain Starlette route: FastAPI's parameter solving
@@ -634,7 +763,12 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) <= MAX_PLY):
             return page("error.html", status=422, title="Bad request",
                         message=f"ply must be a whole number from 0 to {MAX_PLY}, not {raw!r}")
-        body = await _hand_page(request.app.state, match_id, hand, raw and int(raw)) if hand <= MAX_HAND else None
+        try:
+            viewer = _view_of(request.query_params.get("view"))
+            body = (await _hand_page(request.app.state, match_id, hand, raw and int(raw), viewer)
+                    if hand <= MAX_HAND else None)
+        except (ValueError, _NoSuchSeat) as exc:
+            return page("error.html", status=422, title="Bad request", message=str(exc))
         if body is None:
             return not_found(f"no hand {hand} in match {match_id!r}")
         return HTMLResponse(body)
@@ -642,8 +776,20 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     app.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods=["GET"], include_in_schema=False)
 
     @app.get("/api/matches/{match_id:path}/hands/{hand}")
-    def api_hand(request: Request, match_id: str, hand: HandNo) -> Response:
-        body = _hand_view(request.app.state, match_id, hand, (match_id, hand, "json"), hand_json)
+    def api_hand(request: Request, match_id: str, hand: HandNo,
+                 view: Annotated[str | None, Query(
+                     max_length=10, pattern=r"^(all|seat\d{1,2})?$",
+                     description="`seatN`: only what seat N knew at each ply; `all` (the default): "
+                                 "everything the hand allows")] = None) -> Response:
+        viewer = _view_of(view)
+
+        def draw(data: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
+            if viewer is not None and viewer >= data.players:
+                raise HTTPException(422, f"hand {hand} of match {match_id!r} has seats 0 to "
+                                         f"{data.players - 1}, not seat {viewer}")
+            return hand_json(data, info, seats, viewer)
+
+        body = _hand_view(request.app.state, match_id, hand, _json_key(match_id, hand, viewer), draw)
         if body is None:
             raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
         return Response(body, media_type="application/json")
@@ -666,49 +812,79 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
     def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
         if not q.delete_match(cur, match_id):
             raise HTTPException(404, f"no match {match_id!r}")
+        from replay.store import keep_ratings
+
+        keep_ratings(cur)  # the ratings after it are rated again without it
         request.app.state.store.bump()
         return _json({"deleted": match_id})
 
     # players
     @app.get("/players", response_class=HTMLResponse, include_in_schema=False)
     def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
-                     page_no: PageNo = 1) -> HTMLResponse:
-        return page("players.html", nav="players", q=q_, **q.list_players(cur, q=q_, page=page_no))
+                     page_no: PageNo = 1, sort: exports.PlayerSort | None = None,
+                     order: exports.Order | None = None) -> HTMLResponse:
+        return page("players.html", nav="players", q=q_, sorting=q.sort_state(q.PLAYER_SORTS, sort, order),
+                    **q.list_players(cur, q=q_, page=page_no, sort=sort, order=order))
 
     @app.get("/api/players")
     def api_players(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
-                    page_no: PageNo = 1) -> Response:
-        return _json(q.list_players(cur, q=q_, page=page_no))
+                    page_no: PageNo = 1, per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
+                    sort: exports.PlayerSort | None = None, order: exports.Order | None = None) -> Response:
+        return _json(q.list_players(cur, q=q_, page=page_no, per_page=per_page, sort=sort, order=order))
 
     @app.get("/players/{player:path}", response_class=HTMLResponse, include_in_schema=False)
-    def player_page(request: Request, cur: Cur, player: str) -> HTMLResponse:
-        rep = _player_view(request, cur, player)
-        if rep is None:
+    def player_page(request: Request, cur: Cur, player: str, profile: Text = None, partner: Text = None,
+                    date_from: Annotated[str | None, Query(max_length=40)] = None,
+                    date_to: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
+        try:
+            # a form's date: "" is no date (parsed as the fairness page parses its form)
+            day = fairness._day
+            chosen = ReportFilters(profile or None, day(date_from, "date_from"), day(date_to, "date_to"),
+                                   partner or None)
+        except HTTPException as exc:
+            return page("error.html", status=422, title="Bad request", message=exc.detail)
+        everything = _player_view(request, cur, player)
+        if everything is None:
             return not_found(f"no player {player!r} in the store")
+        rep = _player_view(request, cur, player, chosen) if chosen else everything
+        assert rep is not None
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
-        return page("player.html", nav="players", r=rep, trend=Markup(trend_svg(points)))
+        return page("player.html", nav="players", r=rep, all=everything, filters=chosen.to_dict(),
+                    trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])),
+                    **insights.player_extras(cur, player))
 
     @app.get("/api/players/{player:path}")
-    def api_player(request: Request, cur: Cur, player: str) -> Response:
-        rep = _player_view(request, cur, player)
+    def api_player(request: Request, cur: Cur, player: str,
+                   profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
+                   partner: Annotated[str | None, Query(max_length=200, description="hands beside this partner (a player id) only")] = None,
+                   date_from: Annotated[dt.date | None, Query(description="hands started on or after (UTC)")] = None,
+                   date_to: Annotated[dt.date | None, Query(description="hands started on or before (UTC)")] = None,
+                   ) -> Response:
+        chosen = ReportFilters(profile or None, date_from, date_to, partner or None)
+        if chosen and _player_view(request, cur, player) is None:
+            raise HTTPException(404, f"no player {player!r}")
+        rep = _player_view(request, cur, player, chosen or None)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
-        return _json(rep)
+        return _json({**rep, "ratings": insights.player_ratings(cur, player)})
 
     # findings
     @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)
     def findings_page(cur: Cur, code: Text = None, severity: Severity | None = None,
-                      match: Text = None, page_no: PageNo = 1) -> HTMLResponse:
-        data = q.list_findings(cur, code=code, severity=severity, match=match, page=page_no)
-        return page("findings.html", nav="findings",
+                      match: Text = None, page_no: PageNo = 1, sort: exports.FindingSort | None = None,
+                      order: exports.Order | None = None) -> HTMLResponse:
+        data = q.list_findings(cur, code=code, severity=severity, match=match, page=page_no,
+                               sort=sort, order=order)
+        return page("findings.html", nav="findings", sorting=q.sort_state(q.FINDING_SORTS, sort, order),
                     filters={"code": code, "severity": severity, "match": match}, **data)
 
     @app.get("/api/findings")
     def api_findings(cur: Cur, code: Text = None, severity: Severity | None = None,
                      match: Text = None, page_no: PageNo = 1,
-                     per_page: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
+                     per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
+                     sort: exports.FindingSort | None = None, order: exports.Order | None = None) -> Response:
         return _json(q.list_findings(cur, code=code, severity=severity, match=match,
-                                     page=page_no, per_page=per_page))
+                                     page=page_no, per_page=per_page, sort=sort, order=order))
 
     # upload
     @app.get("/upload", response_class=HTMLResponse, include_in_schema=False)

@@ -17,15 +17,18 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import duckdb
 import orjson
+import pyarrow as pa
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
+from api.charts import heat_svg, qq_svg
+from api.exports import Format, rows_table, table_response
 from api.pages import render
 from reports.audit import AuditReport, Filters, run_audit
 
@@ -143,7 +146,12 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
         rows = sorted(luck["players"], key=lambda r: (not r["flagged"], -strength(r)))
         svg = Markup(luck_svg(luck["histogram"]))
     params = {k: v for k, v in filters.to_dict().items() if v}
+    charts = data.get("charts") or {}
+    qq = charts.get("qq") or {}
     html = render("fairness.html",
+        qq_svg=Markup(qq_svg({"battery tests": qq.get("battery"), "player luck": qq.get("luck")})),
+        heat=[(t, Markup(heat_svg(t))) for t in charts.get("tile_seat", [])],
+        params=params,
         nav="fairness",
         r=data,
         filters=filters.to_dict(),
@@ -154,6 +162,51 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
         json_url="/api/fairness" + ("?" + urlencode(params) if params else ""),
     )
     return HTMLResponse(html)
+
+
+Part = Literal["tests", "luck", "failing", "tile-seat"]
+_PARTS: dict[str, list[tuple[str, pa.DataType]]] = {
+    "tests": [("name", pa.string()), ("statistic", pa.float64()), ("df", pa.float64()),
+              ("p_value", pa.float64()), ("p_adjusted", pa.float64()), ("verdict", pa.string())],
+    "luck": [("player", pa.string()), ("hands", pa.int64()),
+             ("mean_pips", pa.float64()), ("pips_ci", pa.list_(pa.float64())), ("pips_z", pa.float64()),
+             ("pips_p", pa.float64()), ("pips_p_adjusted", pa.float64()), ("doubles_hands", pa.int64()),
+             ("mean_doubles", pa.float64()), ("doubles_ci", pa.list_(pa.float64())),
+             ("doubles_z", pa.float64()), ("doubles_p", pa.float64()), ("doubles_p_adjusted", pa.float64()),
+             ("flagged", pa.bool_()), ("name", pa.string()), ("url", pa.string())],
+    "failing": [("match", pa.string()), ("hand", pa.int64()), ("table", pa.string()), ("profile", pa.string()),
+                ("problems", pa.list_(pa.string())), ("detail", pa.string()), ("url", pa.string())],
+    "tile-seat": [("group", pa.string()), ("tile", pa.string()), ("column", pa.string()),
+                  ("observed", pa.int64()), ("expected", pa.float64()), ("z", pa.float64())],
+}
+
+
+def part_rows(data: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """The rows of one list of an audit's JSON (`/api/fairness`): the battery's
+    tests of the whole window (without their detail), the players' luck, the
+    failing hands (as many as the JSON lists), or the tile x seat cells."""
+    if part == "tests":
+        return list(data["battery"]["full"]["tests"]) if data.get("battery") else []
+    if part == "luck":
+        return list(data["luck"]["players"]) if data.get("luck") else []
+    if part == "failing":
+        return list(data["deterministic"]["failing"])
+    return [
+        {"group": t["group"], "tile": tile, "column": col, "observed": t["observed"][i][c],
+         "expected": t["expected"][c], "z": t["z"][i][c]}
+        for t in (data.get("charts") or {}).get("tile_seat", [])
+        for i, tile in enumerate(t["tiles"]) for c, col in enumerate(t["columns"])
+    ]
+
+
+@router.get("/api/fairness/{part}.{fmt}")
+def export_fairness(request: Request, cur: Cur, part: Part, fmt: Format, filters: ApiChosen) -> Response:
+    """One list of the audit of the window these filters choose, as CSV or
+    Parquet: `tests` (the battery on the whole window), `luck` (each player),
+    `failing` (the failing hands the JSON lists) or `tile-seat` (the heat
+    map's cells: how often each tile went to each seat, against fair deals)."""
+    data = _audit(request, cur, filters)["json"]
+    return table_response(rows_table(part_rows(data, part), _PARTS[part]), fmt, f"fairness-{part}")
 
 
 def _choices(cur: Cursor) -> dict[str, list[str]]:

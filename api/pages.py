@@ -68,9 +68,9 @@ def render(name: str, **ctx: Any) -> str:
 
 
 def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list[dict[str, Any]],
-              ply: int | None) -> str:
+              ply: int | None, viewer: int | None = None) -> str:
     """The replay page of a drawn hand (`hand_sections`) showing ply `ply`
-    (0 if None; the last if past it).
+    (0 if None; the last if past it), as seat `viewer` saw it (None: all).
 
     Every ply is sent; without JavaScript the style and the one unhidden
     section show the ply asked for.
@@ -78,14 +78,17 @@ def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list
     last = len(sections) - 1
     at = 0 if ply is None else max(0, min(ply, last))
     notes = "".join(s.replace(" hidden>", ">", 1) if i == at else s for i, s in enumerate(sections))
-    a = info.get("analysis")
+    view = None if viewer is None else f"seat{viewer}"
+    a = info.get("analysis") if viewer is None else None  # a seat's view: what it knew, no more
     panel = summary_panel(a, seats, info["players"], info["teams"]) if a is not None else ""
     return render("hand.html", nav="matches", ply=at, last=last, info=info, seats=seats,
+                  view=view, viewer=viewer, vq=f"view={view}&" if view else "",
                   board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes),
                   analysis=Markup(panel))
 
 
-def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None) -> bytes:
-    """The replay page of `hand` at ply `ply`, as the bytes sent (UTF-8)."""
-    board, sections = hand_sections(hand)
-    return hand_page(board, sections, info, seats, ply).encode()
+def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None,
+                   viewer: int | None = None) -> bytes:
+    """The replay page of `hand` at ply `ply` (as seat `viewer` saw it), as the bytes sent (UTF-8)."""
+    board, sections = hand_sections(hand, viewer)
+    return hand_page(board, sections, info, seats, ply, viewer).encode()

@@ -116,14 +116,15 @@ class RenderPool:
         """Whether pages go to the workers (False without any, or once one is lost)."""
         return bool(self._procs)
 
-    async def page(self, hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None) -> bytes:
+    async def page(self, hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None,
+                   viewer: int | None = None) -> bytes:
         """The hand's replay page (api.pages.draw_hand_page), drawn by a free worker.
 
         Call on the event loop that owns the pool; requests wait their turn
         for a worker, first come first served.
         """
         if self._procs:
-            payload = pickle.dumps((hand, info, seats, ply), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((hand, info, seats, ply, viewer), protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 sock = await self._acquire()
                 # shielded: a request cancelled mid-page still reads its reply,
@@ -137,7 +138,7 @@ class RenderPool:
                 if reply[:1] == _FAILED:
                     raise RuntimeError(f"render worker: {reply[1:].decode(errors='replace')}")
                 return reply[1:]
-        return await anyio.to_thread.run_sync(draw_hand_page, hand, info, seats, ply)
+        return await anyio.to_thread.run_sync(draw_hand_page, hand, info, seats, ply, viewer)
 
     async def _acquire(self) -> socket.socket:
         if self._idle:

@@ -6,10 +6,11 @@ the k-th move. Each carries the line of tiles as laid, both ends, every
 hand with its pips (only once the hand is over), the stock count and the
 notes a reviewer wants (alternatives, forced, what a pass reveals, known
 voids, puerta, ahorcado, tranque, capicua/chuchazo/dominao, findings).
-`board_svg(plies, ...)` draws the whole hand once: every tile, badge and
-label is one element, shown over the plies it holds by a one-line style
-(`ply_style`), so stepping swaps a rule, not a drawing. It holds the tile
-symbols it `<use>`s (`tile_defs`).
+`api.board.table_svg(plies, ...)` draws the whole hand once, at a table:
+every tile, badge and label is one element, shown over the plies it holds
+by a one-line style (`ply_style`), so stepping swaps a rule, not a drawing.
+It holds the tile symbols it `<use>`s (`tile_defs`). `build_plies(hand,
+viewer=s)` is the hand as seat s knew it.
 
 Every string that came from a log is escaped here (`esc`) before it enters
 SVG markup; the templates receive the SVG as `Markup`.
@@ -25,9 +26,22 @@ from typing import Any
 import orjson
 
 from api.analysis_view import ply_panel
-from replay.tiles import BIT, DOUBLE_OF, HIGH, IS_DOUBLE, LOW, PIPS, SUIT_MASK, tile_name
+from replay.tiles import BIT, DOUBLE_OF, HIGH, LOW, PIPS, SUIT_MASK, tile_name
 
 FINISHED = ("domino", "block", "cancelled")
+
+
+def label(t: int) -> str:
+    """A tile as the pages name it, high half first.
+
+    >>> label(26), label(0)
+    ('[6|5]', '[0|0]')
+    """
+    return _LABEL[t]
+
+
+_LABEL: tuple[str, ...] = tuple(f"[{HIGH[t]}|{LOW[t]}]" for t in range(28))
+HAND_SIZE = 7  # tiles dealt to each seat (deal-v1, every profile)
 
 
 def esc(text: object) -> str:
@@ -164,6 +178,10 @@ class Ply:
     hanged: list[int] = field(default_factory=list)  # doubles that can no longer be played
     new_tile: int | None = None  # index in `line` of the tile just laid
     aside: int = 0
+    counts: list[int] = field(default_factory=list)  # tiles each seat holds (public)
+    tile_known: bool = False  # the move's tile may be shown (a play, or a draw its viewer saw)
+    forced: bool | None = None  # the move was forced, where the viewer may know it
+    viewer: int | None = None  # the seat whose knowledge this is (None: everything the hand allows)
 
     def to_json(self) -> dict[str, Any]:
         mv = self.move
@@ -172,16 +190,18 @@ class Ply:
             "seq": mv.seq if mv else None,
             "seat": mv.seat if mv else None,
             "kind": mv.kind if mv else "deal",
-            "tile": _tile_or_none(mv.tile) if mv and self._tile_public() else None,
+            "tile": _tile_or_none(mv.tile) if mv and self.tile_known else None,
             "end": mv.end if mv else None,
             "title": self.title,
             "line": [f"{p.a}{p.b}" for p in self.line],  # as laid, read left to right
             "ends": [self.left, self.right] if self.left >= 0 else None,
-            "hands": [[tile_name(t) for t in h] for h in self.hands] if self.hands is not None else None,
+            "hands": [None if h is None else [tile_name(t) for t in h] for h in self.hands]
+            if self.hands is not None else None,
+            "counts": self.counts,
             "pips": self.pips,
             "stock": self.stock,
             "alternatives": [{"move": m, "played": p} for m, p in self.alternatives],
-            "forced": (mv.forced if mv and self.hands is not None else None),
+            "forced": self.forced,
             "voids": self.voids,
             "hanged": [tile_name(t) for t in self.hanged],
             "notes": [
@@ -189,10 +209,6 @@ class Ply:
                 for n in self.notes
             ],
         }
-
-    def _tile_public(self) -> bool:
-        # a drawn tile is private until the hand is over
-        return self.move is not None and (self.move.kind == "play" or self.hands is not None)
 
 
 def _tile_or_none(t: int | None) -> str | None:
@@ -204,11 +220,23 @@ def _no_numbers(nums: list[int]) -> str:
     return " and ".join(f"no {n}" for n in nums)
 
 
-def build_plies(hand: HandData) -> list[Ply]:
-    """Every position of the hand, from the deal (ply 0) to the last move."""
+def build_plies(hand: HandData, viewer: int | None = None) -> list[Ply]:
+    """Every position of the hand, from the deal (ply 0) to the last move.
+
+    With `viewer`, only what that seat knew at each ply: its own tiles, the
+    line, how many tiles the others hold and what their passes showed; never
+    their tiles, their draws, their legal moves nor what a finding says. A
+    hand still on shows no seat's tiles, whoever views it.
+    """
     n = hand.players
     show = hand.finished and bool(hand.dealt)
+
+    def knows(seat: int) -> bool:
+        return show and (viewer is None or seat == viewer)
+
     held = [set(h) for h in hand.dealt] if show else [set() for _ in range(n)]
+    counts = [len(h) for h in hand.dealt] if hand.dealt else [HAND_SIZE] * n
+    counts += [HAND_SIZE] * (n - len(counts))
     line: list[Placed] = []
     on_line = 0  # mask of tiles on the line
     left = right = -1
@@ -242,18 +270,23 @@ def build_plies(hand: HandData) -> list[Ply]:
             line=list(line),
             left=left,
             right=right,
-            hands=list(hand_view) if show else None,
-            pips=list(pip_view) if show else None,
+            hands=[h if knows(s) else None for s, h in enumerate(hand_view)] if show else None,
+            pips=[p if knows(s) else None for s, p in enumerate(pip_view)] if show else None,
             stock=stock,
             voids=list(void_view),
             hanged=list(hanged),
             new_tile=new,
             aside=hand.aside,
+            counts=list(counts),
+            tile_known=mv is not None and mv.tile is not None and (mv.kind == "play" or knows(mv.seat)),
+            forced=mv.forced if mv is not None and knows(mv.seat) else None,
+            viewer=viewer,
         )
 
     lead = f"seat {hand.leader} leads" if hand.leader is not None else "the deal"
     first = snapshot(0, None, f"The deal: {lead}", None)
-    first.notes.extend(_finding_notes(by_seq.get(hand.deal_seq, []) if hand.deal_seq is not None else [], show))
+    told = show and viewer is None  # a finding's message may name any seat's tile
+    first.notes.extend(_finding_notes(by_seq.get(hand.deal_seq, []) if hand.deal_seq is not None else [], told))
     plies = [first]
     prev: MoveRow | None = None
     for mv in hand.moves:
@@ -264,7 +297,7 @@ def build_plies(hand: HandData) -> list[Ply]:
         seat_ok = 0 <= s < n
         if mv.kind == "play" and mv.tile is not None:
             t = mv.tile
-            name = tile_name(t)
+            name = label(t)
             fits = left < 0 or (mv.end == "left" and _carries(t, left)) or (
                 mv.end == "right" and _carries(t, right)
             ) or (mv.end is None and left == right and _carries(t, left))
@@ -288,6 +321,8 @@ def build_plies(hand: HandData) -> list[Ply]:
                         right = outer
                         new = len(line) - 1
                 on_line |= BIT[t]
+                if seat_ok:
+                    counts[s] -= 1
                 if show and seat_ok:
                     held[s].discard(t)
                     changed.add(s)
@@ -306,11 +341,14 @@ def build_plies(hand: HandData) -> list[Ply]:
                 if (on_line & SUIT_MASK[num]) == SUIT_MASK[num] & ~BIT[d] and num not in (left, right):
                     hanged.append(d)
                     holder = next((k for k in range(n) if d in held[k]), None) if show else None
-                    who = f" (held by seat {holder})" if holder is not None else (
-                        " (not in any hand)" if show else "")
-                    notes.append(Note("ahorcado", f"ahorcado: {tile_name(d)} can no longer be played{who}"))
+                    if viewer is None:
+                        who = f" (held by seat {holder})" if holder is not None else (
+                            " (not in any hand)" if show else "")
+                    else:  # where it is is known only to the seat that holds it
+                        who = " (in your hand)" if holder == viewer and knows(viewer) else ""
+                    notes.append(Note("ahorcado", f"ahorcado: {label(d)} can no longer be played{who}"))
             if mv.ply == last_play and hand.result == "block":
-                notes.append(Note("tranque", f"tranque: {name} blocks the line ({left}|{right})"))
+                notes.append(Note("tranque", f"tranque: {name} blocks the line (ends {left} and {right})"))
             if mv.ply == last_play and hand.result == "domino":
                 words = [w for w in hand.notes if w in ("capicua", "chuchazo", "dominao")]
                 for w in words:
@@ -330,10 +368,12 @@ def build_plies(hand: HandData) -> list[Ply]:
             else:
                 title = f"Seat {s} passes"
         elif mv.kind == "draw":
+            if seat_ok:
+                counts[s] += 1
             if show and seat_ok and mv.tile is not None:
                 held[s].add(mv.tile)
                 changed.add(s)
-            got = f" {tile_name(mv.tile)}" if show and mv.tile is not None else " a tile"
+            got = f" {label(mv.tile)}" if knows(s) and mv.tile is not None else " a tile"
             title = f"Seat {s} draws{got} ({mv.stock} left)"
             closing = hand.result == "block" and mv.ply > last_play
             if left >= 0 and seat_ok and not closing and mv.error is None:
@@ -352,7 +392,7 @@ def build_plies(hand: HandData) -> list[Ply]:
         if mv.error is not None:
             title += f" (not legal: {mv.error})"
         p = snapshot(mv.ply, mv, title, new)
-        if show:
+        if knows(s):
             p.alternatives = _alternatives(mv, before)
             if mv.kind in ("play", "pass", "draw") and mv.error is None:
                 if mv.forced:
@@ -360,35 +400,53 @@ def build_plies(hand: HandData) -> list[Ply]:
                 elif mv.legal_moves:
                     p.notes.append(Note("legal", f"{len(mv.legal_moves)} legal moves"))
         p.notes.extend(notes)
-        p.notes.extend(_finding_notes(by_seq.get(mv.seq, []), show))
+        p.notes.extend(_finding_notes(by_seq.get(mv.seq, []), told))
         plies.append(p)
         prev = mv
     if hand.end_seq is not None and plies:
-        plies[-1].notes.extend(_finding_notes(by_seq.get(hand.end_seq, []), show))
+        plies[-1].notes.extend(_finding_notes(by_seq.get(hand.end_seq, []), told))
     if hand.finished and hand.result != "cancelled" and plies:
         plies[-1].notes.append(Note("result", _result_text(hand)))
     elif not hand.finished:
         plies[-1].notes.append(Note("withheld", "the hand is not over: the hands stay hidden"))
+    if viewer is not None and show and plies:
+        plies[0].notes.insert(0, Note("view", f"seen from seat {viewer}: its own tiles, the line, "
+                                              "how many tiles the others hold and what their passes showed"))
     return plies
 
 
-def hand_sections(hand: HandData) -> tuple[str, list[str]]:
-    """The replay page's drawing: the board (`board_svg`) and every ply's notes
-    as its HTML section, ply 0 first."""
-    plies = build_plies(hand)
+def hand_sections(hand: HandData, viewer: int | None = None) -> tuple[str, list[str]]:
+    """The replay page's drawing: the table (`api.board.table_svg`) and every
+    ply's notes as its HTML section, ply 0 first; with `viewer`, as that seat
+    saw the hand (`build_plies`). The whole view carries the hand's analysis
+    (api.analysis_view), a ply's panel in its section; a seat's view does not
+    (its values speak of tiles the seat did not see)."""
+    from api.board import table_svg  # it draws with this module's pieces
+
+    plies = build_plies(hand, viewer)
     sections = [ply_section(p) for p in plies]
-    if hand.analysis is not None and hand.finished:
+    if hand.analysis is not None and hand.finished and viewer is None:
         by_ply = {a["ply"]: a for a in hand.analysis["plies"]}
         sections = [
             s.replace("</section>", ply_panel(by_ply[p.n]) + "</section>") if p.n in by_ply else s
             for p, s in zip(plies, sections, strict=True)
         ]
-    return board_svg(plies, hand.seats, hand.players), sections
+    return table_svg(plies, hand.seats, hand.players, hand.teams), sections
 
 
-def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
-    """The replay page's JSON twin: the hand's header, its seats and every ply."""
-    return orjson.dumps({"info": info, "seats": seats, "plies": [p.to_json() for p in build_plies(hand)]})
+def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
+              viewer: int | None = None) -> bytes:
+    """The replay page's JSON twin: the hand's header, its seats, where they
+    sit at the table, and every ply (as `viewer` saw it, with one)."""
+    from api.board import places
+
+    plies = build_plies(hand, viewer)
+    view = "all" if viewer is None else f"seat{viewer}"
+    if viewer is not None and info.get("analysis") is not None:
+        info = {**info, "analysis": None}  # its values speak of tiles the seat did not see
+    return orjson.dumps({"info": info, "seats": seats, "view": view,
+                         "places": {str(k): v for k, v in places(hand.players, viewer or 0).items()},
+                         "plies": [p.to_json() for p in plies]})
 
 
 def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:
@@ -424,6 +482,8 @@ def _hand_order(t: int) -> tuple[int, int]:
     return (-HIGH[t], -LOW[t])
 
 
+_LABEL_OF: dict[str, str] = {tile_name(t): label(t) for t in range(28)}
+
 #: Each tile's place in a hand as shown (highest first), for sorting by lookup.
 _HAND_RANK: tuple[int, ...] = tuple(sorted(range(28), key=_hand_order).index(t) for t in range(28))
 
@@ -441,19 +501,20 @@ def _alternatives(mv: MoveRow, before: tuple[int, int]) -> list[tuple[str, bool]
     for m in mv.legal_moves:
         tile, end = _move_parts(m)
         if not end:
-            label = {"PASS": "pass", "DRAW": "draw", "YIELD": "hand the lead over"}.get(m, m.lower())
-            out.append((label, mv.kind == label or (m == "YIELD" and mv.kind == "yield")))
+            word = {"PASS": "pass", "DRAW": "draw", "YIELD": "hand the lead over"}.get(m, m.lower())
+            out.append((word, mv.kind == word or (m == "YIELD" and mv.kind == "yield")))
             continue
         same = tile == played
+        shown = _LABEL_OF.get(tile, tile)
         if before[0] < 0:
-            out.append((tile, same))
+            out.append((shown, same))
         else:
             # on equal ends left and right are one move
             hit = same and (end == played_end or before[0] == before[1])
-            out.append((f"{tile} {end}", hit))
+            out.append((f"{shown} {end}", hit))
     if mv.kind != "yield" and not any(hit for _, hit in out):
         # the move made was none of the legal ones: show it beside them
-        what = mv.kind if mv.tile is None else f"{tile_name(mv.tile)} {mv.end or ''}".strip()
+        what = mv.kind if mv.tile is None else f"{label(mv.tile)} {mv.end or ''}".strip()
         out.append((f"{what} (not legal)", True))
     return out
 
@@ -516,24 +577,6 @@ def tile_defs(symbols: set[str]) -> str:
     return _DEFS_HEAD + "".join(_SYMBOLS[k] for k in sorted(symbols)) + "</defs>"
 
 
-WIDTH = 800
-
-
-def _line_layout(line: list[Placed], width: int) -> tuple[list[tuple[int, int, int, bool]], int]:
-    """(x, y, index, across) of each tile; rows wrap left to right. Returns the height."""
-    out = []
-    x0, gap, row_h = 46, 3, 3 * U
-    x, y = x0, 8
-    for i, p in enumerate(line):
-        across = IS_DOUBLE[p.tile]
-        w = U if across else 2 * U
-        if x + w > width - 46:
-            x, y = x0, y + row_h
-        out.append((x, y, i, across))
-        x += w + gap
-    return out, y + row_h
-
-
 def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
     """(first ply, stop ply, value) of each run of equal values.
 
@@ -577,124 +620,6 @@ def ply_style(n: int, last: int) -> str:
     hide += [f"svg.board .off{k}" for k in range(1, n + 1)]
     rule = ",".join(hide) + "{display:none}" if hide else ""
     return f'<style id="ply-style">{rule}</style>'
-
-
-def board_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int) -> str:
-    """The whole hand on one board: every tile, badge and label drawn once, each
-    shown over the plies it holds (classes `on{k}`/`off{k}`, chosen by
-    `ply_style`). The line is laid out as it ends, so a tile keeps its place
-    from the ply it is laid on.
-    """
-    last = len(plies) - 1
-    final = plies[-1].line if plies else []
-    pos, line_h = _line_layout(final, WIDTH)
-    line_h = max(line_h, 3 * U + 8)
-    laid_at: dict[int, int] = {}  # tile -> the ply it was laid on
-    for p in plies:
-        if p.new_tile is not None:
-            laid_at.setdefault(p.line[p.new_tile].tile, p.n)
-    on = [laid_at.get(t.tile, 0) for t in final]
-    parts: list[str] = []
-    symbols: set[str] = set()  # the tiles drawn, for the board's own <defs>
-    for (x, y, i, across), k in zip(pos, on, strict=True):
-        t = final[i]
-        symbols.add(f'{"v" if across else "h"}{t.a}{t.b}')
-        parts.append(_in(_line_tile(t.a, t.b, x, y, across, False), _span(k, last + 1, last)))
-        if k:
-            parts.append(_in(_line_tile(t.a, t.b, x, y, across, True), _span(k, k + 1, last)))
-    for (x, y, _, across), (nx, ny, _, _), k in zip(pos, pos[1:], map(max, on, on[1:]), strict=False):
-        if ny != y:  # the line goes on in the next row: chevrons at the break
-            w = U if across else 2 * U
-            parts.append(_in(
-                f'<path d="M{x + w + 6} {y + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>'
-                f'<path d="M{nx - 15} {ny + U // 2} l7 {U // 2} l-7 {U // 2}" class="wrap"/>',
-                _span(k, last + 1, last)))
-    # the open ends: the badge moves with the end tile and the number on it
-    index = {p.tile: i for i, p in enumerate(final)}
-    ends = [(index[p.line[0].tile], index[p.line[-1].tile], p.left, p.right) if p.line else None
-            for p in plies]
-    for a, b, end in _runs([e[0::2] if e else None for e in ends]):
-        if end is not None:
-            x, y, _, _ = pos[end[0]]
-            parts.append(_in(_end_badge(x - 40, y + U // 2, end[1], "L"), _span(a, b, last)))
-        else:
-            parts.append(_in(
-                f'<text x="{WIDTH // 2}" y="{8 + U * 1.5 + 5:g}" class="muted" text-anchor="middle">'
-                "the line is empty</text>", _span(a, b, last)))
-    for a, b, end in _runs([e[1::2] if e else None for e in ends]):
-        if end is not None:
-            x, y, _, across = pos[end[0]]
-            parts.append(_in(_end_badge(x + (U if across else 2 * U) + 6, y + U // 2, end[1], "R"),
-                             _span(a, b, last)))
-    y = line_h + 14
-    parts.append(f'<line x1="8" y1="{y - 8}" x2="{WIDTH - 8}" y2="{y - 8}" class="sep"/>')
-    row_h = int(U * 1.6) + 8
-    for s in range(players):
-        lab = seats[s] if s < len(seats) else SeatLabel(s, "?")
-        tag = " [bot]" if lab.bot else ""
-        row = [
-            f'<text x="10" y="16" class="seat">seat {s}</text>',
-            f'<text x="62" y="16" class="name">{esc(_clip(lab.label, 18))}{esc(tag)}</text>',
-        ]
-        for a, b, acting in _runs([p.move is not None and p.move.seat == s for p in plies]):
-            if acting:
-                row.append(_in(f'<text x="10" y="16" class="seat act">seat {s}</text>', _span(a, b, last)))
-        if plies and plies[0].hands is not None:
-            held = [(tuple(p.hands[s]), p.pips[s]) if p.hands is not None and p.pips is not None
-                    and s < len(p.hands) else ((), 0) for p in plies]
-            for a, b, (tiles, pips) in _runs(held):
-                row.append(_in(_seat_tiles(tiles, pips), _span(a, b, last)))
-                symbols.update(map(_HAND_SYMBOL.__getitem__, tiles))
-        else:
-            row.append('<text x="230" y="16" class="muted">hidden until the hand is over</text>')
-        for a, b, void in _runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
-            if void:
-                row.append(_in(f'<text x="{WIDTH - 90}" y="16" class="void" text-anchor="end">'
-                               f'no {",".join(map(str, void))}</text>', _span(a, b, last)))
-        parts.append(f'<g transform="translate(0 {y})">{"".join(row)}</g>')
-        y += row_h
-    aside = f" · {plies[0].aside} doubles set aside" if plies and plies[0].aside else ""
-    for a, b, stock in _runs([p.stock for p in plies]):
-        parts.append(_in(f'<text x="10" y="{y + 14}" class="muted">stock: {stock} tile'
-                         f'{"s" if stock != 1 else ""}{aside}</text>', _span(a, b, last)))
-    height = y + 22
-    return (
-        f'<svg class="board" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
-        'role="img" aria-label="the board at the ply shown">' + tile_defs(symbols) + "".join(parts) + "</svg>"
-    )
-
-
-@lru_cache(maxsize=16384)
-def _line_tile(a: int, b: int, x: int, y: int, across: bool, new: bool) -> str:
-    """One tile of the line, or (`new`) the mark around it on the ply it is laid."""
-    w, h = (U, 2 * U) if across else (2 * U, U)
-    yy = y if across else y + U // 2
-    if new:
-        return f'<rect x="{x - 2}" y="{yy - 2}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>'
-    return f'<use href="#{"v" if across else "h"}{a}{b}" x="{x}" y="{yy}" width="{w}" height="{h}"/>'
-
-
-_HAND_SYMBOL = tuple(f"v{HIGH[t]}{LOW[t]}" for t in range(28))  # a tile as held: upright, high end on top
-#: The `<use>` of tile t in slot i of a seat's row (a seat holds at most 28).
-_IN_HAND = tuple(
-    tuple(f'<use href="#{_HAND_SYMBOL[t]}" x="{230 + i * (int(U * 0.8) + 3)}" width="{U * 0.8:g}" '
-          f'height="{U * 1.6:g}"/>' for i in range(28))
-    for t in range(28)
-)
-
-
-def _seat_tiles(tiles: tuple[int, ...], pips: int) -> str:
-    """A seat's tiles and pips, in its row."""
-    out = [_IN_HAND[t][i] for i, t in enumerate(tiles)]
-    out.append(f'<text x="{WIDTH - 10}" y="16" class="pips" text-anchor="end">{pips} pip{"" if pips == 1 else "s"}</text>')
-    return "".join(out)
-
-
-def _end_badge(x: int, y: int, num: int, side: str) -> str:
-    return (
-        f'<g class="end end{side}"><rect x="{x}" y="{y - 1}" width="34" height="{U + 2}" rx="9"/>'
-        f'<text x="{x + 17}" y="{y + U - 5}" text-anchor="middle">{side} {num}</text></g>'
-    )
 
 
 def _clip(text: str, most: int) -> str:
@@ -783,9 +708,42 @@ def ply_section(p: Ply) -> str:
     if any(p.voids):
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
-        out.append(f'<p class="muted">hanged doubles: {", ".join(tile_name(t) for t in p.hanged)}</p>')
+        out.append(f'<p class="muted">hanged doubles: {", ".join(label(t) for t in p.hanged)}</p>')
+    out.append(f'<details class="board-text"><summary>The board as text</summary><p>{esc(board_text(p))}</p></details>')
     out.append("</section>")
     return "".join(out)
+
+
+def board_text(p: Ply) -> str:
+    """What the board shows at a ply, in words (the drawing's text alternative):
+    the line left to right with its open ends, each seat's tiles and pips
+    (none while the hand is on: they are hidden), the boneyard.
+
+    >>> from replay.tiles import parse_tile as t
+    >>> ply = Ply(3, None, "", [Placed(t("66"), 6, 6), Placed(t("63"), 6, 3)], 6, 3,
+    ...           [(t("50"), t("41")), ()], [10, 0], 4)
+    >>> board_text(ply)
+    'Line, left to right: 66 63; open ends 6 and 3. Seat 0: 2 tiles (50 41), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
+    >>> board_text(Ply(0, None, "", [], -1, -1, None, None, 14))
+    'The line is empty. The hands stay hidden until the hand is over. Boneyard: 14 tiles.'
+    """
+    parts = [f"Line, left to right: {' '.join(f'{t.a}{t.b}' for t in p.line)}; open ends {p.left} and {p.right}."
+             if p.line else "The line is empty."]
+    if p.hands is not None:
+        for seat, tiles in enumerate(p.hands):
+            if tiles is None:  # a seat's view: the others' tiles are not its to see
+                k = p.counts[seat] if seat < len(p.counts) else 0
+                parts.append(f"Seat {seat}: {k} tile{'s' if k != 1 else ''}, not shown.")
+                continue
+            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(tile_name(t) for t in tiles)})"
+            pip = p.pips[seat] if p.pips is not None and seat < len(p.pips) else None
+            pips = f", {pip} pips" if pip is not None else ""
+            parts.append(f"Seat {seat}: {held if tiles else 'no tile'}{pips}.")
+    else:
+        parts.append("The hands stay hidden until the hand is over.")
+    if p.stock:
+        parts.append(f"Boneyard: {p.stock} tile{'s' if p.stock != 1 else ''}.")
+    return " ".join(parts)
 
 
 @lru_cache(maxsize=4096)

@@ -415,12 +415,22 @@ class Analyzer:
         cls = None if forced else classify(state.rules, sure_loss if pimc is not None else float(dd_loss))
         return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact, state.plays)
 
+    def sampled(self, state: HandState, tracker: Tracker, ctx: HandContext, rng: random.Random,
+                peek: Sequence[int] = ()) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
+        """The mean value (and 95% interval) of each legal move of the seat to
+        move, in :func:`replay.engine.legal_moves` order, over the deals it could
+        face; with `peek`, seeing those seats' tiles too (the player insights'
+        partner-peeking model)."""
+        _, solver = self.solvers(state.rules)
+        rows, weights, exact = self._pimc(state, tracker, ctx, solver, rng, peek)
+        return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
+
     def _pimc(self, state: HandState, tracker: Tracker, ctx: HandContext, solver: Solver,
-              rng: random.Random) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
+              rng: random.Random, peek: Sequence[int] = ()) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
         """Every legal move's value in each deal the mover could face (all of
         them, weighed, when there are at most `samples`; else `samples` drawn)."""
         seat = state.turn
-        hidden = tracker.hidden(state, seat)
+        hidden = tracker.hidden(state, seat, peek)
         listed = hidden.enumerate(self.samples)
         exact = listed is not None
         worlds: list[tuple[Any, int]] = listed if listed is not None else [(w, 1) for w in hidden.sample(self.samples, rng)]

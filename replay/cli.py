@@ -41,8 +41,8 @@ def _report(report: ValidationReport, args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
     out = sys.stdout
     for f in report.files:
-        bad = f", {f.bad_lines} bad" if f.bad_lines else ""
-        out.write(f"file {f.path}: {f.lines} lines{bad}\n")
+        bad = f", {f.bad_lines:,} bad" if f.bad_lines else ""
+        out.write(f"file {f.path}: {_n(f.lines, 'line')}{bad}\n")
     for fd in report.findings:
         out.write(f"  {fd.severity.upper():7} {fd.code} {fd.file}:{fd.line}: {fd.message}\n")
     for m in report.matches:
@@ -57,9 +57,38 @@ def _report(report: ValidationReport, args: argparse.Namespace) -> int:
         for fd in m.findings:
             where = f"{fd.file}:{fd.line}" if fd.file else f"{m.match}/hand {fd.hand}/seq {fd.seq}"
             out.write(f"  {fd.severity.upper():7} {fd.code} {where}: {fd.message}\n")
-    valid = sum(1 for m in report.matches if m.verdict == "valid")
-    out.write(f"{len(report.matches)} matches, {valid} valid, {len(report.matches) - valid} not\n")
+    out.write(summary_line(report) + "\n")
     return 0 if report.ok else 1
+
+
+def summary_line(report: ValidationReport) -> str:
+    """The last line of `replay validate`: what was found, and whether it is all valid
+    (exactly when the exit code is 0), lines of no match included.
+
+    >>> from replay.report import FileReport, Finding, ValidationReport
+    >>> bad = Finding("MALFORMED_LINE", "line 1: not JSON", file="a.jsonl", line=1)
+    >>> summary_line(ValidationReport((FileReport("a.jsonl", 1, 1),), (bad,)))
+    '1 file, 1 line (1 bad); 0 matches; 1 error in lines of no match: NOT VALID'
+    """
+    files = report.files
+    lines = sum(f.lines for f in files)
+    bad = sum(f.bad_lines for f in files)
+    n = len(report.matches)
+    valid = sum(1 for m in report.matches if m.verdict == "valid")
+    parts = [
+        f"{_n(len(files), 'file')}, {_n(lines, 'line')}" + (f" ({bad:,} bad)" if bad else ""),
+        f"{_n(n, 'match', 'matches')}" + (f", {valid:,} valid, {n - valid:,} not" if n else ""),
+    ]
+    errors = sum(1 for f in report.findings if f.severity == "error")
+    warnings = len(report.findings) - errors
+    loose = [_n(k, what) for k, what in ((errors, "error"), (warnings, "warning")) if k]
+    if loose:
+        parts.append(f"{', '.join(loose)} in lines of no match")
+    return "; ".join(parts) + (": all valid" if report.ok else ": NOT VALID")
+
+
+def _n(k: int, one: str, many: str | None = None) -> str:
+    return f"{k:,} {one if k == 1 else many or one + 's'}"
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -72,6 +101,18 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 _CORE: tuple[str, ...] = ("validate", "schema")
 
 
+def _version() -> str:
+    """The installed package's version (pyproject.toml), else the source's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("domino-replay")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from replay import __version__
+
+        return __version__
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; for `command` validate or schema, without the other commands
     (their modules import polars, scipy and DuckDB: 2 s before a small log)."""
@@ -80,6 +121,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="The audit desk for online dominoes: validate table logs, verify deals, "
         "recompute scores, store them and serve replays and audits.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("validate", help="validate log files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help=".jsonl / .jsonl.gz files or folders")

@@ -246,12 +246,15 @@ class _FastMatch:
 
         # What the line-by-line validator learns up front (its _order).
         reveals: dict[int, tuple[str, int, str]] = {}
+        reveal_lines: dict[int, int] = {}  # hand -> line of its first reveal
         end_seqs: dict[int, int] = {}
         for seg in segs:
             for e in seg.events:
                 kind = e[0]
                 if kind == REVEAL:
-                    reveals.setdefault(e[5], (e[6], e[3], e[4]))
+                    if e[5] not in reveals:
+                        reveals[e[5]] = (e[6], e[3], e[4])
+                        reveal_lines[e[5]] = e[1]
                 elif kind == HAND_END:
                     end_seqs.setdefault(e[5], e[3])
                 elif kind == OTHER:
@@ -460,6 +463,8 @@ class _FastMatch:
             (src.file,), src.count,
             tuple(tuple(d) for d in lead_draw.draws) if lead_draw else (),
             tuple(sorted(profile.estimates)) if profile else (),
+            ((0, src.file, first[1]),
+             *((h.hand, src.file, reveal_lines[h.hand]) for h in hand_reports if h.server_seed)),
         )  # fmt: skip
 
     def _lead_draw(

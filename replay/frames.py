@@ -116,7 +116,9 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("match", _STR), ("hand", _I32), ("seq", _I32), ("code", _STR), ("severity", _STR),
         ("message", _STR), ("file", _STR), ("line", _I64), ("sha256", _STR),
     ]),
-    "seeds": pa.schema([("seed", _STR), ("match", _STR), ("hand", _I32)]),
+    "seeds": pa.schema(
+        [("seed", _STR), ("match", _STR), ("hand", _I32), ("file", _STR), ("line", pa.int64()), ("sha256", _STR)]
+    ),
     "match_files": pa.schema([("match", _STR), ("sha256", _STR), ("lines", _I32)]),
     "move_analysis": pa.schema([
         ("match", _STR), ("hand", _I32), ("ply", _I16), ("seat", _I8), ("version", _I32),
@@ -461,12 +463,17 @@ class Frames:
 
     def _seeds(self) -> pa.Table:
         # Lower case: SEED_REUSED compares seeds as validate.seed_reuse does.
-        rows: list[tuple[str, str, int]] = []
+        # with the line each seed was read from (a SEED_REUSED finding names it)
+        rows: list[tuple[str, str, int, str | None, int | None, str | None]] = []
+        where = self.where
         for r in self.reports:
-            if r.anchor:
-                rows.append((r.anchor.lower(), r.match, 0))
-            rows.extend((h.server_seed.lower(), r.match, h.hand) for h in r.hands if h.server_seed)
-        cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[], [], []]
+            at = {h: (f, n) for h, f, n in r.seed_lines}
+            seeds = [(r.anchor, 0)] if r.anchor else []
+            seeds += [(h.server_seed, h.hand) for h in r.hands if h.server_seed]
+            for seed, hand in seeds:
+                file, line = at.get(hand, (None, None))
+                rows.append((seed.lower(), r.match, hand, file, line, where.get(file) if file else None))
+        cols = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in SCHEMAS["seeds"]]
         return pa.table(cols, schema=SCHEMAS["seeds"])
 
 

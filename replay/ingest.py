@@ -53,7 +53,7 @@ from concurrent.futures import (
     ThreadPoolExecutor,
     wait,
 )
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
@@ -73,6 +73,7 @@ from replay.frames import Frames, file_table, findings_table, first_leader
 # broken files count exactly as in `replay validate`.
 from replay.reader import (  # noqa: PLC2701
     MAX_LINE_BYTES,
+    NOT_A_LOG,
     BadLine,
     EventLine,
     Record,
@@ -106,6 +107,7 @@ from replay.store import (
     one,
     open_store,
     pending_batches,
+    ratings_beside,
     stored_files,
     write_batch,
     write_encoded,
@@ -169,9 +171,12 @@ class KeptFile:
     temp: bool = False
 
 
-def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -> KeptFile:
+def keep_file(
+    path: str | os.PathLike[str], lay: Layout, *, sync: bool = True, label: str | None = None
+) -> KeptFile:
     """Copy a file into data/logs/<sha256>.jsonl[.gz], hashing in the same pass
     (so the copy is exactly the bytes hashed, even if the file grows).
+    ``label``: the name findings give the file (default: the path given).
 
     A name under logs/ only ever holds a durable copy. With ``sync=False`` a
     new copy is left in its temporary file (``temp``), for `_Durable`.
@@ -195,14 +200,15 @@ def keep_file(path: str | os.PathLike[str], lay: Layout, *, sync: bool = True) -
     sha = h.hexdigest()
     stored = f"logs/{sha}" + (".jsonl.gz" if head == _GZIP else ".jsonl")
     target = lay.data / stored
+    name = label or os.fspath(path)
     if target.exists():
         tmp.unlink()
     elif not sync:
-        return KeptFile(os.fspath(path), sha, size, stored, tmp, temp=True)
+        return KeptFile(name, sha, size, stored, tmp, temp=True)
     else:
         os.replace(tmp, target)
         fsync_path(lay.logs)
-    return KeptFile(os.fspath(path), sha, size, stored, target)
+    return KeptFile(name, sha, size, stored, target)
 
 
 def _links_work(where: Path) -> bool:
@@ -450,8 +456,12 @@ def _fast_item(
     if _key(src.match) != item.key:
         return None
     rep = fast_report(src, rematch_leaders=leaders, moves=frames.columns if frames is not None else None)
-    if rep is not None and frames is not None:
-        frames.add(rep, {sha: src.count})
+    if rep is not None:
+        # the scanner numbered the lines of the match's blob: the seeds' lines in the file
+        lines = item.lines
+        rep = replace(rep, seed_lines=tuple((h, f, lines[n - 1]) for h, f, n in rep.seed_lines))
+        if frames is not None:
+            frames.add(rep, {sha: src.count})
     return rep
 
 
@@ -716,10 +726,12 @@ class IngestSummary:
     seconds: float = 0.0
     db: str = ""
     stages: dict[str, float] = field(default_factory=dict)  # seconds spent, by stage
+    not_logs: list[str] = field(default_factory=list)  # "FILE: not a table log: why", one a file
 
     def lines_out(self) -> list[str]:
         v = self.verdicts
-        out = [
+        out = [f"error: {what}" for what in self.not_logs]
+        out += [
             f"files: {self.files} ({self.files_known} already stored), "
             f"{self.lines:,} lines, {self.bad_lines:,} bad",
             f"matches: {self.matches:,} ({v['valid']:,} valid, {v['invalid']:,} invalid, "
@@ -821,11 +833,15 @@ class _Loader(threading.Thread):
         self._set_threads(threads)
         if self.error is None:  # the player tables, once for the run
             t0 = time.perf_counter()
-            self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
-            self.held.drop()
-            t1 = time.perf_counter()
-            if self.error is None:
-                self._timed(keep_reports, self.conn)
+            try:
+                with ratings_beside(self.conn):  # the ratings meanwhile, beside both
+                    self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
+                    self.held.drop()
+                    t1 = time.perf_counter()
+                    if self.error is None:
+                        self._timed(keep_reports, self.conn)
+            except BaseException as exc:
+                self.error = self.error or exc
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1
 
     def _set_threads(self, n: int) -> int:
@@ -1540,6 +1556,8 @@ def _summarize(run: _Run, summary: IngestSummary) -> None:
         summary.findings.update(codes)
     for fs in (*run.top.values(), *run.worker_top.values()):
         summary.findings.update(f.code for f in fs)
+        summary.not_logs += [f"{f.file}: {f.message[f.message.find(NOT_A_LOG):]}"
+                             for f in fs if f.code == "MALFORMED_LINE" and NOT_A_LOG in f.message]
 
 
 def _store_summary(conn: duckdb.DuckDBPyConnection, run: _Run, summary: IngestSummary) -> None:
@@ -1706,23 +1724,29 @@ def ingest(
     progress_out: IO[str] | None = None,
     cluster: str | ClusterPool | None = None,
     analysis: tuple[int, int] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders into the store at ``db`` (see the module doc).
+
+    ``labels`` names files otherwise than by the path given (an upload's
+    temporary file by the name it was sent with), as findings and
+    ``log_files`` show them.
 
     If another process holds the database, the validated batches stay in
     the spool for it (``summary.loaded`` is False). With ``analysis``
     (samples, seed), the workers analyse every hand too (replay.analysis).
-    With ``cluster`` (an address, or a :class:`replay.cluster.ClusterPool`)
-    the shards are validated (and analysed) there instead of in ``workers``
-    processes. Raises :class:`replay.reader.UsageError` for a path that does
-    not exist.
+    Raises :class:`replay.reader.UsageError` for a path that does not exist or a
+    folder with no log in it. A file that is no table log is stored as one
+    bad line and named in ``summary.not_logs``. With ``cluster`` (an
+    address, or a :class:`replay.cluster.ClusterPool`) the shards are
+    validated (and analysed) there instead of in ``workers`` processes.
     """
     if isinstance(cluster, str):
         from replay.cluster import connect
 
         with connect(cluster) as remote:
             return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
-                          analysis=analysis)  # fmt: skip
+                          analysis=analysis, labels=labels)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     found = list(iter_paths(paths))
@@ -1745,7 +1769,8 @@ def ingest(
         # follow in a thread of their own (_Durable)
         sync = not _links_work(lay.logs)
         keepers = ThreadPoolExecutor(2, thread_name_prefix="keep")
-        futures = [keepers.submit(keep_file, p, lay, sync=sync) for p in found]
+        named = labels or {}
+        futures = [keepers.submit(keep_file, p, lay, sync=sync, label=named.get(os.fspath(p))) for p in found]
         durable = _Durable(futures, lay)
         durable.start()
 
@@ -1918,15 +1943,19 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """`replay ingest`: 0 when everything read is stored (or spooled), whatever
-    the verdicts; 2 for a path that does not exist (UsageError) or a cluster
-    that cannot be used."""
+    the verdicts; 1 when a file is no table log at all (the rest is stored);
+    2 for a path that does not exist or a folder with no log (UsageError), or
+    a cluster that cannot be used."""
     try:
         summary = ingest(args.paths, **_options(args))
     except (ClusterError, CodeMismatch) as exc:
         sys.stderr.write(f"replay ingest: {exc}\n")
         return 2
     _report(summary, args.quiet)
-    return 0
+    if summary.not_logs and args.quiet:  # errors are said even when quiet
+        for what in summary.not_logs:
+            sys.stderr.write(f"error: {what}\n")
+    return 1 if summary.not_logs else 0
 
 
 def run_reingest(args: argparse.Namespace) -> int:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import permutations, product
 
@@ -309,14 +309,20 @@ class Tracker:
                 tile = state.stock[0] if drawn < 0 else drawn
                 seat.draws.append((self.time, lacks, tile))
 
-    def hidden(self, state: HandState, observer: int) -> Hidden:
-        """What `observer` could know in `state` (the state of the decision)."""
-        own = state.hands[observer]
-        known = tuple(own if s == observer else 0 for s in range(self.n))
-        unknown = FULL_SET & ~own & ~self.line & ~self.aside
+    def hidden(self, state: HandState, observer: int, peek: Collection[int] = ()) -> Hidden:
+        """What `observer` could know in `state` (the state of the decision).
+
+        `peek`: seats whose tiles the observer sees as well (a cheat the
+        player insights look for: a player who sees its partner's hand).
+        """
+        shown = {observer, *peek}
+        known = tuple(state.hands[s] if s in shown else 0 for s in range(self.n))
+        unknown = FULL_SET & ~self.line & ~self.aside
+        for s in shown:
+            unknown &= ~state.hands[s]
         per_seat: list[list[tuple[list[Group], int, int]]] = []
         for s, info in enumerate(self.seats):
-            if s == observer:
+            if s in shown:
                 per_seat.append([([], self.dealt[s], -1)])
                 continue
             opts = self._seat_options(s, info, state.hands[s].bit_count())

@@ -35,6 +35,7 @@ from replay.events import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, INT32_MAX, E
 __all__ = [
     "LOG_SUFFIXES",
     "MAX_LINE_BYTES",
+    "NOT_A_LOG",
     "BadLine",
     "EventLine",
     "FileStats",
@@ -62,10 +63,11 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 class UsageError(Exception):
-    """A path given to read does not exist (the command line exits with 2)."""
+    """A path given to read does not exist, or is a folder with no log in it
+    (the command line exits with 2)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(f"no such file or directory: {os.fspath(path)}")
+    def __init__(self, path: str | os.PathLike[str], message: str | None = None) -> None:
+        super().__init__(message or f"no such file or directory: {os.fspath(path)}")
         self.path = os.fspath(path)
 
 
@@ -269,6 +271,71 @@ class _Broken(Exception):
     partial: bytes = b""  # the unfinished line where it broke
 
 
+#: How the message of a file that is no table log starts (see not_a_log).
+NOT_A_LOG: Final = "not a table log"
+
+#: Lines of text (none a JSON object) that make a file no table log.
+_TEXT_LINES: Final = 10
+
+#: How much of a file's start (decompressed) is looked at to tell a table
+#: log from another file (a database, an image, a README).
+_SNIFF: Final = 64 * 1024
+
+
+def not_a_log(head: bytes, complete: bool) -> str | None:
+    """Why a file that starts with ``head`` is no table log (NOT_A_LOG: ...),
+    or None if it may be one.
+
+    A table log is UTF-8 JSON Lines: a file is taken for one if any
+    non-blank line of its start is a JSON object (or the start is one line
+    that may still become one). Else, if it is binary (a NUL byte, not
+    UTF-8) or has at least ``_TEXT_LINES`` lines of text, reading it line by
+    line would give a MALFORMED_LINE for each of up to thousands of lines:
+    it gets one error instead. A few lines of text are read as lines.
+    ``complete``: ``head`` is the whole file.
+
+    >>> not_a_log(b'{"type":"match_start"}\\n', True) is None
+    True
+    >>> not_a_log(b'DUCK\\x00\\x00\\x01', True)
+    'not a table log: binary content (a NUL byte at byte 4); a table log is UTF-8 JSON Lines'
+    >>> not_a_log(b'# Title\\n' + b'some text\\n' * 11, True)
+    'not a table log: none of its first 12 lines is a JSON object; a table log is UTF-8 JSON Lines'
+    >>> not_a_log(b'# Title\\nsome text\\n', True) is None  # two bad lines, each reported
+    True
+    """
+    lines = head.split(b"\n")
+    last = b"" if complete else lines.pop()  # may be cut short: judged only if alone
+    seen = 0
+    for raw in lines:
+        text = raw.strip(b" \t\r").removeprefix(b"\xef\xbb\xbf")  # a BOM is no reason to refuse
+        if not text:
+            continue
+        seen += 1
+        if text[:1] == b"{":
+            try:
+                if isinstance(orjson.loads(text), dict):
+                    return None
+            except orjson.JSONDecodeError:
+                pass
+    if not seen and (not last.strip() or last.lstrip()[:1] == b"{"):
+        return None  # empty, blank, or one long line still being read
+    why = ""
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        why = f"binary content (a NUL byte at byte {nul})"
+    else:
+        try:
+            head.decode()
+        except UnicodeDecodeError as exc:
+            if complete or exc.start < len(head) - 3:  # not a character cut at the end
+                why = f"binary content (not UTF-8 at byte {exc.start})"
+    if not why:
+        if seen < _TEXT_LINES:
+            return None
+        why = f"none of its first {seen:,} lines is a JSON object"
+    return f"{NOT_A_LOG}: {why}; a table log is UTF-8 JSON Lines"
+
+
 def _chunks(path: Path) -> Iterator[bytes]:
     try:
         f: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed below
@@ -285,6 +352,22 @@ def _chunks(path: Path) -> Iterator[bytes]:
                 raise _Broken("not a gzip file (named .gz but no gzip header)")
             else:
                 stream, what = f, "file"
+            # the start is looked at before any line is given out (see not_a_log)
+            first: list[bytes] = []
+            got = 0
+            broke: Exception | None = None
+            try:
+                while got < _SNIFF and (chunk := stream.read1(_CHUNK)):
+                    first.append(chunk)
+                    got += len(chunk)
+            except (EOFError, OSError, zlib.error) as exc:  # what was read before is kept
+                broke = exc
+            why = not_a_log(b"".join(first)[: _SNIFF * 2], complete=got < _SNIFF and broke is None)
+            if why is not None:
+                raise _Broken(why)
+            yield from first
+            if broke is not None:
+                raise broke
             while chunk := stream.read1(_CHUNK):
                 yield chunk
         except EOFError as exc:
@@ -486,7 +569,8 @@ def iter_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     symlinked folders not followed), each folder's files sorted by path.
     A file reached twice is read once.
 
-    Raises :class:`UsageError` at once if a path does not exist.
+    Raises :class:`UsageError` at once if a path does not exist, and when
+    the walk reaches a folder with no log in it.
     """
     given = [Path(p) for p in paths]
     for p in given:
@@ -508,6 +592,8 @@ def _expand(given: list[Path]) -> Iterator[Path]:
                     for name in files
                     if not name.startswith(".") and name.endswith(LOG_SUFFIXES)
                 )
+            if not found:  # a typo'd or empty folder must not pass as "all valid"
+                raise UsageError(top, f"no table logs (*.jsonl, *.jsonl.gz) in {os.fspath(top)}")
             found.sort(key=lambda p: p.parts)
         else:
             found = [top]

@@ -194,6 +194,9 @@ class MatchReport:
     events: int = 0
     lead_draw: tuple[tuple[int, int], ...] = ()
     estimates: tuple[str, ...] = ()  # options of the profile the rules page marks (estimate)
+    # where each seed was read: (hand, file, line), hand 0 the anchor (match_start),
+    # else the hand's reveal; a SEED_REUSED finding names that line
+    seed_lines: tuple[tuple[int, str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1216,7 +1216,10 @@ def run_simulate(args: argparse.Namespace) -> int:
             stats = SimStats()
             lines = simulate(config_from_args(args), stats)
     except (ValueError, RulesError) as exc:  # JSONDecodeError is a ValueError
-        print(f"replay simulate: {exc}", file=sys.stderr)
+        hint = ""
+        if isinstance(exc, RulesError) and exc.option is None and exc.value not in PROFILES:
+            hint = f"; known profiles: {', '.join(sorted(PROFILES))}"
+        print(f"replay simulate: {exc}{hint}", file=sys.stderr)
         return 2
     if args.out == "-":
         n = write_lines(lines, sys.stdout.buffer, gz=args.gz)

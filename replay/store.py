@@ -53,6 +53,7 @@ __all__ = [
     "derive_player_rows",
     "encode_tables",
     "fsync_path",
+    "keep_ratings",
     "keep_reports",
     "get_findings",
     "get_hands",
@@ -67,6 +68,7 @@ __all__ = [
     "one",
     "open_store",
     "pending_batches",
+    "ratings_beside",
     "schema_version",
     "stored_files",
     "table_counts",
@@ -746,10 +748,11 @@ def derive_player_rows(
     if not one(conn, "SELECT 1 FROM player_pending LIMIT 1"):
         # nothing to derive (the batches brought their rows, replay.held): the
         # reports their matches made stale, or a store just migrated to 007 lacks
-        if reports and one(
-            conn, "SELECT 1 FROM player_held WHERE of_player NOT IN (SELECT player FROM player_reports) LIMIT 1"
-        ):
-            keep_reports(conn)
+        if reports:
+            with ratings_beside(conn):
+                if one(conn, "SELECT 1 FROM player_held "
+                             "WHERE of_player NOT IN (SELECT player FROM player_reports) LIMIT 1"):
+                    keep_reports(conn)
         return 0
     conn.execute("BEGIN TRANSACTION")
     try:
@@ -776,7 +779,8 @@ def derive_player_rows(
             conn.execute("ROLLBACK")
         raise
     if reports:
-        keep_reports(conn)
+        with ratings_beside(conn):
+            keep_reports(conn)
     return n
 
 
@@ -874,6 +878,28 @@ def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
     from reports.player import store_reports
 
     return store_reports(conn)
+
+
+def keep_ratings(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring the ratings (migration 013, reports.ratings) up to date with the
+    matches stored: only what changed is rated; nothing changed is a few
+    queries. The number of matches rated."""
+    from reports.ratings import refresh_ratings
+
+    return refresh_ratings(conn)
+
+
+@contextlib.contextmanager
+def ratings_beside(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """:func:`keep_ratings` in a thread, on a cursor (and so a transaction) of
+    its own, while the block runs; waited for (and its error raised) at the
+    end. The ratings read only what a load committed (matches, seats, hands)
+    and are Python on the GIL, the player tables and reports mostly DuckDB
+    and polars off it: side by side they take the time of the longer."""
+    with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-ratings") as pool:
+        rated = pool.submit(keep_ratings, cur)
+        yield
+        rated.result()
 
 
 def _note_run(conn: duckdb.DuckDBPyConnection, had: int, added: int) -> None:
@@ -1353,12 +1379,14 @@ class _Derived:
                 "AND match IN (SELECT match FROM _amatch)"
             )
             # One finding per match and seed, worded as validate.seed_reuse.
+            # It names the line the seed was read from (the anchor: match_start).
             conn.execute(
-                "INSERT INTO findings (match, hand, seq, code, severity, message, mno) "
+                "INSERT INTO findings (match, hand, seq, code, severity, message, file, line, sha256, mno) "
                 "SELECT a.match, nullif(min(a.hand), 0), NULL, 'SEED_REUSED', 'error', "
                 "  'the ' || CASE WHEN min(a.hand) = 0 THEN 'anchor' "
                 "    ELSE 'seed of hand ' || min(a.hand) END "
                 "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match), "
+                "  arg_min(a.file, a.hand), arg_min(a.line, a.hand), arg_min(a.sha256, a.hand), "
                 "  (SELECT m.mno FROM matches m WHERE m.match = a.match) "
                 "FROM seeds a JOIN seeds b ON a.seed = b.seed AND a.match <> b.match "
                 "WHERE a.match IN (SELECT match FROM _amatch) "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import binascii
 import gc
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -184,10 +184,16 @@ class MatchReplayer:
 
     # -- reporting
 
-    def report(self, code: str, message: str, hand: int | None = None, seq: int | None = None) -> None:
+    def report(
+        self, code: str, message: str, hand: int | None = None, seq: int | None = None,
+        at: EventLine | None = None,
+    ) -> None:
+        """A finding; it names the file and line of `at`, else of its seq's
+        event (filled in at the end, see `locate`)."""
         if code in CLAIM_CODES and self.hand is not None and self.hand.play_error:
             return  # follows from an error in play
-        self.findings.append(Finding(code, message, hand, seq, match=self.match_id))
+        file, line = (at.file, at.line) if at is not None else (None, None)
+        self.findings.append(Finding(code, message, hand, seq, file, line, match=self.match_id))
 
     def _play_error(self, code: str, message: str, e: ev.HandEvent) -> None:
         if self.hand is not None:
@@ -202,7 +208,7 @@ class MatchReplayer:
             return MatchReport(
                 match=self.match_id,
                 verdict="unreadable",
-                findings=tuple(self.findings),
+                findings=locate(self.findings, self.records)[0],
                 files=tuple(self.files),
             )
         i, count = 0, len(events)
@@ -273,7 +279,7 @@ class MatchReplayer:
                 by_seq[e.seq] = e
             elif old == e:
                 self.report("SEQ_REPEATED", f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
-                            getattr(e, "hand", None), e.seq)  # fmt: skip
+                            getattr(e, "hand", None), e.seq, at=rec)  # type: ignore[arg-type]  # fmt: skip
             else:
                 self.report(
                     "SEQ_DUPLICATE",
@@ -281,6 +287,7 @@ class MatchReplayer:
                     f"the second, at {rec.file}:{rec.line}, is ignored",
                     getattr(e, "hand", None),
                     e.seq,
+                    at=rec,  # type: ignore[arg-type]
                 )
         for rec in records:
             if rec.__class__ is EventLine:
@@ -955,7 +962,11 @@ class MatchReplayer:
         score = m.score if m is not None else ()
         end = self.end_event
         profile = PROFILES.get(self.start.profile)
-        findings = tuple(self.findings)
+        seeds = {0: self.start.seq} | {
+            h.hand: self.reveals[h.hand][1] for h in hands if h.server_seed and h.hand in self.reveals
+        }
+        findings, places = locate(self.findings, self.records, set(seeds.values()))
+        seed_lines = tuple((h, *places[q]) for h, q in seeds.items() if q in places)
         verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
         return MatchReport(
             match=self.match_id,
@@ -984,6 +995,7 @@ class MatchReplayer:
             events=len(self.records),
             lead_draw=tuple(tuple(d) for d in self.lead_draw.draws) if self.lead_draw else (),  # type: ignore[misc]
             estimates=tuple(sorted(profile.estimates)) if profile else (),
+            seed_lines=seed_lines,
         )
 
     def _collect_hands(self) -> list[HandReport]:
@@ -1004,6 +1016,59 @@ class MatchReplayer:
         for no, ok in sorted(self.chain.items()):
             if not ok and no in listed:
                 self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
+
+
+def locate(
+    findings: Sequence[Finding], records: Sequence[Record], seqs: Collection[int] = ()
+) -> tuple[tuple[Finding, ...], dict[int, tuple[str, int]]]:
+    """The findings, each naming the file and line of its event, and the
+    (file, line) of the events at `seqs`.
+
+    A finding with a seq names the line of that seq (the first line that
+    has it); one of a hand without a seq (HAND_INCOMPLETE), the hand's last
+    event; one of neither (MATCH_INCOMPLETE), the match's last event. A
+    finding that already names its line keeps it. One pass over the
+    records, and none if there is nothing to place.
+
+    >>> from replay.reader import parse_line
+    >>> recs = [parse_line('{"type":"pass","match":"m","seq":%d,"ts":"2026-11-02T18:04:05Z",'
+    ...                    '"hand":1,"seat":0}' % q, "a.jsonl", q + 1) for q in (5, 6)]
+    >>> fs, _ = locate([Finding("FALSE_PASS", "x", 1, 6), Finding("HAND_INCOMPLETE", "y", 1)], recs)
+    >>> [(f.file, f.line) for f in fs]
+    [('a.jsonl', 7), ('a.jsonl', 7)]
+    """
+    loose = [f for f in findings if f.file is None]
+    if not loose and not seqs:
+        return tuple(findings), {}
+    want = set(seqs) | {f.seq for f in loose if f.seq is not None}
+    hands = {f.hand for f in loose if f.seq is None and f.hand is not None}
+    at: dict[int, tuple[str, int]] = {}
+    last_of: dict[int | None, tuple[int, str, int]] = {}  # hand (None: any) -> (seq, file, line)
+    for rec in records:
+        seq: int | None
+        if isinstance(rec, EventLine):
+            seq, hand = rec.event.seq, getattr(rec.event, "hand", None)
+        else:
+            seq, hand = rec.seq, rec.hand
+        if seq is None:
+            continue
+        if seq in want and seq not in at:
+            at[seq] = (rec.file, rec.line)
+        for key in (None, hand) if hand in hands else (None,):
+            got = last_of.get(key)
+            if got is None or seq > got[0]:
+                last_of[key] = (seq, rec.file, rec.line)
+    out = []
+    for f in findings:
+        if f.file is None:
+            place = at.get(f.seq) if f.seq is not None else None
+            if place is None:
+                got = last_of.get(f.hand if f.seq is None else None) or last_of.get(None)
+                place = got[1:] if got is not None else None
+            if place is not None:
+                f = replace(f, file=place[0], line=place[1])
+        out.append(f)
+    return tuple(out), at
 
 
 def validate_match(
@@ -1041,7 +1106,9 @@ def seed_reuse(
         return {}
     owners: dict[str, set[str]] = {}
     where: dict[tuple[str, str], tuple[int | None, str]] = {}
+    lines: dict[tuple[str, int], tuple[str, int]] = {}  # (match, hand; 0 the anchor) -> file, line
     for rep in reports:
+        lines.update(((rep.match, h), (f, n)) for h, f, n in rep.seed_lines)
         seeds: list[tuple[str, int | None, str]] = []
         if rep.anchor and rep.anchor.lower() in shared:
             seeds.append((rep.anchor.lower(), None, "anchor"))
@@ -1060,9 +1127,11 @@ def seed_reuse(
         for mid in sorted(matches):
             hand, what = where[(seed, mid)]
             others = sorted(everyone - {mid})
+            file, line = lines.get((mid, hand or 0), (None, None))
             out.setdefault(mid, []).append(
-                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}", hand, None, match=mid)
-            )
+                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}",
+                        hand, None, file, line, match=mid)
+            )  # fmt: skip
     return out
 
 

@@ -22,10 +22,11 @@ display would show in tile_position / order_memory). Deals whose order is
 not fully known are left out of the battery (never out of the
 deterministic checks), with the reason counted: see `EXCLUDED`.
 
-The window verdict: FAIL on any deterministic failure, else the worst of
-the battery's escalated verdict (window and both halves) and the luck
-family's. `replay audit` exits 0 for PASS, 1 otherwise, 2 for a usage
-error, a store it cannot read, or a window with no hand.
+The window verdict: NO DATA for a window without a hand (nothing was
+checked, so nothing passed), else FAIL on any deterministic failure, else
+the worst of the battery's escalated verdict (window and both halves) and
+the luck family's. `replay audit` exits 0 for PASS, 1 for WEAK or FAIL,
+2 for a usage error, a store it cannot read, or NO DATA.
 
 Locking: `replay audit` opens the store read-only and closes it as soon as
 the window is loaded (the statistics run without it). DuckDB lets several
@@ -43,20 +44,23 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
 import duckdb
 import numpy as np
 import polars as pl
 
+from replay.rules import PROFILES
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
+from reports.charts import fairness_charts
 
 __all__ = [
     "CHECKS",
     "EXCLUDED",
     "AuditReport",
+    "NO_DATA",
     "AuditWindow",
     "Filters",
     "add_audit_parser",
@@ -86,6 +90,10 @@ EXCLUDED: Final[dict[str, str]] = {
 }
 
 _DOUBLES: Final = [t for t in range(28) if IS_DOUBLE[t]]
+
+#: The verdict of a window without a hand: nothing was checked, so nothing passed.
+NO_DATA: Final = "NO DATA"
+WindowVerdict = Verdict | Literal["NO DATA"]
 
 # One row per hand of the window with every flag the audit needs and the
 # battery's deck. Filters are appended to `m` (match level) and `h` (hand
@@ -256,6 +264,7 @@ class AuditWindow:
     deals: DealWindow
     reused: pl.DataFrame  # match, hand (0: anchor), seed, also (list of "match hand k")
     names: dict[str, str]  # player id -> latest name, for the players of the window
+    unknown: tuple[str, ...] = ()  # why an empty window is empty: a filter no stored hand has
 
 
 def load_window(conn: duckdb.DuckDBPyConnection, filters: Filters) -> AuditWindow:
@@ -277,7 +286,37 @@ def load_window(conn: duckdb.DuckDBPyConnection, filters: Filters) -> AuditWindo
             {"ids": list(window.player_ids)},
         ).fetchall()
     )
-    return AuditWindow(filters, hands, window, reused, names)
+    unknown = _unknown_values(conn, filters) if not hands.height else ()
+    return AuditWindow(filters, hands, window, reused, names, unknown)
+
+
+def _unknown_values(conn: duckdb.DuckDBPyConnection, filters: Filters) -> tuple[str, ...]:
+    """What an empty window's filters name that the store does not hold, with
+    the values it does hold (a typo in a profile or table name shows)."""
+    out = []
+    stored = dict(
+        zip(
+            ("profile", "table"),
+            conn.execute(
+                "SELECT list(DISTINCT profile ORDER BY profile) FILTER (WHERE profile IS NOT NULL), "
+                "list(DISTINCT table_id ORDER BY table_id) FILTER (WHERE table_id IS NOT NULL) "
+                "FROM matches"
+            ).fetchall()[0],
+            strict=True,
+        )
+    )
+    if filters.profile and filters.profile not in (stored["profile"] or []):
+        if filters.profile in PROFILES:
+            out.append(f"no stored match of profile {filters.profile!r}; stored profiles: "
+                       f"{', '.join(stored['profile'] or []) or 'none'}")
+        else:
+            known = sorted(set(PROFILES) | set(stored["profile"] or []))
+            out.append(f"unknown profile {filters.profile!r}; known profiles: {', '.join(known)}")
+    if filters.table and filters.table not in (stored["table"] or []):
+        tables = stored["table"] or []
+        shown = ", ".join(tables[:20]) + (f" and {len(tables) - 20} more" if len(tables) > 20 else "")
+        out.append(f"no stored match at table {filters.table!r}; stored tables: {shown or 'none'}")
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- results
@@ -335,8 +374,9 @@ class AuditReport:
     battery: Audit | None  # None: no deal in the battery
     luck: LuckReport | None
     names: dict[str, str]
-    verdict: Verdict
+    verdict: WindowVerdict
     notes: tuple[str, ...] = field(default=())
+    charts: dict[str, Any] = field(default_factory=dict)  # reports.charts.fairness_charts
 
     @property
     def empty(self) -> bool:
@@ -344,7 +384,7 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
-        """0 PASS; 1 WEAK/FAIL or deterministic failures; 2 nothing to audit."""
+        """0 PASS; 1 WEAK/FAIL or deterministic failures; 2 NO DATA (nothing to audit)."""
         if self.empty:
             return 2
         return 0 if self.verdict == "PASS" else 1
@@ -369,6 +409,7 @@ class AuditReport:
             },
             "battery": self.battery.to_dict() if self.battery else None,
             "luck": luck,
+            "charts": self.charts,
             "notes": list(self.notes),
         }
 
@@ -505,13 +546,17 @@ def audit_window(window: AuditWindow, *, limit: int = 500) -> AuditReport:
     verdicts: list[Verdict] = ["PASS" if det.ok else "FAIL"]
     verdicts += [result.verdict] if result else []
     verdicts += [luck.verdict] if luck else []
-    notes = []
+    notes = list(window.unknown)
+    verdict: WindowVerdict = worst(verdicts)
     if not window.hands.height:
         notes.append("no hand matches these filters")
+        verdict = NO_DATA
     elif result is None:
         notes.append("no deal of the window can go to the battery (see excluded)")
+    charts = fairness_charts(window.deals, result, luck)
     return AuditReport(
-        window.filters, _summary(window), det, result, luck, window.names, worst(verdicts), tuple(notes)
+        window.filters, _summary(window), det, result, luck, window.names, verdict, tuple(notes),
+        charts,
     )
 
 
@@ -543,7 +588,8 @@ def format_text(report: AuditReport) -> str:
         est = f"  [rules marked estimate: {', '.join(p['estimates'])}]" if p["estimates"] else ""
         out.append(f"  profile {p['profile'] or '?'}: {p['hands']:,} hands, {p['matches']:,} matches{est}")
     out.append("")
-    out.append(f"Deterministic checks (every hand of the window): {'OK' if det.ok else 'FAILED'}")
+    state = "nothing to check" if not det.hands else "OK" if det.ok else "FAILED"
+    out.append(f"Deterministic checks (every hand of the window): {state}")
     out.append(f"  {'check':12} {'code':20} {'checked':>9} {'passed':>9} {'failed':>7} {'not checked':>12}")
     for c in det.checks:
         out.append(
@@ -557,7 +603,8 @@ def format_text(report: AuditReport) -> str:
             extra = f"  {f.detail}" if f.detail else ""
             out.append(f"    {f.match} {where}: {', '.join(f.problems)}  {f.url}{extra}")
     out.append("")
-    out.append(f"Statistical battery: {w['deals_in_battery']:,} deals {w['groups']}")
+    groups = ", ".join(f"{g} {n:,}" for g, n in w["groups"].items())
+    out.append(f"Statistical battery: {w['deals_in_battery']:,} deals" + (f"; by group: {groups}" if groups else ""))
     for reason, e in w["excluded"].items():
         out.append(f"  left out: {e['deals']:,} deals, {reason} ({e['why']})")
     b = report.battery
@@ -619,7 +666,7 @@ def add_audit_parser(subparsers: Any) -> None:
         description="Deterministic checks of every hand of a window (seeds, deals, draws, lead "
         "draws, reused seeds, 28 tiles) and the statistical battery over its deals. Exit 0 for "
         "PASS, 1 for WEAK/FAIL or a deterministic failure, 2 for a usage error, a store that "
-        "cannot be read, or an empty window.",
+        "cannot be read, or NO DATA (no hand matches the filters).",
     )
     p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
     p.add_argument("--table", help="table id")
@@ -660,7 +707,8 @@ def run_audit_command(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_text(report))
     if report.empty:
-        sys.stderr.write("replay audit: no hand matches these filters\n")
+        for note in report.notes:
+            sys.stderr.write(f"replay audit: {note}\n")
     return report.exit_code
 
 

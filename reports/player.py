@@ -19,9 +19,11 @@ import contextlib
 import datetime as dt
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import duckdb
+import numpy as np
 import orjson
 import polars as pl
 
@@ -48,6 +50,56 @@ _Q_HELD = """SELECT match, hand, seat, bot, partner, partner_name, partner_bot, 
 FROM player_held WHERE of_player = $player"""
 
 
+#: Points of the cumulative chart a report keeps, at most (evenly spread over the hands).
+CUMULATIVE_POINTS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFilters:
+    """Which of a player's hands a report counts: a profile, a range of days
+    (the hand's start, UTC, both ends included) and a partner (pairs games).
+    The report with none of them is the one kept at load time."""
+
+    profile: str | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    partner: str | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.profile, self.date_from, self.date_to, self.partner))
+
+    def where(self) -> tuple[str, dict[str, Any]]:
+        """The conditions on player_held, and their parameters.
+
+        >>> ReportFilters(profile="mexico", date_to=dt.date(2026, 1, 31)).where()[0]
+        ' AND profile = $profile AND started < $date_to'
+        """
+        sql = ""
+        params: dict[str, Any] = {}
+        if self.profile is not None:
+            sql += " AND profile = $profile"
+            params["profile"] = self.profile
+        if self.date_from is not None:
+            sql += " AND started >= $date_from"
+            params["date_from"] = _utc(self.date_from)
+        if self.date_to is not None:
+            sql += " AND started < $date_to"  # the whole last day
+            params["date_to"] = _utc(self.date_to + dt.timedelta(days=1))
+        if self.partner is not None:
+            sql += " AND partner = $partner"
+            params["partner"] = self.partner
+        return sql, params
+
+    def to_dict(self) -> dict[str, str]:
+        return {k: str(v) for k, v in (("profile", self.profile), ("date_from", self.date_from),
+                                       ("date_to", self.date_to), ("partner", self.partner)) if v is not None}
+
+
+def _utc(d: dt.date) -> dt.datetime:
+    # a timezone-aware bound binds as TIMESTAMPTZ: the UTC day, whatever the session zone
+    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC)
+
+
 def _frame(table: Any) -> pl.DataFrame:
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
@@ -57,11 +109,15 @@ def _frame(table: Any) -> pl.DataFrame:
 _KEY = "of_player"
 
 
-def _held(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> pl.DataFrame:
+def _held(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
+          filters: ReportFilters | None = None) -> pl.DataFrame:
     """player_held of `players`, one row per hand each held, with their name first."""
     params: dict[str, Any]
     if len(players) == 1:  # one player: the equality prunes row groups by min/max
         sql, params = _Q_HELD.replace("SELECT ", f"SELECT {_KEY}, ", 1), {"player": players[0]}
+        if filters:
+            more, extra = filters.where()
+            sql, params = sql + more, params | extra
     else:
         sql = _Q_HELD.replace("SELECT ", f"SELECT {_KEY}, ", 1).replace(
             "WHERE of_player = $player",
@@ -71,11 +127,12 @@ def _held(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> pl.DataFram
     return _frame(cur.sql(sql, params=params).to_arrow_table())
 
 
-def hands_of(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> pl.DataFrame:
+def hands_of(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
+             filters: ReportFilters | None = None) -> pl.DataFrame:
     """Every hand `players` held (cancelled ones too), one row each, by player
     (`of_player`): the seat, the partner (pairs), the passes made while the
-    hand was on, and what was dealt."""
-    return _prepared(_held(cur, players))
+    hand was on, and what was dealt. `filters` (one player only) keeps some."""
+    return _prepared(_held(cur, players, filters))
 
 
 def _prepared(df: pl.DataFrame) -> pl.DataFrame:
@@ -130,12 +187,18 @@ def _count(cond: pl.Expr) -> pl.Expr:
     return cond.sum().cast(pl.Int64)
 
 
-def player_report(cur: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any] | None:
-    """The whole report as JSON values; None if the player never held a seat."""
-    return player_reports(cur, [player]).get(player)
+def player_report(cur: duckdb.DuckDBPyConnection, player: str,
+                  filters: ReportFilters | None = None) -> dict[str, Any] | None:
+    """The whole report as JSON values; None if the player never held a seat.
+    With `filters`, of the hands they keep only (and the filters under "filters")."""
+    rep = player_reports(cur, [player], filters).get(player)
+    if rep is not None and filters:
+        rep["filters"] = filters.to_dict()
+    return rep
 
 
-def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> dict[str, dict[str, Any]]:
+def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
+                   filters: ReportFilters | None = None) -> dict[str, dict[str, Any]]:
     """The reports of `players` (see `player_report`), worked out together
     (`store_reports` keeps them for the players a load touched).
 
@@ -150,7 +213,9 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
         "SELECT player, name, bot, matches FROM players WHERE player IN (SELECT unnest(?))", [players]
     ).fetchall()
     infos = {r[0]: r for r in found}
-    df = hands_of(cur, players)
+    if filters and len(players) != 1:
+        raise ValueError("filtered reports are worked out one player at a time")
+    df = hands_of(cur, players, filters)
     # the outcome columns once, not once per figure below
     all_hands = _with_outcome(df.lazy()).collect(engine=ENGINE).lazy()
     hands = all_hands.filter(pl.col("played"))
@@ -233,8 +298,13 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
         .agg(hands=pl.len(), pts=pl.col("pts_for").sum(), wins=pl.col("won").sum())
         .sort(_KEY, "day")
     )
-    got = pl.collect_all([totals, bonus, matches, partners, profiles, luck, daily], engine=ENGINE)
-    tot, bonus_df, m, partners_df, profiles_df, lk, daily_df = (_by_player(x) for x in got)
+    # the running totals of points, hand by hand in time order (the frame's order)
+    running = hands.group_by(_KEY, maintain_order=True).agg(
+        pf=pl.col("pts_for").cum_sum(), pa=pl.col("pts_against").cum_sum(),
+        day=pl.col("started").dt.strftime("%Y-%m-%d"),
+    )
+    got = pl.collect_all([totals, bonus, matches, partners, profiles, luck, daily, running], engine=ENGINE)
+    tot, bonus_df, m, partners_df, profiles_df, lk, daily_df, run_df = (_by_player(x) for x in got)
     out = {}
     for player in players:
         info = infos.get(player)
@@ -283,8 +353,28 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str]) -> di
                 "doubles_z": _r(_z(lr["dbl_mean"], EXPECTED_DOUBLES, VAR_DOUBLES, lr["dbl_n"])),
             },
             "trend": _trend([tuple(r.values()) for r in daily_df.get(player, [])]),
+            "cumulative": _cumulative(run_df.get(player, [None])[0]),
         }
     return out
+
+
+def _cumulative(run: dict[str, Any] | None, most: int = CUMULATIVE_POINTS) -> dict[str, list[Any]]:
+    """Points for and against, added up hand by hand (hands played, in time
+    order), at `most` hands spread evenly (the first and the last among them).
+
+    >>> _cumulative({"pf": [3, 3, 10], "pa": [0, 5, 5], "day": ["d1", "d1", "d2"]}, most=2)
+    {'hands': [1, 3], 'points_for': [3, 10], 'points_against': [0, 5], 'days': ['d1', 'd2']}
+    """
+    if not run or not run["pf"]:
+        return {"hands": [], "points_for": [], "points_against": [], "days": []}
+    n = len(run["pf"])
+    at = np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(int)).tolist()
+    return {
+        "hands": [i + 1 for i in at],
+        "points_for": [int(run["pf"][i]) for i in at],
+        "points_against": [int(run["pa"][i]) for i in at],
+        "days": [run["day"][i] for i in at],
+    }
 
 
 #: Hands worked out together by `store_reports`: polars holds about 1 KB a hand.

@@ -1,11 +1,11 @@
-"""Regenerate sample_logs/ (deterministic: the same files every time).
+"""Regenerate sample_logs/ and sample_logs_defects/ (deterministic: the same files every time).
 
-    python scripts/make_samples.py [--out sample_logs]
+    python scripts/make_samples.py [--out sample_logs] [--defects-out sample_logs_defects]
 
 Writes one file per profile (three matches each, some rematches and seat
 changes), a file of interleaved tables, a gzip file, a lead-to-partner
-table, and defects/: one tiny log per finding code with its README table
-of expected codes. Where a profile's feature is rare (a redeal claim, an
+table, and, in a folder of their own (the demo data set stays clean),
+one tiny log per finding code with its README table of expected codes. Where a profile's feature is rare (a redeal claim, an
 automatic redeal), the seed is the first one from the profile's base that
 shows it.
 """
@@ -63,9 +63,12 @@ def _write(path: Path, base: SimConfig, stem: str) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="sample_logs", help="folder to (re)write")
-    out = Path(ap.parse_args().out)
-    shutil.rmtree(out / "defects", ignore_errors=True)
-    (out / "defects").mkdir(parents=True, exist_ok=True)
+    ap.add_argument("--defects-out", default="sample_logs_defects", help="folder of the defect logs")
+    args = ap.parse_args()
+    out, defects = Path(args.out), Path(args.defects_out)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(defects, ignore_errors=True)
+    defects.mkdir(parents=True)
     rows = []
     for i, name in enumerate(sorted(PROFILES)):
         seed = _write(
@@ -119,14 +122,16 @@ def main() -> None:
     rows.append(("international-many.jsonl.gz", f"--matches 16 --tables 2 --gz --seed {seed}"))
     table = []
     for code, expected in DEFECTS.items():
-        write_lines(defect_log(code), out / "defects" / f"{code}.jsonl")
+        write_lines(defect_log(code), defects / f"{code}.jsonl")
         table.append(f"| `{code}.jsonl` | `{code}` | {', '.join(f'`{c}`' for c in expected)} |")
-    (out / "defects" / "README.md").write_text(DEFECTS_README.format(table="\n".join(table)))
+    (defects / "README.md").write_text(DEFECTS_README.format(table="\n".join(table)))
     (out / "README.md").write_text(
         README.format(rows="\n".join(f"| `{f}` | `replay simulate {a}` |" for f, a in rows))
     )
     total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"sample_logs_bytes: {total} bytes")
+    total = sum(p.stat().st_size for p in defects.rglob("*") if p.is_file())
+    print(f"sample_logs_defects_bytes: {total} bytes")
 
 
 README = """# Sample logs
@@ -134,9 +139,12 @@ README = """# Sample logs
 Table logs written by the simulator (`replay/simulate.py`), in the exact
 format of the table-log spec (v1): bot players, real seed chains, deals
 derived by deal-v1, claims computed by `replay.match`. Every file here
-except `defects/` is a valid log (`replay validate sample_logs/*.jsonl*`
-finds nothing); the player pool is the same everywhere (ids `p-00001` ...,
-names fixed by the id), so player reports have history.
+is a valid log (`replay validate sample_logs/` finds nothing), so the
+demo of the README's first command opens on a clean store and a PASS
+fairness audit; the planted defects are a demo of their own, in
+[`../sample_logs_defects/`](../sample_logs_defects/README.md). The player
+pool is the same everywhere (ids `p-00001` ..., names fixed by the id), so
+player reports have history.
 
 Regenerate everything (deterministic, same bytes every time):
 
@@ -156,8 +164,8 @@ Each file is also one `replay simulate` call (add `--out FILE`):
 - `international-lead-to-partner.jsonl`: leaders hand the lead over
   (`lead_yield`).
 - `international-many.jsonl.gz`: a gzip log of two tables.
-- `defects/`: one tiny log per finding code, each with one planted error;
-  `defects/README.md` lists the codes a validator must report for each.
+- `../sample_logs_defects/`: one tiny log per finding code, each with one
+  planted error; its README lists the codes a validator must report for each.
 
 Choices where the spec leaves room: a rematch has no `lead_draw` (its first
 lead comes from `next_match_lead`, not `first_lead`); the earlier match's
@@ -167,7 +175,20 @@ end), which `--no-flip` turns off; a reveal sometimes comes after the next
 deal; `seat_change` carries `hand` when it happens mid-hand.
 """
 
-DEFECTS_README = """# Planted defects
+DEFECTS_README = """# Planted defects: a demo of what the audit desk finds
+
+These logs are kept out of `sample_logs/` on purpose: the README's first
+command ingests that folder, and a newcomer's store should open clean.
+To see every finding code on the pages, store these in a database of
+their own and serve it (another port if the first demo still runs):
+
+    replay ingest sample_logs_defects/ --db data/defects.duckdb
+    replay serve --db data/defects.duckdb --port 8001
+
+The home page then lists the invalid matches first, /findings has one or
+more findings per code (each naming the file and line of its event), and
+/fairness is FAIL (the deal, draw, lead-draw, seed-chain and reused-seed
+defects are deterministic failures).
 
 One log per finding code of the table-log spec, each a short match (mostly
 `international` to 50, `domena_2p` to 40 where the boneyard matters,

@@ -22,11 +22,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import MAX_INFLATED, MAX_UPLOAD, create_app
-from api.render import FindingRow, HandData, MoveRow, SeatLabel, board_svg, build_plies, ply_style
+from api.board import table_svg
+from api.render import FindingRow, HandData, MoveRow, SeatLabel, build_plies, ply_style
 from replay.tiles import parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
+DEFECTS = ROOT / "sample_logs_defects"  # the planted-defect demo, a folder of its own
 EXAMPLE_2P = ROOT / "tests" / "data" / "examples" / "domena-2p-to-40.jsonl"
 TOKEN = "test-token-1234"
 EVIL_NAME = "<script>alert(1)</script>"
@@ -65,7 +67,7 @@ def build_store(data: Path, paths: list[Path]) -> Path:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("api")
     extra = open_hand_log(base)
-    return build_store(base / "data", [SAMPLES, extra])
+    return build_store(base / "data", [SAMPLES, DEFECTS, extra])
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +236,7 @@ def test_hand_replay_plies(client: TestClient) -> None:
     shown = re.findall(r'<section class="ply" id="ply-(\d+)" data-ply="\d+">', html)
     assert shown == ["2"]
     assert html.count('<section class="ply"') == len(plies)
-    assert html.count('<svg class="board"') == 1
+    assert html.count('<svg class="board') == 1
     style = re.search(r'<style id="ply-style">([^<]*)</style>', html)
     assert style is not None and "svg.board .on3," in style.group(1) and "svg.board .off2{" in style.group(1)
     assert "svg.board .on2," not in style.group(1)
@@ -698,23 +700,25 @@ def test_build_plies_line_voids_puerta_ahorcado() -> None:
     finished = build_plies(_hand(moves, [["65", "64", "00"], ["55", "11", "22"]]))
     assert finished[0].hands == [(_t("65"), _t("64"), _t("00")), (_t("55"), _t("22"), _t("11"))]
     assert finished[3].hands[0] == (_t("00"),) and finished[3].pips == [0, 6]
-    assert finished[1].alternatives == [("65", True), ("64", False)]
+    assert finished[1].alternatives == [("[6|5]", True), ("[6|4]", False)]
     # a finding lands on the ply of its seq
     assert any(n.kind == "finding" and "TIME_ORDER" in n.text for n in finished[1].notes)
-    svg = board_svg(finished, _hand(moves, [["65"], ["55"]]).seats, 2)
+    svg = table_svg(finished, _hand(moves, [["65"], ["55"]]).seats, 2, "individual")
     # each tile of the line is drawn once, shown from the ply it is laid on
     # (6-4 laid on the left: 4 faces out), and marked on that ply only
     assert svg.count('href="#h65"') == 1 and svg.count('href="#h46"') == 1
-    assert '<g class="on2"><use href="#v55" x="140"' in svg and '<g class="on3"><use href="#h46"' in svg
+    assert '<g class="on2"><use href="#v55"' in svg and '<g class="on3"><use href="#h46"' in svg
     assert svg.count('class="hl"') == 3 and '<g class="on3 off4"><rect' in svg
-    # the ends' badges move with the ends: L 6 until ply 3 lays 6-4 on the left
-    assert '<g class="on1 off3"><g class="end endL"><rect x="53"' in svg and ">L 4<" in svg
-    assert svg.count(">R 5<") == 2  # the right end moves to 5-5 on ply 2
-    assert '<g class="off1"><text x="400" y="46" class="muted" text-anchor="middle">the line is empty' in svg
+    assert "<title>[5|5]</title>" in svg and "<title>[6|4]</title>" in svg
+    # the ends' badges move with the ends: 6 on the left until ply 3 lays 6-4 there
+    assert re.search(r'<g class="on1 off3"><g class="end endL"><circle [^>]*/><text [^>]*>6<', svg)
+    assert re.search(r'<g class="on3"><g class="end endL"><circle [^>]*/><text [^>]*>4<', svg)
+    assert len(re.findall(r'class="end endR"><circle [^>]*/><text [^>]*>5<', svg)) == 2  # 5-5 on ply 2
+    assert re.search(r'<g class="off1"><text [^>]*class="muted" text-anchor="middle">the line is empty', svg)
     # each hand is drawn once per change: seat 0 holds 3, 2, then 1 tile; seat 1 3 then 2
     assert svg.count("pips</text>") == 3 + 2
-    assert '<g class="on3"><use href="#v00" x="230"' in svg and ">0 pips<" in svg
-    assert '<g class="on4"><text x="710" y="16" class="void" text-anchor="end">no 4,5' in svg
+    assert re.search(r'<g class="on3"><use href="#v00"[^>]*><title>\[0\|0\]</title></use><text [^>]*>0 pips<', svg)
+    assert re.search(r'<g class="on4"><text [^>]*class="void"[^>]*>no 4,5<', svg)
     assert ply_style(2, 4) == ('<style id="ply-style">svg.board .on3,svg.board .on4,'
                                'svg.board .off1,svg.board .off2{display:none}</style>')
 
@@ -741,7 +745,7 @@ def test_puerta_and_ahorcado() -> None:
     plies = build_plies(_hand(more, [["31", "10", "30", "32", "63", "62", "42", "43", "53"], ["33"]]))
     notes = [n for p in plies for n in p.notes if n.kind in ("ahorcado", "puerta")]
     assert [n.kind for n in notes] == ["ahorcado"]
-    assert "33 can no longer be played (held by seat 1)" in notes[0].text
+    assert "[3|3] can no longer be played (held by seat 1)" in notes[0].text
     assert plies[-1].hanged == [_t("33")]
 
 

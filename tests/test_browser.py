@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_api import SAMPLES, build_store, open_hand_log
+from tests.test_api import DEFECTS, SAMPLES, build_store, open_hand_log
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -46,7 +46,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from api.app import create_app
 
     tmp = tmp_path_factory.mktemp("browser")
-    db = build_store(tmp / "data", [SAMPLES, open_hand_log(tmp)])
+    db = build_store(tmp / "data", [SAMPLES, DEFECTS, open_hand_log(tmp)])
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(db, token="t"), host="127.0.0.1", port=port, log_level="warning")

@@ -36,7 +36,10 @@ from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
-SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*") if p.name.endswith((".jsonl", ".jsonl.gz")))
+DEFECT_SAMPLES = ROOT / "sample_logs_defects"
+SAMPLE_FILES = sorted(
+    p for d in (SAMPLES, DEFECT_SAMPLES) for p in d.rglob("*") if p.name.endswith((".jsonl", ".jsonl.gz"))
+)
 
 
 @contextmanager
@@ -108,18 +111,18 @@ def write(path: Path, lines: Sequence[bytes], *, end: bytes = b"\n") -> Path:
 
 def test_sample_logs_at_once(count_fast: dict[str, int]) -> None:
     assert len(SAMPLE_FILES) > 50
-    rep = assert_same([SAMPLES])
+    rep = assert_same([SAMPLES, DEFECT_SAMPLES])
     assert len(rep.files) == len(SAMPLE_FILES)
     assert {m.verdict for m in rep.matches} >= {"valid", "invalid"}
     assert count_fast["fast"] > 50  # and the fast path did the work
 
 
 def test_defect_samples_at_once() -> None:
-    rep = assert_same([SAMPLES / "defects"])
+    rep = assert_same([DEFECT_SAMPLES])
     assert sum(m.verdict == "invalid" for m in rep.matches) > 20
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=[str(p.relative_to(SAMPLES)) for p in SAMPLE_FILES])
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=[str(p.relative_to(ROOT)) for p in SAMPLE_FILES])
 def test_sample_log_alone(path: Path) -> None:
     rep = assert_same([path])
     assert rep.files[0].lines > 0

@@ -80,6 +80,6 @@ def test_simulated_profile(profile: str, tmp_path: Path) -> None:
 def test_defect_samples(tmp_path: Path) -> None:
     """Broken logs (claims that disagree, bad seats, unreadable lines) too."""
     db = tmp_path / "data" / "replay.duckdb"
-    ingest([SAMPLES / "defects"], db=db, workers=0)
+    ingest([SAMPLES.parent / "sample_logs_defects"], db=db, workers=0)
     brought, derived = _brought_and_derived(db)
     assert brought["player_held"] and brought == derived

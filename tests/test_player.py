@@ -288,7 +288,8 @@ def _base_seat_hands(cur: duckdb.DuckDBPyConnection, player: str) -> pl.DataFram
 
 
 def _reports_from_base(c: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    def base_hands_of(cur: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
+    def base_hands_of(cur: duckdb.DuckDBPyConnection, players: list[str], filters: object = None) -> pl.DataFrame:
+        assert not filters  # the unfiltered reports are compared
         return pl.concat([_base_seat_hands(cur, p).with_columns(of_player=pl.lit(p)) for p in players])
 
     with monkeypatch.context() as m:

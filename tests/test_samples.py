@@ -1,6 +1,6 @@
 """sample_logs/ against the validator: the samples are valid, each defect log
-yields exactly the codes its README row names, and the folder is what
-scripts/make_samples.py writes."""
+(sample_logs_defects/) yields exactly the codes its README row names, and
+both folders are what scripts/make_samples.py writes."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from replay.validate import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
-DEFECT_DIR = SAMPLES / "defects"
+DEFECT_DIR = ROOT / "sample_logs_defects"
 _ROW = re.compile(r"^\| `([^`]+\.jsonl)` \| `([A-Z_]+)` \| (.*) \|$")
 
 
 def _expected() -> dict[str, list[str]]:
-    """file name -> expected codes, from defects/README.md."""
+    """file name -> expected codes, from sample_logs_defects/README.md."""
     out = {}
     for line in (DEFECT_DIR / "README.md").read_text().splitlines():
         m = _ROW.match(line)
@@ -46,7 +46,8 @@ def test_samples_are_small_and_complete() -> None:
 
 
 def test_every_sample_is_valid() -> None:
-    report = validate_paths(_sample_files())
+    report = validate_paths([SAMPLES])  # the folder, as the README's first command reads it
+    assert len(report.files) == len(_sample_files())
     assert [f.code for f in report.findings] == []
     bad = {m.match: [f.code for f in m.findings] for m in report.matches if m.findings}
     assert bad == {}
@@ -75,11 +76,14 @@ def test_defect_files_are_what_the_simulator_writes(code: str) -> None:
 
 def test_make_samples_reproduces_the_folder(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_samples.py"), "--out", str(tmp_path)],
+        [sys.executable, str(ROOT / "scripts" / "make_samples.py"), "--out", str(tmp_path / "s"),
+         "--defects-out", str(tmp_path / "d")],
         check=True,
         capture_output=True,
         cwd=ROOT,
-    )
-    for p in SAMPLES.rglob("*"):
-        if p.is_file():
-            assert (tmp_path / p.relative_to(SAMPLES)).read_bytes() == p.read_bytes(), p.name
+    )  # fmt: skip
+    for folder, made in ((SAMPLES, tmp_path / "s"), (DEFECT_DIR, tmp_path / "d")):
+        names = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+        assert names == sorted(p.relative_to(made) for p in made.rglob("*") if p.is_file())
+        for name in names:
+            assert (made / name).read_bytes() == (folder / name).read_bytes(), name

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 
 from api.app import create_app
-from tests.test_api import SAMPLES, build_store, open_hand_log
+from tests.test_api import DEFECTS, SAMPLES, build_store, open_hand_log
 
 TOKEN = "schema-token"
 
@@ -22,7 +22,7 @@ TOKEN = "schema-token"
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesis.schemas.BaseSchema]:
     tmp = tmp_path_factory.mktemp("schema")
-    db = build_store(tmp / "data", [SAMPLES / "defects", SAMPLES / "international.jsonl", open_hand_log(tmp)])
+    db = build_store(tmp / "data", [DEFECTS, SAMPLES / "international.jsonl", open_hand_log(tmp)])
     app = create_app(db, token=TOKEN)
     with TestClient(app):  # runs the lifespan: the store is open while the cases run
         yield schemathesis.openapi.from_asgi("/openapi.json", app)

@@ -5,6 +5,7 @@ Reports are built by hand here; tests/test_ingest.py drives real logs.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import subprocess
@@ -144,7 +145,8 @@ def test_migration_009_keeps_the_replays_stored_uncompressed(tmp_path: Path, mon
     from replay.ingest import ingest
 
     every = migrations()
-    monkeypatch.setattr(store_mod, "migrations", lambda: [m for m in every if m[0] <= 8])
+    # 011 too: today's ingest writes the seeds' lines (it touches no replay)
+    monkeypatch.setattr(store_mod, "migrations", lambda: [m for m in every if m[0] <= 8 or m[0] == 11])
     data = tmp_path / "data"
     data.mkdir()
     db = data / "replay.duckdb"
@@ -232,9 +234,11 @@ def test_move_codes_round_trip() -> None:
 
 
 def test_frames_carry_every_report_value() -> None:
-    f = Finding("FALSE_PASS", "seat 1 could play", 1, 12, match="m-1")
-    frames = Frames("b-1", {})
-    frames.add(report("m-1", findings=(f,)), {"sha-x": 7})
+    f = Finding("FALSE_PASS", "seat 1 could play", 1, 12, "x.jsonl", 14, match="m-1")
+    frames = Frames("b-1", {"x.jsonl": "sha-x"})
+    # where the seeds were read: the anchor in match_start (hand 0), hand 1's in its reveal
+    where = ((0, "x.jsonl", 1), (1, "x.jsonl", 9))
+    frames.add(dataclasses.replace(report("m-1", findings=(f,)), seed_lines=where), {"sha-x": 7})
     t = frames.tables()
     m = t["matches"].to_pylist()[0]
     assert (m["verdict"], m["errors"], m["warnings"], m["hands"], m["first_leader"]) == ("invalid", 1, 0, 1, 0)
@@ -247,10 +251,11 @@ def test_frames_carry_every_report_value() -> None:
     assert [x["kind"] for x in mv] == ["play", "pass"]
     assert mv[0]["legal_moves"] == [MOVE_CODES["63:left"], -1] and mv[0]["match"] == "m-1"
     assert mv[0]["ts"].isoformat() == "2026-11-01T10:00:00+00:00"
-    assert t["findings"].to_pylist()[0]["severity"] == "error"
+    fd = t["findings"].to_pylist()[0]
+    assert (fd["severity"], fd["file"], fd["line"], fd["sha256"]) == ("error", "x.jsonl", 14, "sha-x")
     assert t["seeds"].to_pylist() == [
-        {"seed": "a" * 64, "match": "m-1", "hand": 0},
-        {"seed": "b" * 64, "match": "m-1", "hand": 1},
+        {"seed": "a" * 64, "match": "m-1", "hand": 0, "file": "x.jsonl", "line": 1, "sha256": "sha-x"},
+        {"seed": "b" * 64, "match": "m-1", "hand": 1, "file": "x.jsonl", "line": 9, "sha256": "sha-x"},
     ]
     assert t["match_files"].to_pylist() == [{"match": "m-1", "sha256": "sha-x", "lines": 7}]
 

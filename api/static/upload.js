@@ -24,6 +24,17 @@
       li.append(el("a", m.match, { href: m.url }), " " + m.verdict + ", " + m.hands + " hands");
       list.append(li);
     });
-    out.replaceChildren(el("p", `${body.file}: ${body.matches.length} match(es) stored in ${body.seconds} s`), list);
+    // what was found in the file, junk included: lines, bad lines, matches, findings
+    const c = body.counts;
+    const found = el("p", `${body.file}: ${c.lines} line(s), ${c.bad_lines} bad; ${c.matches} match(es) stored, ` +
+      `${c.findings} finding(s)` + (body.already_stored ? " (the same file was stored before)" : ` in ${body.seconds} s`));
+    const parts = [found];
+    if (body.warning) parts.push(el("p", body.warning, { class: "note bad" }));
+    if (body.problems.length > (body.warning ? 1 : 0)) {  // the warning names the first
+      const probs = el("ul", undefined, { class: "changes" });
+      body.problems.forEach((p) => probs.append(el("li", `${p.code}: ${p.message}`)));
+      parts.push(probs);
+    }
+    out.replaceChildren(...parts, list);
   });
 })();

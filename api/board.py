@@ -1,0 +1,318 @@
+"""The replay's board drawn as a table: the seats around the felt, partners
+opposite, and the line of tiles as a snake that turns at the felt's edges.
+
+`table_svg(plies, seats, players)` draws a whole hand once, as
+`render.board_svg` did: every tile, badge and label is one element, shown
+over the plies it holds by the classes `on{k}`/`off{k}` (`render.ply_style`
+picks a ply). The line is laid out as it ends, from the tile that opened it
+outwards, so a tile keeps its place from the ply it is laid on:
+
+- the right arm runs right from the opening tile; at the felt's edge a tile
+  turns down (drawn upright), and the arm comes back leftwards on the next
+  row, turns down at the other edge, and so on; the left arm is the same
+  turned half round (left, then up). A double lies across the line, and
+  after a turn across the tile above it. 28 tiles fit on any table.
+- seat 0 sits at the bottom, and play goes round counter-clockwise: at a
+  table of four seat 1 is on the right, seat 2 (seat 0's partner) at the
+  top, seat 3 on the left; at three the third seat is on the left, at two
+  they face each other. A seat's view (`render.build_plies(viewer=s)`) puts
+  that seat at the bottom.
+- a hand shown face up is the seat's tiles and pips; a hand not shown is as
+  many tile backs as it holds (nothing else of it reaches the SVG).
+
+Every tile carries its name as a tooltip, `[5|4]`. Every string from a log
+is escaped (`render.esc`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from api.render import (
+    Placed,
+    Ply,
+    SeatLabel,
+    _clip,
+    _in,
+    _runs,
+    _span,
+    esc,
+    label,
+    tile_defs,
+)
+from replay.tiles import HIGH, IS_DOUBLE, LOW
+
+__all__ = ["Slot", "places", "snake", "table_svg"]
+
+U = 22  # half a tile, in px
+G = 3  # the gap between tiles on the line
+PITCH = 2 * U + G  # from one row of the snake to the next
+WIDTH = 900
+SIDE_W = 150  # the panel of a seat on the left or the right
+BAND_H = 78  # the band of a seat at the top or the bottom
+PAD = 14  # inside the felt, around the line
+SMALL_W, SMALL_H = int(U * 0.8), int(U * 1.6)  # a tile in a hand
+SMALL_STEP = SMALL_W + 3
+SIDE_COLS = 6  # tiles per row in a side panel
+
+#: Where each seat sits, in order of play from the seat at the bottom.
+_AROUND = {2: ("bottom", "top"), 3: ("bottom", "right", "left"), 4: ("bottom", "right", "top", "left")}
+
+
+def places(players: int, bottom: int = 0) -> dict[int, str]:
+    """Where each seat sits when seat `bottom` sits at the bottom.
+
+    >>> places(4)
+    {0: 'bottom', 1: 'right', 2: 'top', 3: 'left'}
+    >>> places(4, bottom=2)[0], places(3)[2], places(2)[1]
+    ('top', 'left', 'top')
+    """
+    around = _AROUND.get(players, _AROUND[4])
+    return {(bottom + i) % players: around[i % len(around)] for i in range(players)}
+
+
+# --- the snake --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where a tile of the line lies: its box and the symbol drawn there
+    (`hAB`: A on the left, B on the right; `vAB`: A on top, B below)."""
+
+    x: float
+    y: float
+    w: int
+    h: int
+    sym: str
+
+
+def _arm(tiles: list[tuple[int, int]], x: float, y: float, lo: float, hi: float
+         ) -> tuple[list[Slot], list[tuple[float, float]]]:
+    """One arm of the line, going right from `x` on the row through `y` and
+    turning down at `hi` and at `lo`. `tiles` are (the half that touches the
+    line so far, the other half). Returns each tile's slot and where the
+    arm's open end is after 0, 1, ... of its tiles (for the end's badge).
+
+    `x` is where the next tile goes: its left edge going right, its right
+    edge going left. A tile goes on the row only if a double and a turn still
+    fit after it, so a turn always has room and a double never turns.
+    """
+    slots: list[Slot] = []
+    ends = [(x + 11, y)]
+    way = 1
+    turned: float | None = None  # the column of a turn just made
+    for near, far in tiles:
+        double = near == far
+        if turned is not None:  # under (or over) the turn, back the other way
+            y += PITCH
+            if double:
+                s = Slot(turned + U / 2 - U, y - U / 2, 2 * U, U, f"h{near}{near}")
+            elif way < 0:
+                s = Slot(turned - U, y - U / 2, 2 * U, U, f"h{far}{near}")
+            else:
+                s = Slot(turned, y - U / 2, 2 * U, U, f"h{near}{far}")
+            x = s.x - G if way < 0 else s.x + s.w + G
+            turned = None
+        else:
+            room = hi - x if way > 0 else x - lo
+            w = U if double else 2 * U
+            if double or room >= 2 * U + G + U + G + U:
+                h = 2 * U if double else U
+                left = x if way > 0 else x - w
+                sym = f"v{near}{near}" if double else (f"h{near}{far}" if way > 0 else f"h{far}{near}")
+                s = Slot(left, y - h / 2, w, h, sym)
+                x = x + way * (w + G)
+            else:  # the turn: upright, the touching half on top
+                left = x if way > 0 else x - U
+                s = Slot(left, y - U / 2, U, 2 * U, f"v{near}{far}")
+                turned = left
+                way = -way
+        slots.append(s)
+        if turned is not None:
+            ends.append((turned + U / 2, y + 1.5 * U + 11))
+        else:
+            ends.append((x + 11 * way, y))
+    return slots, ends
+
+
+def _turned(s: Slot, cx: float, cy: float) -> Slot:
+    """`s` turned half round about (cx, cy): the box moves, the halves swap."""
+    return Slot(2 * cx - s.x - s.w, 2 * cy - s.y - s.h, s.w, s.h, s.sym[0] + s.sym[2] + s.sym[1])
+
+
+def snake(line: list[Placed], opener: int, lo: float, hi: float, cy: float
+          ) -> tuple[list[Slot], list[tuple[float, float]], list[tuple[float, float]]]:
+    """Slots for `line` (as laid, left to right) whose tile `opener` opened
+    it, centred between `lo` and `hi` on the row through `cy`; and where the
+    left and the right end's badges go with 0, 1, ... tiles on that side.
+
+    >>> slots, _, right = snake([Placed(24, 6, 3), Placed(27, 3, 3)], 0, 0, 400, 100)
+    >>> [(s.sym, s.x, s.y) for s in slots]
+    [('h63', 178.0, 89.0), ('v33', 225.0, 78.0)]
+    """
+    cx = (lo + hi) / 2
+    first = line[opener]
+    if IS_DOUBLE[first.tile]:
+        start = Slot(cx - U / 2, cy - U, U, 2 * U, f"v{first.a}{first.b}")
+    else:
+        start = Slot(cx - U, cy - U / 2, 2 * U, U, f"h{first.a}{first.b}")
+    out = cx + start.w / 2 + G
+    right, right_ends = _arm([(p.a, p.b) for p in line[opener + 1:]], out, cy, lo, hi)
+    left, left_ends = _arm([(p.b, p.a) for p in reversed(line[:opener])], out, cy, lo, hi)
+    left = [_turned(s, cx, cy) for s in left]
+    left_ends = [(2 * cx - x, 2 * cy - y) for x, y in left_ends]
+    return [*reversed(left), start, *right], left_ends, right_ends
+
+
+# --- the table ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16384)
+def _line_tile(sym: str, x: float, y: float, w: int, h: int, new: bool) -> str:
+    """One tile of the line, or (`new`) the mark around it on the ply it is laid."""
+    if new:
+        return f'<rect x="{x - 2:g}" y="{y - 2:g}" width="{w + 4}" height="{h + 4}" rx="4" class="hl"/>'
+    a, b = int(sym[1]), int(sym[2])
+    name = f"[{max(a, b)}|{min(a, b)}]"
+    return (f'<use href="#{sym}" x="{x:g}" y="{y:g}" width="{w}" height="{h}">'
+            f"<title>{name}</title></use>")
+
+
+def _badge(x: float, y: float, num: int, side: str) -> str:
+    return (f'<g class="end end{side}"><circle cx="{x:g}" cy="{y:g}" r="10"/>'
+            f'<text x="{x:g}" y="{y + 4:g}" text-anchor="middle">{num}</text></g>')
+
+
+@lru_cache(maxsize=16384)
+def _hand(tiles: tuple[int, ...] | None, count: int, x: float, y: float, cols: int) -> tuple[str, frozenset[str]]:
+    """A seat's hand at (x, y): its tiles face up, or `count` backs; `cols` to a row."""
+    out, used = [], set()
+    for i in range(len(tiles) if tiles is not None else count):
+        tx, ty = x + (i % cols) * SMALL_STEP, y + (i // cols) * (SMALL_H + 4)
+        if tiles is not None:
+            t = tiles[i]
+            sym = f"v{HIGH[t]}{LOW[t]}"
+            used.add(sym)
+            out.append(f'<use href="#{sym}" x="{tx:g}" y="{ty:g}" width="{SMALL_W}" height="{SMALL_H}">'
+                       f"<title>{label(t)}</title></use>")
+        else:
+            out.append(f'<use href="#back" x="{tx:g}" y="{ty:g}" width="{SMALL_W}" height="{SMALL_H}"/>')
+    return "".join(out), frozenset(used)
+
+
+_BACK = ('<symbol id="back" viewBox="0 0 20 40"><rect x=".5" y=".5" width="19" height="39" rx="3" '
+         'fill="#2b3a55" stroke="#d8d2c0"/><rect x="4" y="4" width="12" height="32" rx="2" fill="none" '
+         'stroke="#7d8fb3"/></symbol>')
+
+
+def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, teams: str = "pairs") -> str:
+    """The whole hand on one table (see the module's docstring)."""
+    last = len(plies) - 1
+    viewer = plies[0].viewer if plies else None
+    where = places(players, viewer or 0)
+    sides = set(where.values())
+    lo = (SIDE_W if sides & {"left", "right"} else 0) + PAD
+    hi = WIDTH - lo
+    final = plies[-1].line if plies else []
+    laid_at: dict[int, int] = {}  # tile -> the ply it was laid on
+    for p in plies:
+        if p.new_tile is not None:
+            laid_at.setdefault(p.line[p.new_tile].tile, p.n)
+    index = {t.tile: i for i, t in enumerate(final)}
+    opener = min(range(len(final)), key=lambda i: laid_at.get(final[i].tile, 0)) if final else 0
+    slots, left_ends, right_ends = snake(final, opener, lo, hi, 0.0) if final else ([], [], [])
+    # the felt: tall enough for the line and for the hands at the sides
+    reach = max([abs(s.y) for s in slots] + [abs(s.y + s.h) for s in slots]
+                + [abs(y) + 11 for y in (e[1] for e in left_ends + right_ends)] + [PITCH + U])
+    most = max((c for p in plies for c in p.counts), default=7)
+    side_h = 10 + 40 + -(-max(most, 7) // SIDE_COLS) * (SMALL_H + 4) + 12 + 30
+    felt_h = max(2 * reach + 2 * PAD + 24, side_h if sides & {"left", "right"} else 0)
+    top = BAND_H if "top" in sides else 8
+    cy = top + felt_h / 2
+    height = top + felt_h + (BAND_H if "bottom" in sides else 8)
+    dy = cy  # the snake was laid on the row through 0
+    parts: list[str] = [
+        f'<rect x="{lo - PAD + 4}" y="{top}" width="{hi - lo + 2 * PAD - 8}" height="{felt_h:g}" rx="18" class="felt"/>'
+    ]
+    symbols: set[str] = set()
+    on = [laid_at.get(t.tile, 0) for t in final]
+    for s, k in zip(slots, on, strict=True):
+        symbols.add(s.sym)
+        parts.append(_in(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, False), _span(k, last + 1, last)))
+        if k:
+            parts.append(_in(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, True), _span(k, k + 1, last)))
+    # the open ends: a badge beyond each end tile with the number there
+    ends = [(index[p.line[0].tile], index[p.line[-1].tile], p.left, p.right) if p.line else None for p in plies]
+    for a, b, end in _runs([(opener - e[0], e[2]) if e else None for e in ends]):
+        if end is not None:
+            x, y = left_ends[end[0]]
+            parts.append(_in(_badge(x, y + dy, end[1], "L"), _span(a, b, last)))
+        else:
+            parts.append(_in(f'<text x="{(lo + hi) / 2:g}" y="{cy + 5:g}" class="muted" text-anchor="middle">'
+                             "the line is empty</text>", _span(a, b, last)))
+    for a, b, end in _runs([(e[1] - opener, e[3]) if e else None for e in ends]):
+        if end is not None:
+            x, y = right_ends[end[0]]
+            parts.append(_in(_badge(x, y + dy, end[1], "R"), _span(a, b, last)))
+    aside = f" · {plies[0].aside} doubles set aside" if plies and plies[0].aside else ""
+    for a, b, stock in _runs([p.stock for p in plies]):
+        parts.append(_in(f'<text x="{lo + 4}" y="{top + 18}" class="muted">boneyard: {stock} tile'
+                         f'{"s" if stock != 1 else ""}{aside}</text>', _span(a, b, last)))
+    if plies and plies[0].hands is None:
+        parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
+                     "the hands stay hidden until the hand is over</text>")
+    for s in range(players):
+        seat_parts, used = _seat(plies, s, seats[s] if s < len(seats) else SeatLabel(s, "?"), where[s],
+                                 viewer, teams, last, lo, hi, top, felt_h)
+        parts.append(seat_parts)
+        symbols |= used
+    return (
+        f'<svg class="board table" viewBox="0 0 {WIDTH} {height:g}" width="{WIDTH}" height="{height:g}" '
+        f'role="img" aria-label="the table at the ply shown">'
+        + tile_defs(symbols).replace("</defs>", _BACK + "</defs>") + "".join(parts) + "</svg>"
+    )
+
+
+def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None, teams: str, last: int,
+          lo: float, hi: float, top: float, felt_h: float) -> tuple[str, set[str]]:
+    """A seat's label, hand, pips (or tile count) and known voids, where it sits."""
+    held = [(None if p.hands is None or s >= len(p.hands) else p.hands[s],
+             p.counts[s] if s < len(p.counts) else 0,
+             None if p.pips is None or s >= len(p.pips) else p.pips[s]) for p in plies]
+    across = at in ("top", "bottom")
+    if across:
+        x, y = lo, (6 if at == "top" else top + felt_h + 8)
+        cols, most = 28, 26
+        note_at, void_at = (hi - lo, 14, "end"), (hi - lo - 80, 14, "end")
+    else:
+        x, y = (6 if at == "left" else WIDTH - SIDE_W + 6), top + 10
+        cols, most = SIDE_COLS, 17
+        rows = -(-max([max(c, len(t or ())) for t, c, _ in held] + [1]) // cols)
+        below = 40 + rows * (SMALL_H + 4) + 12
+        note_at, void_at = (0, below, "start"), (0, below + 18, "start")
+    side = f" side{s % 2}" if teams == "pairs" else ""
+    you = " · this view" if viewer == s else ""
+    tag = " [bot]" if lab.bot else ""
+    # across the top or the bottom the name follows the seat; at a side, the line below it
+    nx, ny = (50, 14) if across else (0, 32)
+    row = [f'<text x="0" y="14" class="seat{side}">seat {s}{"" if across else you}</text>',
+           f'<text x="{nx}" y="{ny}" class="name">{esc(_clip(lab.label, most))}{esc(tag)}'
+           f'{"<tspan class=you>" + you + "</tspan>" if you and across else ""}</text>']
+    for a, b, acting in _runs([p.move is not None and p.move.seat == s for p in plies]):
+        if acting:
+            row.append(_in(f'<text x="0" y="14" class="seat act">seat {s}</text>', _span(a, b, last)))
+    used: set[str] = set()
+    for a, b, (tiles, count, pips) in _runs(held):
+        drawn, syms = _hand(tiles, count, 0, 22 if across else 40, cols)
+        used |= syms
+        note = (f"{pips} pip{'' if pips == 1 else 's'}" if pips is not None
+                else f"{count} tile{'' if count == 1 else 's'}")
+        drawn += f'<text x="{note_at[0]:g}" y="{note_at[1]:g}" class="pips" text-anchor="{note_at[2]}">{note}</text>'
+        row.append(_in(drawn, _span(a, b, last)))
+    for a, b, void in _runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
+        if void:
+            row.append(_in(f'<text x="{void_at[0]:g}" y="{void_at[1]:g}" class="void" text-anchor="{void_at[2]}">'
+                           f'no {",".join(map(str, void))}</text>', _span(a, b, last)))
+    # one group more: a hand's tiles are never children of the board's top groups, as the line's are
+    return f'<g class="place {at}" transform="translate({x:g} {y:g})"><g>{"".join(row)}</g></g>', used

@@ -1,0 +1,311 @@
+"""Downloads: every list of the API as CSV or Parquet, and a match's own log.
+
+The scheme (docs/exports.md): a list at `/api/<list>` (JSON, paged) has two
+downloads, `/api/<list>.csv` and `/api/<list>.parquet`. They take the same
+filter and sort parameters as the JSON, hold every row those select (no
+paging), in the same order, with the JSON rows' keys as columns. In CSV a
+list value (a score, a hand's tiles) is written as its JSON text; Parquet
+keeps it a list. What a list hides while a hand is on, its downloads hide
+too: both run the very SQL the JSON runs (api.queries).
+
+The rows stream from DuckDB in record batches: a CSV goes out batch by
+batch, a Parquet file is written to a temporary file first (its footer
+comes last) and then sent; memory stays at a batch either way.
+
+`/api/matches/{match}/log.jsonl` sends the match's own lines from the kept
+log files (`data/logs/`), in file order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import orjson
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import FileResponse, Response, StreamingResponse
+from starlette.background import BackgroundTask
+
+from api import queries as q
+
+router = APIRouter()
+
+Format = Literal["csv", "parquet"]
+Text = Annotated[str | None, Query(max_length=200)]
+Verdict = Literal["valid", "invalid", "unreadable"]
+Severity = Literal["error", "warning"]
+Order = Literal["asc", "desc"]
+PageNo = Annotated[int, Query(alias="page", ge=1, le=100_000)]
+BATCH = 65_536  # rows a record batch holds
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+MEDIA = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
+
+
+def filename(stem: str, fmt: str) -> str:
+    """A download's file name: `stem` with anything unsafe in a header replaced.
+
+    >>> filename("matches of p/1", "csv")
+    'matches_of_p_1.csv'
+    """
+    return f"{_SAFE.sub('_', stem).strip('_')[:120] or 'export'}.{fmt}"
+
+
+def _disposition(name: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{name}"'}
+
+
+# --- tables to bytes -----------------------------------------------------------------
+
+
+def _nested(t: pa.DataType) -> bool:
+    return bool(pa.types.is_nested(t))
+
+
+def flat_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema a CSV holds: every list or struct column becomes text (its JSON)."""
+    return pa.schema([pa.field(f.name, pa.string()) if _nested(f.type) else f for f in schema])
+
+
+def flat_batch(batch: pa.RecordBatch | pa.Table) -> pa.Table:
+    """`batch` with every list or struct column as JSON text (CSV has no lists).
+
+    >>> t = flat_batch(pa.table({"a": [1], "s": [[3, 4]]}))
+    >>> t.column("s").to_pylist()
+    ['[3,4]']
+    """
+    cols = []
+    for col in batch.columns:
+        if _nested(col.type):
+            col = pa.array([None if v is None else orjson.dumps(v).decode() for v in col.to_pylist()],
+                           type=pa.string())
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=flat_schema(batch.schema))
+
+
+def csv_bytes(table: pa.Table | pa.RecordBatch, header: bool = True) -> bytes:
+    """`table` as CSV (UTF-8, a header line unless `header` is False)."""
+    sink = io.BytesIO()
+    pacsv.write_csv(flat_batch(table), sink, write_options=pacsv.WriteOptions(include_header=header))
+    return sink.getvalue()
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()
+
+
+def table_response(table: pa.Table, fmt: str, stem: str) -> Response:
+    """A small table (already in memory) as a download."""
+    body = csv_bytes(table) if fmt == "csv" else parquet_bytes(table)
+    return Response(body, media_type=MEDIA[fmt], headers=_disposition(filename(stem, fmt)))
+
+
+def rows_table(rows: list[dict[str, Any]], columns: list[tuple[str, pa.DataType]]) -> pa.Table:
+    """JSON rows as a table with the given columns (typed even with no row)."""
+    schema = pa.schema(columns)
+    return pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
+
+
+def query_download(request: Request, sql: str, params: list[Any], fmt: str, stem: str) -> Response:
+    """The rows of `sql` as a download, read in record batches on a cursor of its own
+    (a route's cursor closes before a streamed body is sent)."""
+    cur = request.app.state.store.cursor()
+    try:
+        reader = cur.sql(sql, params=params).to_arrow_reader(BATCH)
+    except Exception:
+        cur.close()
+        raise
+    name = filename(stem, fmt)
+    if fmt == "csv":
+        return StreamingResponse(_csv_stream(cur, reader), media_type=MEDIA["csv"], headers=_disposition(name))
+    fd, path = tempfile.mkstemp(prefix="replay-export-", suffix=".parquet")
+    os.close(fd)
+    try:
+        with cur, pq.ParquetWriter(path, reader.schema, compression="zstd") as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return FileResponse(path, media_type=MEDIA["parquet"], filename=name,
+                        background=BackgroundTask(os.unlink, path))
+
+
+def _csv_stream(cur: Any, reader: pa.RecordBatchReader) -> Iterator[bytes]:
+    try:
+        first = True
+        for batch in reader:
+            yield csv_bytes(batch, header=first)
+            first = False
+        if first:  # no row: the header alone
+            yield csv_bytes(reader.schema.empty_table())
+    finally:
+        cur.close()
+
+
+# --- the parameters, as the JSON lists take them ---------------------------------------
+
+
+def match_filters(
+    player: Text = None, table: Text = None, profile: Text = None, verdict: Verdict | None = None,
+    date_from: dt.date | None = None, date_to: dt.date | None = None, match: Text = None,
+) -> q.MatchFilters:
+    return q.MatchFilters(player or None, table or None, profile or None, verdict, date_from, date_to,
+                          match or None)
+
+
+Matches = Annotated[q.MatchFilters, Depends(match_filters)]
+MatchSort = Literal["match", "table", "profile", "verdict", "findings", "hands", "result", "started"]
+FindingSort = Literal["severity", "code", "match", "where", "message"]
+PlayerSort = Literal["player", "id", "matches", "first_seen", "last_seen"]
+HandFilter = Annotated[int | None, Query(ge=0, le=1_000_000)]
+
+
+def _json(data: Any) -> Response:
+    return Response(orjson.dumps(data), media_type="application/json")
+
+
+# --- routes ------------------------------------------------------------------------------
+
+
+@router.get("/api/matches.{fmt}")
+def export_matches(request: Request, fmt: Format, filters: Matches, sort: MatchSort | None = None,
+                   order: Order | None = None) -> Response:
+    """Every match of /api/matches with these filters and sort, as CSV or Parquet."""
+    sql, params = q.matches_sql(filters, sort, order)
+    return query_download(request, sql, params, fmt, "matches")
+
+
+@router.get("/api/findings.{fmt}")
+def export_findings(request: Request, fmt: Format, code: Text = None, severity: Severity | None = None,
+                    match: Text = None, sort: FindingSort | None = None, order: Order | None = None) -> Response:
+    """Every finding of /api/findings with these filters and sort, as CSV or Parquet."""
+    sql, params = q.findings_sql(code or None, severity, match or None, sort, order)
+    return query_download(request, sql, params, fmt, "findings")
+
+
+@router.get("/api/players.{fmt}")
+def export_players(request: Request, fmt: Format,
+                   q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
+                   sort: PlayerSort | None = None, order: Order | None = None) -> Response:
+    """Every player of /api/players with this search and sort, as CSV or Parquet."""
+    sql, params = q.players_sql(q_ or None, sort, order)
+    return query_download(request, sql, params, fmt, "players")
+
+
+@router.get("/api/hands")
+def api_hands(request: Request, filters: Matches, page_no: PageNo = 1,
+              per_page: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
+    """The hands of the matches these filters select (the match list's filters,
+    or `match`), in match and hand order. A hand still on keeps its deal hidden."""
+    cur = request.app.state.store.cursor()
+    try:
+        return _json(q.list_hands(cur, filters, page=page_no, per_page=per_page))
+    finally:
+        cur.close()
+
+
+@router.get("/api/hands.{fmt}")
+def export_hands(request: Request, fmt: Format, filters: Matches) -> Response:
+    """Every hand of /api/hands with these filters, as CSV or Parquet."""
+    sql, params = q.hands_sql(filters)
+    return query_download(request, sql, params, fmt, _stem("hands", filters))
+
+
+@router.get("/api/moves")
+def api_moves(request: Request, filters: Matches, hand: HandFilter = None, page_no: PageNo = 1,
+              per_page: Annotated[int, Query(ge=1, le=5000)] = 500) -> Response:
+    """The moves of the matches these filters select (of one hand with `hand`),
+    in match, hand and ply order. While a hand is on, a drawn tile, the legal
+    moves and the pips left stay hidden."""
+    cur = request.app.state.store.cursor()
+    try:
+        return _json(q.list_moves(cur, filters, hand=hand, page=page_no, per_page=per_page))
+    finally:
+        cur.close()
+
+
+@router.get("/api/moves.{fmt}")
+def export_moves(request: Request, fmt: Format, filters: Matches, hand: HandFilter = None) -> Response:
+    """Every move of /api/moves with these filters, as CSV or Parquet."""
+    sql, params = q.moves_sql(filters, hand)
+    stem = _stem("moves", filters) + (f"-hand{hand}" if hand is not None and filters.match else "")
+    return query_download(request, sql, params, fmt, stem)
+
+
+def _stem(what: str, filters: q.MatchFilters) -> str:
+    return f"{what}-{filters.match}" if filters.match else what
+
+
+@router.get("/api/matches/{match_id:path}/log.jsonl")
+def match_log(request: Request, match_id: str) -> Response:
+    """The match's own lines from the kept log files, as read (JSON Lines).
+
+    Served once every hand of the match is over: the lines of a hand still
+    on hold the hidden hands (409 until then)."""
+    cur = request.app.state.store.cursor()
+    try:
+        if not cur.execute("SELECT 1 FROM matches WHERE match = ?", [match_id]).fetchall():
+            raise HTTPException(404, f"no match {match_id!r}")
+        on = cur.execute("SELECT min(hand) FROM hands WHERE match = ? AND result IS NULL", [match_id]).fetchall()
+        if on and on[0][0] is not None:
+            raise HTTPException(409, f"match {match_id!r}: hand {on[0][0]} is not over, and its lines hold "
+                                     "the hidden hands; the log is served once every hand is over")
+        files = cur.execute(
+            """SELECT lf.stored, lf.path FROM match_files mf JOIN log_files lf ON lf.sha256 = mf.sha256
+               WHERE mf.match = ? ORDER BY lf.read_at, lf.sha256""", [match_id]).fetchall()
+    finally:
+        cur.close()
+    from replay.store import layout
+
+    data = layout(request.app.state.store.db_path).data
+    body = b"".join(line + b"\n" for line in match_lines([(data / s, p) for s, p in files], match_id))
+    return Response(body, media_type="application/x-ndjson",
+                    headers=_disposition(filename(match_id, "jsonl")))
+
+
+def match_lines(files: list[tuple[Path, str]], match: str) -> list[bytes]:
+    """The lines of `match` in the kept `files` (path, the path it was read
+    from), each file's in file order, the files in the order of the match's
+    events (the first `seq` of it each holds). A line is the match's when it is
+    a JSON object whose `match` is it (a line that is not JSON belongs to none)."""
+    needle = orjson.dumps(match)[1:-1]  # as a log writes the id, escapes and all
+    found: list[tuple[float, int, list[bytes]]] = []
+    for i, (path, shown) in enumerate(files):
+        mine: list[bytes] = []
+        first = float("inf")
+        try:
+            opener = gzip.open if path.name.endswith(".gz") else open
+            with opener(path, "rb") as fh:
+                for raw in fh:
+                    if needle not in raw:
+                        continue
+                    line = raw.rstrip(b"\r\n")
+                    try:
+                        obj = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        continue
+                    if isinstance(obj, dict) and obj.get("match") == match:
+                        mine.append(line)
+                        seq = obj.get("seq")
+                        if type(seq) is int and not mine[:-1]:
+                            first = seq
+        except (OSError, EOFError) as exc:
+            raise HTTPException(500, f"the kept copy of {shown} ({path.name}) cannot be read: {exc}") from None
+        if mine:
+            found.append((first, i, mine))
+    return [line for _, _, lines in sorted(found) for line in lines]
