@@ -81,7 +81,7 @@ def printed(report: Any, *, as_json: bool, capsys: pytest.CaptureFixture[str]) -
     return code, capsys.readouterr().out
 
 
-@pytest.mark.parametrize("where", ["sample_logs", "sample_logs/defects", "tests/data/examples", "logs"])
+@pytest.mark.parametrize("where", ["sample_logs", "sample_logs_defects", "tests/data/examples", "logs"])
 def test_validate_on_a_cluster_prints_what_validate_prints(
     where: str, logs: Path, cluster: ClusterPool, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -95,7 +95,7 @@ def test_validate_on_a_cluster_prints_what_validate_prints(
 
 def test_validate_cluster_on_the_command_line(tmp_path: Path) -> None:
     """A LocalCluster of its own, started and stopped by the command."""
-    cmd = [sys.executable, "-m", "replay", "validate", "--json", str(ROOT / "sample_logs" / "defects")]
+    cmd = [sys.executable, "-m", "replay", "validate", "--json", str(ROOT / "sample_logs_defects")]
     plain = subprocess.run(cmd, capture_output=True, check=False)
     on = subprocess.run([*cmd, "--cluster", "local:2"], capture_output=True, check=False, cwd=tmp_path)
     assert (on.returncode, on.stdout) == (plain.returncode, plain.stdout) == (1, plain.stdout)

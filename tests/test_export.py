@@ -26,7 +26,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write(logs / "a.jsonl", sim_lines(120, seed=31))
     db = d / "data" / "r.duckdb"
     ingest([logs], db=db, workers=0, analysis=(0, 0))  # perfect information only: quick
-    ingest([ROOT / "sample_logs"], db=db, workers=0)
+    ingest([ROOT / "sample_logs", ROOT / "sample_logs_defects"], db=db, workers=0)
     return db
 
 
@@ -116,7 +116,7 @@ def test_export_of_a_held_store_says_so(store: Path, tmp_path: Path, capsys: pyt
 
 def test_an_empty_table_is_an_empty_dataset_with_its_columns(tmp_path: Path) -> None:
     db = tmp_path / "data" / "r.duckdb"
-    ingest([ROOT / "sample_logs" / "defects"], db=db, workers=0)  # no analysis: those tables are empty
+    ingest([ROOT / "sample_logs_defects"], db=db, workers=0)  # no analysis: those tables are empty
     conn = open_store(db, read_only=True)
     try:
         export_parquet(conn, tmp_path / "x")
