@@ -121,7 +121,7 @@ __all__ = [
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
 #: Hands per batch when the batch carries the hands' analysis, at the least
-#: (2,000 without sampling, fewer with: tens of seconds a batch).
+#: (500 without sampling, about ten seconds a batch; fewer with).
 ANALYSIS_CHUNK_HANDS: Final = 100
 #: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`):
 #: none by default. The perfect-information grade of every move costs about
@@ -1413,7 +1413,7 @@ def _execute(
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
     if analysis is not None:  # a hand's analysis costs a hundred times its validation and more: smaller tasks
-        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, 2000 // (1 + analysis[0])))
+        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, 500 // (1 + analysis[0])))
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
                chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
