@@ -81,6 +81,8 @@ def ply_panel(p: dict[str, Any]) -> str:
     else:
         head = "a best move"
     how = ""
+    if not p["samples"] and not p["forced"]:
+        head += ' <span class="muted">(not sampled yet: "known" comes later)</span>'
     if p["samples"]:
         how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals the seat could face"
     rows = []
@@ -195,7 +197,10 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
         for s, (acc, dd) in enumerate(zip(a["accuracy"], a["accuracy_dd"], strict=False))
     )
     samples = a["samples"]
-    how = f"{samples} sampled deals per decision" if samples else "perfect information only"
+    how = (f"{samples} sampled deals per decision" if samples else
+           "Perfect information only so far: the grade on what each seat could know comes when the hand "
+           "is sampled (the server does it in the background; replay analyze --db --samples 100 does it "
+           "in one go), and until then accuracy and classes follow perfect information")  # fmt: skip
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
         f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points from seat {first}'s side, who made the first move; "

@@ -7,9 +7,9 @@ LocalCluster, one thread each, started before the clock starts), the same
 files are ingested into an empty store, twice over:
 
 - as ``replay ingest --cluster`` does by default: every hand validated and
-  analysed (replay.analysis, 10 sampled deals a decision): the headline
-  ``hands_per_s_1_worker`` / ``hands_per_s_2_workers``, on a small set
-  (the analysis costs some 0.2 CPU-s a hand);
+  analysed (replay.analysis, at ingest's default of sampled deals): the
+  headline ``hands_per_s_1_worker`` / ``hands_per_s_2_workers``, on a
+  smaller set (the analysis costs far more a hand than the validation);
 - validation only (``--no-analysis``), on a larger set.
 
 From the runs' stage times it derives the numbers of the model: the hands
@@ -77,15 +77,15 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="4 times the hands")
     args = ap.parse_args()
     k = 4 if args.full else 1
-    plain, small = dataset(30_000 * k, 4), dataset(30 * k, 2)
+    plain, small = dataset(30_000 * k, 4), dataset(600 * k, 2)
     size = sum(f.stat().st_size for f in plain)
-    print(f"input: {len(plain)} files, {size / 2**20:,.0f} MiB, {30_000 * k:,} hands; {30 * k} hands analysed",
+    print(f"input: {len(plain)} files, {size / 2**20:,.0f} MiB, {30_000 * k:,} hands; {600 * k} hands analysed",
           file=sys.stderr)  # fmt: skip
     load0 = os.getloadavg()[0]
-    # chunks of 2,500 hands (ingest's own: 10,000) and of 10 analysed hands
-    # (its own: 200): a small run still has a dozen tasks to share
+    # chunks of 2,500 hands (ingest's own: 10,000) and of 50 analysed hands
+    # (its own: 500): a small run still has a dozen tasks to share
     checked = {n: run(plain, n, 2500, None) for n in (1, 2)}
-    analysed = {n: run(small, n, 10, (INGEST_SAMPLES, 0)) for n in (1, 2)}
+    analysed = {n: run(small, n, 50, (INGEST_SAMPLES, 0)) for n in (1, 2)}
     print(f"load average: {load0:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores, shared)", file=sys.stderr)
 
     def rate(r: dict[str, Any]) -> float:

@@ -196,6 +196,7 @@ def _stale(conn: Any, samples: int, force: bool) -> list[str]:
         return [m for (m,) in conn.execute(sql).fetchall()]
     sql = """
         SELECT DISTINCT h.match FROM hands h
+        JOIN matches m ON m.match = h.match AND m.replay IS NOT NULL AND m.rules IS NOT NULL
         LEFT JOIN hand_analysis a ON a.match = h.match AND a.hand = h.hand
         WHERE h.result IS NOT NULL
           AND (a.match IS NULL OR a.version <> ? OR (a.skip IS NULL AND a.samples < ?))

@@ -131,10 +131,15 @@ __all__ = [
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
-#: Hands per batch when the batch carries the hands' analysis (seconds a batch).
-ANALYSIS_CHUNK_HANDS: Final = 200
-#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`).
-INGEST_SAMPLES: Final = 10
+#: Hands per batch when the batch carries the hands' analysis, at the least
+#: (500 without sampling, about ten seconds a batch; fewer with).
+ANALYSIS_CHUNK_HANDS: Final = 100
+#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`):
+#: none by default. The perfect-information grade of every move costs about
+#: 20 ms a hand; ten sampled deals a decision cost ten times that (200 ms a
+#: hand, bench/analysis.py), so the server adds them in the background
+#: (`replay serve --deepen`), or `replay analyze --db --samples N` in one go.
+INGEST_SAMPLES: Final = 0
 #: Bytes the C router reads at a time (cut at a line end).
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
@@ -1617,8 +1622,8 @@ def _execute(
         return summary
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
-    if analysis is not None:  # a hand's analysis costs a hundred times its validation: small tasks
-        chunk_hands = min(chunk_hands, ANALYSIS_CHUNK_HANDS)
+    if analysis is not None:  # a hand's analysis costs a hundred times its validation and more: smaller tasks
+        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, 500 // (1 + analysis[0])))
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
                chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
@@ -1897,8 +1902,9 @@ def add_ingest_parsers(subparsers: Any) -> None:
         p.add_argument("--no-analysis", action="store_true",
                        help="do not analyse the hands (replay analyze --db can do it later)")  # fmt: skip
         p.add_argument("--analysis-samples", type=int, default=INGEST_SAMPLES, metavar="N",
-                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}; "
-                       "0: perfect information only; replay analyze --db --samples 100 deepens it)")  # fmt: skip
+                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}: "
+                       "perfect information only; the server adds them in the background, and "
+                       "replay analyze --db --samples 100 in one go)")  # fmt: skip
         p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
 
     p = subparsers.add_parser(

@@ -297,3 +297,28 @@ def test_nothing_of_a_hand_still_on_leaks(client: TestClient) -> None:
     assert d["info"]["analysis"] is None
     page = client.get("/matches/m-example-2/hands/2").text
     assert "vgraph" not in page and "what the seat could know" not in page
+
+
+def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> None:
+    import time as _time
+
+    from api.app import create_app
+
+    db = tmp_path / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))  # perfect information only
+    with TestClient(create_app(db, deepen=3)) as c:
+        first = c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]
+        assert first["samples"] in (0, 3)
+        deepener = c.app.state.deepener  # type: ignore[attr-defined]
+        played = sum(1 for h in c.get("/api/matches/m-example-1").json()["hands"] if h["result"] in ("domino", "block"))
+        deadline = _time.monotonic() + 120
+        while deepener.done < played and _time.monotonic() < deadline:
+            _time.sleep(0.2)
+        assert deepener.done == played > 0, "the background sampling did not finish"
+        a = c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]
+        assert a["samples"] == 3
+        graded = [p for p in a["plies"] if not p["forced"]]
+        assert graded and all(p["pimc_loss"] is not None for p in graded)
+        page = c.get("/matches/m-example-1/hands/1").text
+        assert "not sampled yet" not in page
