@@ -3,14 +3,12 @@ every ply shows its alternatives, and a seat's view shows none of it."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from tests.test_analysis import INTL
-from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM, _free_port, _shown
+from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM, _shown, serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -20,25 +18,13 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import uvicorn
-
-    from api.app import create_app
     from replay.ingest import ingest
 
     db = tmp_path_factory.mktemp("browser-analysis") / "data" / "replay.duckdb"
     db.parent.mkdir()
     ingest([str(INTL)], db=db, workers=0, analysis=(6, 0))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(db) as url:
+        yield url
 
 
 def test_the_value_graph_steps_the_hand_and_each_ply_shows_its_values(base_url: str) -> None:
