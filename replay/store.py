@@ -469,6 +469,10 @@ class HeldRows:
     def __init__(self, spool: Path) -> None:
         self.where = spool / ".tmp" / f"held-{id(self):x}.{os.getpid()}"
         self.files: dict[str, list[Path]] = {t: [] for t in PLAYER_TABLES}
+        # the matches each file gives rows of: those its batch covered (the
+        # file also holds rows of the batch's other matches, written later by
+        # another batch of the same load, or left alone as already stored)
+        self.covers: dict[Path, frozenset[str]] = {}
         self.taken: dict[str, int] = {}  # match -> times its rows were set aside
         self.others: set[str] = set()  # written otherwise since
 
@@ -500,6 +504,7 @@ class HeldRows:
                 continue
             for t, target in moved:
                 self.files[t].append(target)
+                self.covers[target] = frozenset(mine)
             for m in mine:
                 self.taken[m] = self.taken.get(m, 0) + 1
                 self.others.discard(m)
@@ -511,6 +516,7 @@ class HeldRows:
     def drop(self) -> None:
         shutil.rmtree(self.where, ignore_errors=True)
         self.files = {t: [] for t in PLAYER_TABLES}
+        self.covers.clear()
         self.taken.clear()
         self.others.clear()
 
@@ -813,7 +819,8 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
                 if i == len(runs):
                     return None
                 k, t = runs[i]
-                return sorter.submit(_sorted_run, held.files[t][k : k + step], t, fast)
+                files = held.files[t][k : k + step]
+                return sorter.submit(_sorted_run, files, t, fast, [held.covers.get(f) for f in files])
 
             keep = one(conn, "SELECT current_setting('preserve_insertion_order')")
             conn.execute("SET preserve_insertion_order = false")
@@ -836,9 +843,13 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
     return had
 
 
-def _sorted_run(files: Sequence[Path], table: str, fast: pa.ChunkedArray) -> pa.Table:
-    """The rows of ``files`` whose match is in ``fast``, in ``table``'s order,
-    in record batches of a row group each.
+def _sorted_run(
+    files: Sequence[Path], table: str, fast: pa.ChunkedArray,
+    covers: Sequence[frozenset[str] | None] | None = None,
+) -> pa.Table:
+    """The rows of ``files`` whose match is in ``fast`` (and, with ``covers``,
+    among the matches each file gives rows of, where known), in ``table``'s
+    order, in record batches of a row group each.
 
     >>> import tempfile
     >>> rows = pa.table({"of_player": ["q", "p", "p"], "match": ["m", "n", "m"], "hand": [1, 1, 2],
@@ -851,13 +862,27 @@ def _sorted_run(files: Sequence[Path], table: str, fast: pa.ChunkedArray) -> pa.
     >>> run.select(["of_player", "match", "hand"]).to_pylist()
     [{'of_player': 'p', 'match': 'm', 'hand': 2}, {'of_player': 'q', 'match': 'm', 'hand': 1}]
     """
-    t = _read(files)
-    keep = pc.is_in(t["match"], value_set=fast.combine_chunks())
-    if not pc.all(keep).as_py():  # (a copy only when there is something to drop)
-        t = t.filter(keep)
+    wanted = fast.combine_chunks()
+
+    def rows(f: Path, covered: frozenset[str] | None) -> pa.Table:
+        t = _read([f])
+        if covered is not None:
+            t = _only(t, pa.array(sorted(covered), pa.string()))
+        return _only(t, wanted)
+
+    if covers is None:
+        t = _only(_read(files), wanted)
+    else:
+        t = pa.concat_tables([rows(f, c) for f, c in zip(files, covers, strict=True)])
     keys = [(k.strip(), "ascending") for k in _PLAYER_ORDER[table].split(",")]
     t = t.take(pc.sort_indices(t, sort_keys=keys))
     return pa.Table.from_batches(t.to_batches(max_chunksize=RUN_ROWS), schema=t.schema)
+
+
+def _only(t: pa.Table, matches: pa.Array) -> pa.Table:
+    """The rows of ``t`` whose match is one of ``matches``."""
+    keep = pc.is_in(t["match"], value_set=matches)
+    return t if pc.all(keep).as_py() else t.filter(keep)  # (a copy only when there is something to drop)
 
 
 def _read(files: Sequence[Path]) -> pa.Table:

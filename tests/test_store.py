@@ -573,6 +573,7 @@ def test_a_sorted_run_bigger_than_a_row_group_keeps_each_row_group_one_stretch(
     class Held:
         def __init__(self) -> None:
             self.files = files
+            self.covers: dict[Path, frozenset[str]] = {}  # no file restricted to some matches
 
         def usable(self) -> list[str]:
             return matches
