@@ -74,3 +74,17 @@ def test_the_match_page_shows_each_seats_accuracy(base_url: str) -> None:
             assert "%" in table.inner_text()
         finally:
             browser.close()
+
+
+def test_the_analysis_fits_a_phone(base_url: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 800})
+            for path in ("/matches/m-example-1/hands/1?ply=6", "/matches/m-example-1"):
+                page.goto(base_url + path)
+                assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        finally:
+            browser.close()
