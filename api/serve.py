@@ -75,8 +75,11 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
         return 2
     workers = args.render_workers if args.render_workers is not None else (os.cpu_count() or 1)
+    from replay.accel import native
+
+    deepen = max(0, args.deepen) if native is not None else 0  # the pure-Python solver: seconds a hand
     app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers),
-                     threads=max(1, args.threads), deepen=max(0, args.deepen))
+                     threads=max(1, args.threads), deepen=deepen)
     _quiet_gc()
     # A thread back from DuckDB (which runs without the GIL) waits for the
     # thread holding it to let go, up to the switch interval (5 ms by default),

@@ -1906,6 +1906,7 @@ def add_ingest_parsers(subparsers: Any) -> None:
                        "perfect information only; the server adds them in the background, and "
                        "replay analyze --db --samples 100 in one go)")  # fmt: skip
         p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
+        p.add_argument("--analyze-anyway", action="store_true", help=argparse.SUPPRESS)  # without the C solver
 
     p = subparsers.add_parser(
         "ingest",
@@ -1931,6 +1932,11 @@ def _analysis_arg(args: argparse.Namespace) -> tuple[int, int] | None:
         return None
     if not 0 <= args.analysis_samples <= 10000:
         raise UsageError("--analysis-samples must be 0..10000")
+    if native is None and not args.analyze_anyway:
+        # the pure-Python solver takes seconds a hand (the C one 20 ms)
+        sys.stderr.write("replay: the C solver is not compiled here (or REPLAY_PURE is set): the hands are "
+                         "not analysed (replay analyze --db does it, slowly; --analyze-anyway here)\n")  # fmt: skip
+        return None
     return args.analysis_samples, args.seed
 
 

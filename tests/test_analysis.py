@@ -324,3 +324,16 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
         assert graded and all(p["pimc_loss"] is not None for p in graded)
         page = c.get("/matches/m-example-1/hands/1").text
         assert "not sampled yet" not in page
+
+
+def test_without_the_c_solver_ingest_leaves_the_analysis_to_analyze(tmp_path: Path) -> None:
+    import os
+
+    db = tmp_path / "data" / "replay.duckdb"
+    out = subprocess.run(
+        [sys.executable, "-m", "replay", "ingest", str(INTL), "--db", str(db), "--quiet", "--workers", "0"],
+        capture_output=True, text=True, env={**os.environ, "REPLAY_PURE": "1"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "the C solver is not compiled here" in out.stderr
+    assert _counts(db)[0] == 0 < _counts(db)[2]
