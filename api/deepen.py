@@ -76,7 +76,11 @@ class Deepener(threading.Thread):
         except Exception:  # the server goes on without it
             log.exception("the background sampling stopped")
         finally:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+            pool = self.pool
+            # a hand being analysed is given up: its process would outlive the server
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _store(self, tables: dict[str, Any]) -> None:
         stamp = f"deepen-{time.strftime('%Y%m%dT%H%M%S')}-{self.samples}"
