@@ -54,6 +54,13 @@ def _round(x: float | None, nd: int = 2) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+def _shown(move: str) -> str:
+    """A move as the page names tiles: "54 left" as "[5|4] left"."""
+    if len(move) > 3 and move[2] == " " and move[:2].isdigit():
+        return f"[{move[0]}|{move[1]}] {move[3:]}"
+    return move
+
+
 def _num(x: float | None, nd: int = 1) -> str:
     if x is None:
         return "–"
@@ -67,13 +74,15 @@ def ply_panel(p: dict[str, Any]) -> str:
     if p["forced"]:
         head = "forced: no choice"
     elif cls:
-        head = (f'<b class="grade g-{cls}">{_esc(p["played"])}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
+        head = (f'<b class="grade g-{cls}">{_esc(_shown(p["played"]))}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
                 f"on what the seat could know, {p['dd_loss']} under perfect information")  # fmt: skip
     elif p["dd_loss"] or (p["pimc_loss"] or 0) > 0.05:
         head = f"lost {loss:.1f} on what the seat could know, {p['dd_loss']} under perfect information"
     else:
         head = "a best move"
     how = ""
+    if not p["samples"] and not p["forced"]:
+        head += ' <span class="muted">(not sampled yet: "known" comes later)</span>'
     if p["samples"]:
         how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals the seat could face"
     rows = []
@@ -86,21 +95,22 @@ def ply_panel(p: dict[str, Any]) -> str:
         span = f' <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>' if ci and ci[0] != ci[1] else ""
         tags = []
         if a["dd"] == best_dd:
-            tags.append('<span class="tag best" title="best under perfect information">best</span>')
+            tags.append('<span class="tag best" title="a best move under perfect information">★</span>')
         if best_pi is not None and a["pimc"] is not None and a["pimc"] >= best_pi - 1e-9:
-            tags.append('<span class="tag known" title="best on what the seat could know">best known</span>')
+            tags.append('<span class="tag known" title="the best move on what the seat could know">☆</span>')
         mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
         rows.append(
-            f'<tr class="{"played" if mine else ""}"><td>{_esc(a["move"])}{mark}{" ← played" if mine else ""}'
+            f'<tr class="{"played" if mine else ""}"><td>{_esc(_shown(a["move"]))}{mark}{" ←" if mine else ""}'
             f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>'
         )
     return (
         f'<div class="analysis"><h3>Analysis <small>{head}</small></h3>'
-        f'<table class="alts-values"><thead><tr><th>move</th><th title="exact, every hand known">perfect information</th>'
-        f'<th title="mean over the deals the seat could face, 95% interval">what the seat could know</th></tr></thead>'
+        f'<table class="alts-values"><thead><tr><th>move</th><th title="perfect information: the exact value, every hand known">exact</th>'
+        f'<th title="what the seat could know: the mean over the deals it could face, with its 95% interval">known</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
-        + (f'<p class="muted">points from the mover\'s side; sampled over {how}</p>' if how else
-           '<p class="muted">points from the mover\'s side</p>')
+        + (f'<p class="muted">points from the mover\'s side; ← played; exact: every hand known; known: '
+           f"the mean over {how}, with its 95% interval</p>" if how else
+           '<p class="muted">points from the mover\'s side; ← played; exact: every hand known</p>')
         + "</div>"
     )  # fmt: skip
 
@@ -187,13 +197,16 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
         for s, (acc, dd) in enumerate(zip(a["accuracy"], a["accuracy_dd"], strict=False))
     )
     samples = a["samples"]
-    how = f"{samples} sampled deals per decision" if samples else "perfect information only"
+    how = (f"{samples} sampled deals per decision" if samples else
+           "Perfect information only so far: the grade on what each seat could know comes when the hand "
+           "is sampled (the server does it in the background; replay analyze --db --samples 100 does it "
+           "in one go), and until then accuracy and classes follow perfect information")  # fmt: skip
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
         f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points from seat {first}'s side, who made the first move; "
         f"par is the value of the deal under best play by everyone).</p>"
         f"{value_graph(a, players, teams)}"
-        '<table class="acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'
+        '<table class="grid narrow acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'
         f"<th>accuracy (perfect information)</th></tr></thead><tbody>{cells}</tbody></table>"
         f'<p class="muted">{how}. Accuracy = 100 × (1 − points lost ÷ points at stake), over the seat\'s '
         "decisions in the hand; a decision puts at stake the gap between its best and its worst move. "

@@ -321,6 +321,7 @@ def create_app(
     load_every: float = 2.0,
     render_workers: int = 0,
     threads: int | None = None,
+    deepen: int = 0,
 ) -> FastAPI:
     """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN.
 
@@ -329,6 +330,8 @@ def create_app(
     `load_every` seconds. With `render_workers`, replay pages are drawn in
     that many processes (api.pool); without, in this one. With `threads`, at
     most that many requests run their route at once (the rest wait their turn).
+    With `deepen`, stored hands analysed with fewer sampled deals a decision
+    get that many, in the background (api.deepen).
     """
 
     @contextlib.asynccontextmanager
@@ -356,10 +359,18 @@ def create_app(
 
             timer = threading.Thread(target=tick, name="spool-loader", daemon=True)
             timer.start()
+        deepener = None
+        if deepen > 0:
+            from api.deepen import Deepener
+
+            deepener = app.state.deepener = Deepener(store, deepen)
+            deepener.start()
         try:
             yield
         finally:
             stop.set()
+            if deepener is not None:
+                deepener.close()
             if timer is not None:
                 timer.join(timeout=5)
             app.state.render_pool.close()

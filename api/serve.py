@@ -12,6 +12,9 @@ import os
 import sys
 from typing import Any
 
+#: Sampled deals a decision the server gives stored hands in the background (replay serve --deepen).
+DEEPEN = 20
+
 
 def add_serve_parser(subparsers: Any) -> None:
     """Add `serve` to an argparse subparsers object (sets `func=run_serve`)."""
@@ -32,6 +35,11 @@ def add_serve_parser(subparsers: Any) -> None:
     p.add_argument(
         "--threads", type=int, default=4,
         help="requests that run their route at once; the rest wait in line (default 4)",
+    )  # fmt: skip
+    p.add_argument(
+        "--deepen", type=int, default=DEEPEN, metavar="N",
+        help=f"give stored hands N sampled deals a decision in the background, at the lowest "
+        f"priority (default {DEEPEN}; 0: off; replay analyze --db does it in one go)",
     )  # fmt: skip
     p.set_defaults(func=run_serve)
 
@@ -67,8 +75,11 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
         return 2
     workers = args.render_workers if args.render_workers is not None else (os.cpu_count() or 1)
+    from replay.accel import native
+
+    deepen = max(0, args.deepen) if native is not None else 0  # the pure-Python solver: seconds a hand
     app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers),
-                     threads=max(1, args.threads))
+                     threads=max(1, args.threads), deepen=deepen)
     _quiet_gc()
     # A thread back from DuckDB (which runs without the GIL) waits for the
     # thread holding it to let go, up to the switch interval (5 ms by default),

@@ -1,6 +1,6 @@
 """Hand analysis speed: perfect-information grades, sampled grades, and ingest.
 
-    python bench/analysis.py            # 200 hands graded, 60 decisions sampled, 400 hands ingested
+    python bench/analysis.py            # 200 hands graded, 40 decisions sampled, 400 hands ingested
     python bench/analysis.py --full     # 1,000 hands, 300 decisions, 100,000 hands ingested
 
 1. Grading every alternative at every ply of a whole `international` hand
@@ -10,8 +10,9 @@
    (every legal move scored on each deal): decisions of simulated hands,
    median and p95.
 3. Analysis at ingest on both cores: `replay ingest` of simulated
-   `international` hands with the analysis on (the ingest default of
-   sampled deals), wall time and hands/s, beside the same ingest without it.
+   `international` hands with the analysis on (as the command runs it:
+   perfect information, `--ingest-samples` sampled deals a decision, 0 by
+   default), wall time and hands/s, beside the same ingest without it.
 
 Simulated hands (replay.simulate's bots) are generated first, not timed.
 Figures last, one per line, as ``name: value unit``.
@@ -112,7 +113,7 @@ def bench_ingest(hands: int, samples: int, workers: int) -> tuple[float, float, 
 
     cache = Path("/tmp/replay-bench")
     cache.mkdir(exist_ok=True)
-    log = cache / f"analysis-intl-{hands}.jsonl"
+    log = cache / f"analysis-intl-{hands}.jsonl"  # generated once, not timed
     if not log.exists():
         tmp = log.with_suffix(".tmp")
         with open(tmp, "wb") as f:
@@ -142,9 +143,11 @@ def main() -> None:
     ap.add_argument("--decisions", type=int, default=None, help="decisions sampled")
     ap.add_argument("--ingest", type=int, default=None, help="hands ingested with the analysis (0: skip)")
     ap.add_argument("--samples", type=int, default=100, help="deals per sampled decision (default 100)")
+    ap.add_argument("--ingest-samples", type=int, default=INGEST_SAMPLES,
+                    help=f"sampled deals a decision at ingest (default {INGEST_SAMPLES}, as replay ingest)")
     args = ap.parse_args()
     n_hands = args.hands or (1000 if args.full else 200)
-    n_dec = args.decisions or (300 if args.full else 60)
+    n_dec = args.decisions or (300 if args.full else 40)
     n_ingest = args.ingest if args.ingest is not None else (100_000 if args.full else 400)
 
     t0 = time.perf_counter()
@@ -159,9 +162,9 @@ def main() -> None:
           f"p95 {_pct(pi, 0.95):.1f} ms, max {max(pi):.1f} ms", file=sys.stderr)  # fmt: skip
     ingest_line = []
     if n_ingest:
-        plain, analysed, stored = bench_ingest(n_ingest, INGEST_SAMPLES, workers=2)
+        plain, analysed, stored = bench_ingest(n_ingest, args.ingest_samples, workers=2)
         print(f"ingest of {stored:,} hands on 2 cores: {plain:.1f} s without the analysis, {analysed:.1f} s with it "
-              f"({INGEST_SAMPLES} sampled deals a decision)", file=sys.stderr)  # fmt: skip
+              f"({args.ingest_samples} sampled deals a decision)", file=sys.stderr)  # fmt: skip
         ingest_line = [
             f"ingest_analysis_hands: {stored} hands",
             f"ingest_analysis_wall: {analysed:.1f} s",

@@ -146,7 +146,8 @@ def free_port() -> int:
 def serve(db: Path, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "REPLAY_TOKEN": ""}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "replay", "serve", "--db", str(db), "--port", str(port)],
+        # no background sampling (replay serve --deepen): this measures the pages alone
+        [sys.executable, "-m", "replay", "serve", "--db", str(db), "--port", str(port), "--deepen", "0"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 120

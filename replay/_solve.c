@@ -353,33 +353,41 @@ static int do_play(const Solver *sv, Pos *p, int mv, int view, int *value)
     return 0;
 }
 
+/* The seat to move, unable to play, draws the boneyard's next tile (a
+ * fitting one must then be played), or with no boneyard passes. */
+static void forced_move(const Solver *sv, Pos *p)
+{
+    if (p->stockmask) {
+        int t = sv->stock[(int)p->sp];
+        p->sp++;
+        p->stockmask &= ~(1u << t);
+        p->hand[p->turn] |= 1u << t;
+        if ((S_SUIT[p->left] | S_SUIT[p->right]) >> t & 1)
+            p->must = (int8_t)t;
+        return;
+    }
+    if (sv->r.pass_on) {
+        int sd = side_of(&sv->r, p->turn);
+        if (p->first_side < 0)
+            p->first_side = (int8_t)sd;
+        p->np[sd]++;
+    }
+    p->turn = (int8_t)((p->turn + 1) % sv->r.n);
+}
+
+static inline int stuck(const Pos *p)
+{
+    return p->left >= 0 && p->must < 0 && !(p->hand[p->turn] & (S_SUIT[p->left] | S_SUIT[p->right]));
+}
+
 /* Draws and passes until the seat to move can play (no branching there).
  * Answers 1 if nobody can ever play (a position no legal hand reaches). */
 static int settle(const Solver *sv, Pos *p)
 {
-    int n = sv->r.n;
-    for (int guard = 0; guard <= NT + 4 * n; guard++) {
-        if (p->left < 0 || p->must >= 0)
+    for (int guard = 0; guard <= NT + 4 * sv->r.n; guard++) {
+        if (!stuck(p))
             return 0;
-        uint32_t fit = S_SUIT[p->left] | S_SUIT[p->right];
-        if (p->hand[p->turn] & fit)
-            return 0;
-        if (p->stockmask) {
-            int t = sv->stock[(int)p->sp];
-            p->sp++;
-            p->stockmask &= ~(1u << t);
-            p->hand[p->turn] |= 1u << t;
-            if (fit >> t & 1)
-                p->must = (int8_t)t;
-            continue;
-        }
-        if (sv->r.pass_on) {
-            int sd = side_of(&sv->r, p->turn);
-            if (p->first_side < 0)
-                p->first_side = (int8_t)sd;
-            p->np[sd]++;
-        }
-        p->turn = (int8_t)((p->turn + 1) % n);
+        forced_move(sv, p);
     }
     return 1;
 }
@@ -809,52 +817,42 @@ static int viewer(const Solver *sv, int seat, int *sign)
     return seat;
 }
 
+/* The arguments (position, seat) of values() and value(): the position read,
+ * the seat searched for and the sign that gives `seat`'s values; -1 on error. */
+static int call_args(Solver *sv, PyObject *args, Pos *p, int *view, int *sign)
+{
+    PyObject *t;
+    int seat;
+    if (!PyArg_ParseTuple(args, "Oi", &t, &seat) || read_pos(sv, t, p) < 0)
+        return -1;
+    if (seat < 0 || seat >= sv->r.n) {
+        PyErr_SetString(PyExc_ValueError, "seat out of range");
+        return -1;
+    }
+    *view = viewer(sv, seat, sign);
+    return 0;
+}
+
 /* values(position, seat) -> ((move, value), ...): every legal move of the
  * seat to move with its exact value from `seat`'s side (plays in the
  * engine's order, then the yield; a lone draw or pass when nothing fits). */
 static PyObject *solver_values(Solver *sv, PyObject *args)
 {
-    PyObject *t;
-    int seat;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &seat))
-        return NULL;
     Pos p;
-    if (read_pos(sv, t, &p) < 0)
+    int view, sign, mv[16], vals[16], nm;
+    if (call_args(sv, args, &p, &view, &sign) < 0)
         return NULL;
-    if (seat < 0 || seat >= sv->r.n) {
-        PyErr_SetString(PyExc_ValueError, "seat out of range");
-        return NULL;
-    }
-    int sign, view = viewer(sv, seat, &sign);
-    int mv[16], nm;
-    int vals[16];
-    if (p.left >= 0 && p.must < 0 && !(p.hand[p.turn] & (S_SUIT[p.left] | S_SUIT[p.right]))) {
+    if (stuck(&p)) { /* one draw (a fitting tile must then be played), or a pass */
         mv[0] = p.stockmask ? MV_DRAW : MV_PASS;
         nm = 1;
         Pos c = p;
-        if (p.stockmask) { /* one draw; a fitting tile must then be played */
-            int tl = sv->stock[(int)c.sp];
-            c.sp++;
-            c.stockmask &= ~(1u << tl);
-            c.hand[c.turn] |= 1u << tl;
-            if ((S_SUIT[c.left] | S_SUIT[c.right]) >> tl & 1)
-                c.must = (int8_t)tl;
-        } else {
-            if (sv->r.pass_on) {
-                int sd = side_of(&sv->r, c.turn);
-                if (c.first_side < 0)
-                    c.first_side = (int8_t)sd;
-                c.np[sd]++;
-            }
-            c.turn = (int8_t)((c.turn + 1) % sv->r.n);
-        }
+        forced_move(sv, &c);
         vals[0] = search(sv, &c, -INF, INF, view);
     } else {
         nm = gen_plays(sv, &p, mv);
         int guess = 0;
-        for (int i = 0; i < nm; i++) {
+        for (int i = 0; i < nm; i++)
             guess = vals[i] = sv->mtd ? exact(sv, &p, mv[i], view, guess) : child(sv, &p, mv[i], -INF, INF, view);
-        }
     }
     PyObject *out = PyTuple_New(nm);
     if (!out)
@@ -873,18 +871,10 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
 /* value(position, seat) -> the position's exact value from `seat`'s side */
 static PyObject *solver_value(Solver *sv, PyObject *args)
 {
-    PyObject *t;
-    int seat;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &seat))
-        return NULL;
     Pos p;
-    if (read_pos(sv, t, &p) < 0)
+    int view, sign;
+    if (call_args(sv, args, &p, &view, &sign) < 0)
         return NULL;
-    if (seat < 0 || seat >= sv->r.n) {
-        PyErr_SetString(PyExc_ValueError, "seat out of range");
-        return NULL;
-    }
-    int sign, view = viewer(sv, seat, &sign);
     return PyLong_FromLong((long)sign * search(sv, &p, -INF, INF, view));
 }
 

@@ -8,8 +8,9 @@ deals than asked, and stores the rows (``--force``: every hand). If a
 running server holds the store, the rows are made from its kept logs and
 left in its spool, which the server loads.
 
-Hands go to a pool of processes, a match a task; a progress bar shows on
-a terminal.
+Hands go to a pool of processes, a match a task, or with ``--cluster
+ADDRESS`` to the workers of a dask.distributed cluster (docs/scale.md); a
+progress bar shows on a terminal.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from replay.analysis import (
     ANALYSIS_VERSION,
@@ -36,13 +37,21 @@ from replay.analysis import (
 )
 from replay.reader import UsageError
 
+if TYPE_CHECKING:
+    from replay.cluster import ClusterPool
+
 __all__ = ["add_analyze_parser", "analyze_paths", "analyze_store", "run_analyze"]
 
 _ANALYZER: Analyzer | None = None
 
 
-def _work(inputs: list[HandInput], samples: int, seed: int) -> list[HandAnalysis]:
-    """One match's hands (in a pool worker, or here)."""
+def _work(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+    """One match's hands (in a pool worker, a cluster's worker, or here);
+    ``version``: the sender's code, which a cluster's worker must run too."""
+    if version:
+        from replay.shards import check_code
+
+        check_code(version)
     global _ANALYZER
     if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed) != (samples, seed):
         _ANALYZER = Analyzer(samples=samples, seed=seed)
@@ -92,19 +101,25 @@ def _pool(workers: int) -> ProcessPoolExecutor | None:
 
 def run_tasks(
     tasks: Iterable[tuple[Any, list[HandInput]]], *, samples: int, seed: int, workers: int,
-    done: Callable[[Any, list[HandAnalysis]], None],
+    done: Callable[[Any, list[HandAnalysis]], None], cluster: ClusterPool | None = None,
 ) -> None:
-    """Analyse each task's hands (a pool of `workers`, or here with 0) and
-    give each result to `done` with its key, in the order the tasks finish."""
-    pool = _pool(workers)
+    """Analyse each task's hands (a pool of `workers`, or here with 0, or on
+    `cluster`) and give each result to `done` with its key, in the order the
+    tasks finish."""
+    pool: Any = cluster if cluster is not None else _pool(workers)
     if pool is None:
         for key, inputs in tasks:
             done(key, _work(inputs, samples, seed))
         return
+    version = ""
+    if cluster is not None:
+        from replay.shards import code_version
+
+        version, workers = code_version(), cluster._max_workers
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in tasks:
-            pending[pool.submit(_work, inputs, samples, seed)] = key
+            pending[pool.submit(_work, inputs, samples, seed, version)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
@@ -117,7 +132,7 @@ def run_tasks(
 
 def analyze_paths(
     paths: Sequence[str | os.PathLike[str]], *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
-    progress_out: IO[str] | None = None,
+    progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> list[tuple[str, list[HandAnalysis]]]:
     """Every match of the logs with its hands' analyses, in the logs' order."""
     from replay.validate import validate_paths
@@ -132,7 +147,8 @@ def analyze_paths(
         bar.add(len(res))
 
     try:
-        run_tasks(((m, i) for m, i in per_match if i), samples=samples, seed=seed, workers=workers, done=done)
+        run_tasks(((m, i) for m, i in per_match if i), samples=samples, seed=seed, workers=workers, done=done,
+                  cluster=cluster)  # fmt: skip
     finally:
         bar.close()
     return [(m, got.get(m, [])) for m, _ in per_match]
@@ -180,6 +196,7 @@ def _stale(conn: Any, samples: int, force: bool) -> list[str]:
         return [m for (m,) in conn.execute(sql).fetchall()]
     sql = """
         SELECT DISTINCT h.match FROM hands h
+        JOIN matches m ON m.match = h.match AND m.replay IS NOT NULL AND m.rules IS NOT NULL
         LEFT JOIN hand_analysis a ON a.match = h.match AND a.hand = h.hand
         WHERE h.result IS NOT NULL
           AND (a.match IS NULL OR a.version <> ? OR (a.skip IS NULL AND a.samples < ?))
@@ -218,7 +235,7 @@ def _stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, lis
 
 def analyze_store(
     db: str | os.PathLike[str] | None = None, *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
-    force: bool = False, progress_out: IO[str] | None = None,
+    force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> dict[str, Any]:
     """Analyse what the store lacks (see the module doc); a summary."""
     from replay.store import StoreLocked, default_db_path, layout, load_spool, open_store
@@ -230,7 +247,8 @@ def analyze_store(
     try:
         conn = open_store(db_path)
     except StoreLocked:
-        return _analyze_kept(lay, samples=samples, seed=seed, workers=workers, progress_out=progress_out)
+        return _analyze_kept(lay, samples=samples, seed=seed, workers=workers, progress_out=progress_out,
+                             cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
         stale = _stale(conn, samples, force)
@@ -258,7 +276,8 @@ def analyze_store(
                 flush()
 
         try:
-            run_tasks(_stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done)
+            run_tasks(_stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
+                      cluster=cluster)  # fmt: skip
             flush()
         finally:
             bar.close()
@@ -293,7 +312,10 @@ def _replace(conn: Any, tables: dict[str, Any]) -> None:
         conn.unregister("_ma")
 
 
-def _analyze_kept(lay: Any, *, samples: int, seed: int, workers: int, progress_out: IO[str] | None) -> dict[str, Any]:
+def _analyze_kept(
+    lay: Any, *, samples: int, seed: int, workers: int, progress_out: IO[str] | None,
+    cluster: ClusterPool | None = None,
+) -> dict[str, Any]:
     """The store is held (a running server): analyse every match of its kept
     logs and leave the rows in its spool as one batch (mode ``analysis``)."""
     from datetime import UTC, datetime
@@ -303,7 +325,8 @@ def _analyze_kept(lay: Any, *, samples: int, seed: int, workers: int, progress_o
     kept = sorted(p for p in lay.logs.glob("*.jsonl*") if p.is_file())
     if not kept:
         raise UsageError(f"the store at {lay.db} is held by another process and keeps no logs to analyse")
-    results = analyze_paths(kept, samples=samples, seed=seed, workers=workers, progress_out=progress_out)
+    results = analyze_paths(kept, samples=samples, seed=seed, workers=workers, progress_out=progress_out,
+                            cluster=cluster)  # fmt: skip
     flat = [h for _, hands in results for h in hands]
     batch = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + f"-{os.getpid()}-analysis"
     write_batch(lay.spool, batch, analysis_tables(flat), {"mode": "analysis"})
@@ -333,6 +356,9 @@ def add_analyze_parser(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="the sampling's seed (default 0)")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                    help="analysing processes (default 2; 0: in this process)")  # fmt: skip
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="analyse on a dask.distributed cluster: tcp://host:8786, or local[:N] "
+                   "(docs/scale.md)")  # fmt: skip
     p.add_argument("--force", action="store_true", help="with --db: analyse every stored hand again")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_analyze)
@@ -341,12 +367,25 @@ def add_analyze_parser(subparsers: Any) -> None:
 def run_analyze(args: argparse.Namespace) -> int:
     if not 0 <= args.samples <= 10000:
         raise UsageError("--samples must be 0..10000")
+    if args.cluster:
+        from replay.cluster import ClusterError, connect
+
+        try:
+            with connect(args.cluster) as pool:
+                return _run_analyze(args, pool)
+        except ClusterError as exc:
+            sys.stderr.write(f"replay analyze: {exc}\n")
+            return 2
+    return _run_analyze(args, None)
+
+
+def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
     progress = None if args.quiet else sys.stderr
     if args.db is not None:
         if args.paths:
             raise UsageError("give either PATHs or --db, not both")
         s = analyze_store(args.db or None, samples=args.samples, seed=args.seed, workers=args.workers,
-                          force=args.force, progress_out=progress)  # fmt: skip
+                          force=args.force, progress_out=progress, cluster=cluster)  # fmt: skip
         where = "left in the spool for the server that holds the store" if s["pending"] else "stored"
         sys.stderr.write(f"{s['matches']} matches, {s['hands']} hands: {s['analysed']} analysed, "
                          f"{s['skipped']} not (cancelled, unfinished or invalid); {where}\n")  # fmt: skip
@@ -354,7 +393,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     if not args.paths:
         raise UsageError("give log files or folders, or --db")
     results = analyze_paths(args.paths, samples=args.samples, seed=args.seed, workers=args.workers,
-                            progress_out=progress)  # fmt: skip
+                            progress_out=progress, cluster=cluster)  # fmt: skip
     if not any(hands for _, hands in results):
         sys.stderr.write("replay analyze: no hand found in the logs given\n")
         if args.json:

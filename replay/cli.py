@@ -1,4 +1,4 @@
-"""The `replay` command: validate, schema, simulate, ingest, serve, audit."""
+"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit."""
 
 from __future__ import annotations
 
@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from replay.validate import validate_paths, without_gc
 
+    if args.cluster:
+        from replay.cluster import ClusterError, connect
+        from replay.ingest import validate_routed
+        from replay.reader import iter_paths
+
+        list(iter_paths(args.paths))  # a missing path is a usage error before any cluster starts
+        try:
+            with connect(args.cluster) as pool, without_gc():
+                report = validate_routed(args.paths, pool)
+        except ClusterError as exc:
+            sys.stderr.write(f"replay validate: {exc}\n")
+            return 2
+        return _report(report, args)
     with without_gc():  # the report is millions of acyclic objects: see without_gc
         return _report(validate_paths(args.paths), args)
 
@@ -113,6 +126,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="validate log files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help=".jsonl / .jsonl.gz files or folders")
     p.add_argument("--json", action="store_true", help="print the JSON report of the spec")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="validate on a dask.distributed cluster: tcp://host:8786, or local[:N] "
+                   "(docs/scale.md)")  # fmt: skip
     p.set_defaults(func=_cmd_validate)
     p = sub.add_parser("schema", help="print the JSON Schema of a log line")
     p.set_defaults(func=_cmd_schema)
@@ -129,6 +145,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
         ("replay.simulate", "add_simulate_parser"),
         ("replay.ingest", "add_ingest_parsers"),
         ("replay.analyze", "add_analyze_parser"),
+        ("replay.export", "add_export_parser"),
         ("api.serve", "add_serve_parser"),
         ("reports.audit", "add_audit_parser"),
         ("reports.cheats", "add_insights_parser"),

@@ -20,8 +20,13 @@ matches still in progress, a chunk or two of finished ones, and nothing
 else.
 
 A rematch waits for the match it follows (its first leader decides the
-rematch's first lead): in the same chunk, after the earlier match's
-result, or from the store.
+rematch's first lead): in the same chunk, in a side chunk sent once the
+earlier match's result is back, or from the store. The chunks depend only
+on the lines read, so a batch is named by its content (replay.shards).
+
+With ``--cluster`` (replay.cluster) the pool is a dask.distributed cluster:
+the tasks carry their lines, the results the batch's files, written into
+the spool here (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ import pyarrow as pa
 from replay import events as ev
 from replay import handoff
 from replay.accel import native
+from replay.cluster import ClusterError, ClusterPool
 from replay.fastmatch import fast_report
 from replay.frames import Frames, file_table, findings_table, first_leader
 
@@ -80,8 +86,9 @@ from replay.reader import (  # noqa: PLC2701
     iter_paths,
     parse_line,
 )
-from replay.report import Finding, MatchReport
+from replay.report import FileReport, Finding, MatchReport, ValidationReport
 from replay.scan import scan_buffer
+from replay.shards import CodeMismatch, Shard, check_code, code_version
 from replay.store import (
     GROUP_BATCHES,
     HeldRows,
@@ -91,6 +98,7 @@ from replay.store import (
     clean_tmp,
     default_db_path,
     derive_player_rows,
+    encode_tables,
     fsync_path,
     keep_reports,
     layout,
@@ -102,8 +110,10 @@ from replay.store import (
     ratings_beside,
     stored_files,
     write_batch,
+    write_encoded,
 )
-from replay.validate import validate_match
+from replay.validate import _line_finding as _validate_line_finding  # noqa: PLC2701
+from replay.validate import seed_reuse, validate_match, with_findings
 
 __all__ = [
     "IngestSummary",
@@ -116,14 +126,20 @@ __all__ = [
     "revalidate",
     "run_ingest",
     "run_reingest",
+    "validate_routed",
 ]
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
-#: Hands per batch when the batch carries the hands' analysis (seconds a batch).
-ANALYSIS_CHUNK_HANDS: Final = 200
-#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`).
-INGEST_SAMPLES: Final = 10
+#: Hands per batch when the batch carries the hands' analysis, at the least
+#: (500 without sampling, about ten seconds a batch; fewer with).
+ANALYSIS_CHUNK_HANDS: Final = 100
+#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`):
+#: none by default. The perfect-information grade of every move costs about
+#: 20 ms a hand; ten sampled deals a decision cost ten times that (200 ms a
+#: hand, bench/analysis.py), so the server adds them in the background
+#: (`replay serve --deepen`), or `replay analyze --db --samples N` in one go.
+INGEST_SAMPLES: Final = 0
 #: Bytes the C router reads at a time (cut at a line end).
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
@@ -387,7 +403,7 @@ class _Item:
 class _Task:
     batch: str
     mode: str
-    spool: str
+    spool: str | None  # None: the batch's files come back as bytes (a worker elsewhere)
     files: list[tuple[str, str, str]]  # (label, sha256, kept path) by file index
     items: list[_Item] = field(default_factory=list)
     refetch: list[tuple[bytes, list[int]]] = field(default_factory=list)  # read again from files
@@ -399,6 +415,9 @@ class _Task:
     owner: int | None = None
     # (samples, seed) of the hand analysis (replay.analysis) the batch carries; None: none
     analysis: tuple[int, int] | None = None
+    kind: str = "ingest"  # or "validate": the reports come back, no batch is made
+    version: str = ""  # the sender's code (replay.shards.code_version), checked by a worker
+    order: str = ""  # the batch's place among those of its run (a content-named batch)
 
 
 @dataclass(slots=True)
@@ -411,6 +430,10 @@ class _Result:
     bad: dict[bytes, dict[str, int]]  # bad lines by routing key and sha256
     path: str
     stages: dict[str, float]  # CPU seconds: parse, validate, frames, write
+    # a worker elsewhere: the batch's files as bytes (store.encode_tables) and manifest
+    parts: dict[str, bytes] | None = None
+    manifest: dict[str, Any] | None = None
+    reports: list[MatchReport] | None = None  # kind "validate": the matches' reports
 
 
 def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterator[Record]:
@@ -423,10 +446,11 @@ def _item_records(item: _Item, files: Sequence[tuple[str, str, str]]) -> Iterato
 
 
 def _fast_item(
-    item: _Item, files: Sequence[tuple[str, str, str]], leaders: Mapping[str, int | None], frames: Frames
+    item: _Item, files: Sequence[tuple[str, str, str]], leaders: Mapping[str, int | None], frames: Frames | None
 ) -> MatchReport | None:
     """The report of a clean match read by the C scanner, its moves in
-    ``frames.columns``; None when it must be parsed and validated line by line."""
+    ``frames.columns`` (none kept without frames); None when it must be
+    parsed and validated line by line."""
     if native is None or len(item.segments) != 1:
         return None
     label, sha, _ = files[item.segments[0][0]]
@@ -436,12 +460,13 @@ def _fast_item(
     (src,) = fs.sources.values()
     if _key(src.match) != item.key:
         return None
-    rep = fast_report(src, rematch_leaders=leaders, moves=frames.columns)
+    rep = fast_report(src, rematch_leaders=leaders, moves=frames.columns if frames is not None else None)
     if rep is not None:
         # the scanner numbered the lines of the match's blob: the seeds' lines in the file
         lines = item.lines
         rep = replace(rep, seed_lines=tuple((h, f, lines[n - 1]) for h, f, n in rep.seed_lines))
-        frames.add(rep, {sha: src.count})
+        if frames is not None:
+            frames.add(rep, {sha: src.count})
     return rep
 
 
@@ -459,6 +484,7 @@ def _work(task: _Task) -> _Result:
     survives it (modules, tables, caches) is frozen out of later
     collections: walking it again took 35 ms a task, 1 ms without.
     """
+    check_code(task.version)
     if task.shared is not None:
         for item, blob in zip(task.items, handoff.receive(*task.shared), strict=True):
             item.blob = blob
@@ -481,7 +507,10 @@ def _work_batch(task: _Task) -> _Result:
     where = {label: sha for label, sha, _ in task.files}
     top: dict[bytes, list[Finding]] = {}
     bad: dict[bytes, dict[str, int]] = {}
-    frames = Frames(task.batch, where)
+    validating = task.kind == "validate"
+    frames = Frames(task.batch, where) if not validating else None
+    reports: list[MatchReport] = []
+    line_finding = _validate_line_finding if validating else _line_finding
     leaders = dict(task.leaders)
     out_leaders: dict[bytes, int | None] = {}
     summary: list[tuple[bytes, str, int, tuple[str, ...]]] = []
@@ -496,7 +525,7 @@ def _work_batch(task: _Task) -> _Result:
                 per[sha] = per.get(sha, 0) + 1
             m = _rec_match(rec)
             if m is None:
-                top.setdefault(key, []).append(_line_finding(rec))  # type: ignore[arg-type]
+                top.setdefault(key, []).append(line_finding(rec))  # type: ignore[arg-type]
             else:
                 groups.setdefault(m, []).append(rec)
         return groups
@@ -504,11 +533,14 @@ def _work_batch(task: _Task) -> _Result:
     def check(key: bytes, groups: dict[str, list[Record]]) -> None:
         nonlocal hands
         for m, recs in groups.items():
-            rep = validate_match(recs, rematch_leaders=leaders)
+            rep = validate_match(recs, rematch_leaders=leaders, keep_moves=not validating)
             lead = first_leader(rep)
             leaders[m] = lead
             out_leaders[_key(m)] = lead
-            frames.add(rep, Counter(where[r.file] for r in recs))
+            if frames is not None:
+                frames.add(rep, Counter(where[r.file] for r in recs))
+            else:
+                reports.append(rep)
             hands += len(rep.hands)
             summary.append((key, rep.verdict, len(rep.hands), tuple(f.code for f in rep.findings)))
 
@@ -520,6 +552,8 @@ def _work_batch(task: _Task) -> _Result:
             leaders[rep.match] = out_leaders[item.key] = lead
             hands += len(rep.hands)
             summary.append((item.key, rep.verdict, len(rep.hands), ()))
+            if frames is None:
+                reports.append(rep)
             stages["validate"] += clock() - t0
             continue
         groups = take(item.key, _item_records(item, task.files))
@@ -536,6 +570,8 @@ def _work_batch(task: _Task) -> _Result:
         for m, recs in got.items():
             key = wanted.get(m, _key(m))
             check(key, take(key, recs))
+    if frames is None:
+        return _Result(task.batch, hands, summary, out_leaders, top, bad, "", dict(stages), reports=reports)
     t0 = clock()
     tables = frames.tables()
     if task.analysis is not None:
@@ -551,8 +587,15 @@ def _work_batch(task: _Task) -> _Result:
     meta: dict[str, Any] = {"mode": task.mode, "files": listed}
     if task.analysis is not None:
         meta["analysis"] = list(task.analysis)
-    path = write_batch(Path(task.spool), task.batch, tables, meta, owner=task.owner)
+    if task.order:
+        meta["order"] = task.order
     stages["frames"] += t1 - t0
+    if task.spool is None:  # the owner of the spool writes it (_Run._collect)
+        parts = encode_tables(tables)
+        stages["write"] += clock() - t1
+        return _Result(task.batch, hands, summary, out_leaders, top, bad, "", dict(stages),
+                       parts=parts, manifest=meta)  # fmt: skip
+    path = write_batch(Path(task.spool), task.batch, tables, meta, owner=task.owner)
     stages["write"] += clock() - t1
     return _Result(task.batch, hands, summary, out_leaders, top, bad, str(path), dict(stages))
 
@@ -880,20 +923,30 @@ class _Run:
 
     def __init__(
         self,
-        lay: Layout,
+        lay: Layout | None,
         files: Iterable[KeptFile],
         *,
         mode: str,
         conn: duckdb.DuckDBPyConnection | None,
-        pool: ProcessPoolExecutor | None,
+        pool: Any,
         workers: int,
         chunk_hands: int,
         progress: _Progress,
         durable: Callable[[Collection[str] | None], None] | None = None,
+        kind: str = "ingest",
         analysis: tuple[int, int] | None = None,
     ) -> None:
         self.lay = lay
+        self.kind = kind  # "ingest", or "validate" (no store: the reports come back)
         self.analysis = analysis
+        # a pool elsewhere (replay.cluster): tasks carry their bytes, results
+        # bring the batches' files, and this process writes them
+        self.remote = bool(getattr(pool, "remote", False))
+        self.version = code_version()
+        self.line_finding = _validate_line_finding if kind == "validate" else _line_finding
+        self.first: dict[bytes, tuple[int, int]] = {}  # (file index, line) a match starts at
+        self.reports: dict[bytes, list[MatchReport]] = {}  # kind "validate"
+        self.spooled = 0.0  # seconds writing the batches workers elsewhere sent
         self.source = files  # taken one at a time by route()
         self.files: list[KeptFile] = []  # routed or being routed, by file index
         self.mode = mode
@@ -905,11 +958,16 @@ class _Run:
         self.seq = 0
         self.task_files: list[tuple[str, str, str]] = []  # (label, sha256, kept path) by file index
         self.pool = pool
-        self.max_inflight = workers  # one more chunk fills meanwhile
+        # one more chunk fills meanwhile; workers elsewhere have a few more
+        # queued while they work (the bytes take their time to travel; each
+        # chunk out is some 36 MB held here until its result is back)
+        self.max_inflight = workers + min(workers, 4) if self.remote else workers
         # the chunks' bytes go to the workers through shared memory, not the pipe
-        self.segments = handoff.Segments() if pool is not None and handoff.available() else None
+        self.segments = (
+            handoff.Segments() if pool is not None and not self.remote and handoff.available() else None
+        )
         self.held: dict[Future[_Result], handoff.Held] = {}
-        self.loader = _Loader(conn, lay.data, durable) if conn is not None else None
+        self.loader = _Loader(conn, lay.data, durable) if conn is not None and lay is not None else None
         # this process loads its batches itself: they need not be durable
         # (store.write_batch's owner); for another holder of the store they must be
         self.owner = os.getpid() if self.loader is not None else None
@@ -925,6 +983,12 @@ class _Run:
         self.chunk: list[_Item] = []
         self.chunk_keys: set[bytes] = set()
         self.chunk_size = 0
+        # the side chunk: rematches of matches sent off in earlier chunks (_ready)
+        self.side: list[_Item] = []
+        self.side_keys: set[bytes] = set()
+        self.side_size = 0
+        self.side_closed: list[tuple[list[_Item], set[bytes]]] = []  # with the leaders they need
+        self.sending = False
         self.parked: dict[bytes, list[tuple[bytes, _Pending]]] = {}
         self.waiting: set[bytes] = set()  # keys parked behind a parent
         self.leaders: dict[bytes, int | None] = {}
@@ -955,15 +1019,19 @@ class _Run:
         for key in list(self.groups):  # unfinished matches: validated as they are
             self._ready(key, self.groups.pop(key))
         self._flush()
-        while self.inflight or self.parked:
+        self._close_side()
+        while self.inflight or self.parked or self.side_closed:
             if self.inflight:
                 self._collect(block=True)
+            elif self.side_closed:  # a leader that never came: go without it
+                self._send_side(force=True)
             else:  # a parent that never came (or a cycle): go without it
                 for key in list(self.parked):
                     for child in self.parked.pop(key):
                         self.waiting.discard(child[0])
                         self._add(*child)
             self._flush()
+            self._close_side()
         if self.reopened:
             self._refetch()
 
@@ -1093,25 +1161,34 @@ class _Run:
         self.progress.show(self.bytes_done, self.hands_read, self.hands_done)
 
     def _top(self, fi: int, rec: BadLine) -> None:
-        self.top.setdefault(fi, []).append(_line_finding(rec))
+        self.top.setdefault(fi, []).append(self.line_finding(rec))
         self.top_bad[fi] += 1
 
     # -- dispatch
 
     def _ready(self, key: bytes, p: _Pending) -> None:
-        """A match is complete (or the run is over): send it once its parent is known."""
+        """A match is complete (or the run is over): into the chunk, or after
+        the match it is a rematch of.
+
+        Where a match goes depends only on the lines read (and the store),
+        never on when results come back: so the chunks, and the content
+        names of their batches (replay.shards), are the same whatever the
+        workers' pace. A rematch of a match still being read follows it into
+        its chunk; one of a match sent off in an earlier chunk goes into
+        the side chunks, each sent once the leaders it needs are back.
+        """
         parent = p.parent = _parent_of(p)
-        if parent is not None and parent not in self.leaders and parent not in self.chunk_keys:
-            if parent in self.groups or parent in self.waiting or self._in_flight(parent):
+        if parent is not None and parent not in self.chunk_keys:
+            if parent in self.groups or parent in self.waiting:
                 self.parked.setdefault(parent, []).append((key, p))
                 self.waiting.add(key)
                 return
-            if parent not in self.done:
+            if parent in self.done:
+                self._add(key, p, side=True)
+                return
+            if parent not in self.leaders:  # not in this run (so far): the store may have it
                 self.leaders[parent] = self._stored_leader(parent)
         self._add(key, p)
-
-    def _in_flight(self, key: bytes) -> bool:
-        return key in self.done and key not in self.leaders
 
     def _stored_leader(self, parent: bytes) -> int | None:
         if self.lookup is None:
@@ -1120,38 +1197,94 @@ class _Run:
                   [parent.decode("utf-8", "surrogatepass")])  # fmt: skip
         return None if row is None or row[0] is None else int(row[0])
 
-    def _add(self, key: bytes, p: _Pending) -> None:
-        self.chunk.append(p.item(key))
-        self.chunk_keys.add(key)
-        self.chunk_size += max(p.hands, 1)
-        self.done[key] = tuple(fi for fi, _ in p.segments)
-        for child in self.parked.pop(key, []):  # children may follow in the same chunk
-            self.waiting.discard(child[0])
-            self._add(*child)
-        if self.chunk_size >= self.chunk_hands:
+    def _add(self, key: bytes, p: _Pending, *, side: bool = False) -> None:
+        """The match, and the rematches parked behind it, into a chunk (the side
+        chunk with ``side``); the chunk goes once it is full."""
+        self._put(key, p, side)
+        if side:
+            if self.side_size >= self.chunk_hands:
+                self._close_side()
+        elif self.chunk_size >= self.chunk_hands:
             self._flush()
 
-    def _flush(self, refetch: list[tuple[bytes, list[int]]] | None = None) -> None:
-        if not self.chunk and not refetch:
+    def _put(self, key: bytes, p: _Pending, side: bool) -> None:
+        if self.kind == "validate":
+            self.first.setdefault(key, (p.segments[0][0], p.lines[0] if p.lines else 0))
+        if side:
+            self.side.append(p.item(key))
+            self.side_keys.add(key)
+            self.side_size += max(p.hands, 1)
+        else:
+            self.chunk.append(p.item(key))
+            self.chunk_keys.add(key)
+            self.chunk_size += max(p.hands, 1)
+        self.done[key] = tuple(fi for fi, _ in p.segments)
+        for child in self.parked.pop(key, []):  # children follow in the same chunk
+            self.waiting.discard(child[0])
+            self._put(*child, side)
+
+    def _close_side(self) -> None:
+        """The side chunk is complete: it goes once its leaders are back."""
+        if not self.side:
+            return
+        needs = {it.parent for it in self.side if it.parent is not None and it.parent not in self.side_keys}
+        self.side_closed.append((self.side, needs))
+        self.side, self.side_keys, self.side_size = [], set(), 0
+        self._send_side()
+
+    def _send_side(self, *, force: bool = False) -> None:
+        """Send the closed side chunks whose leaders are all back (with ``force``,
+        the first one, whatever it waits for)."""
+        if self.sending:  # flushing collects, and collecting comes back here
+            return
+        self.sending = True
+        try:
+            while True:
+                ready = [i for i, (_, needs) in enumerate(self.side_closed) if force or needs <= self.leaders.keys()]
+                if not ready:
+                    return
+                items, _ = self.side_closed.pop(ready[0])
+                self._flush(items=items)
+                if force:  # one at a time: the next may need this one's leaders
+                    return
+        finally:
+            self.sending = False
+
+    def _flush(
+        self, refetch: list[tuple[bytes, list[int]]] | None = None, *, items: list[_Item] | None = None
+    ) -> None:
+        """Send a chunk: the one filling (``items``: a side chunk; ``refetch``:
+        matches to read again whole)."""
+        if items is None:
+            items = self.chunk
+            self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
+        if not items and not refetch:
             return
         self.seq += 1
-        batch = f"{self.run_id}-{self.seq:06d}"
+        order = f"{self.run_id}-{self.seq:06d}"
         # Refetched matches are few: they get every leader known.
-        parents = set(self.leaders) if refetch else {it.parent for it in self.chunk}
+        parents = set(self.leaders) if refetch else {it.parent for it in items}
         leaders = {
             k.decode("utf-8", "surrogatepass"): self.leaders[k]
             for k in parents
             if k is not None and k in self.leaders
         }
-        task = _Task(batch, self.mode if not refetch else "replace", str(self.lay.spool),
-                     list(self.task_files), self.chunk, refetch or [], leaders, owner=self.owner,
-                     analysis=self.analysis)  # fmt: skip
+        mode = self.mode if not refetch else "replace"
+        fis = {fi for it in items for fi, _ in it.segments} | {fi for _, idx in refetch or () for fi in idx}
+        # named by content in an `add` run (a reingest is there to do it all again)
+        named = self.mode == "add" and self.kind == "ingest"
+        batch = self._name(items, sorted(fis), leaders, refetch or []) if named else order
+        if refetch and self.remote:  # a worker elsewhere cannot read the kept copies
+            items = self._refetch_items(refetch)
+            refetch = None
+        spool = None if self.remote or self.lay is None else str(self.lay.spool)
+        task = _Task(batch, mode, spool, list(self.task_files), items, refetch or [], leaders,
+                     owner=self.owner, analysis=self.analysis, kind=self.kind, version=self.version,
+                     order=order if batch != order else "")  # fmt: skip
         # the kept files the batch refers to: its commit waits for them to be durable
-        fis = {fi for it in self.chunk for fi, _ in it.segments} | {fi for _, idx in refetch or () for fi in idx}
         refs = frozenset(self.task_files[fi][1] for fi in fis)
         if self.durable is not None:
             self.durable(refs)
-        self.chunk, self.chunk_keys, self.chunk_size = [], set(), 0
         while len(self.inflight) >= self.max_inflight:
             self._collect(block=True)
         if self.pool is None:
@@ -1172,6 +1305,58 @@ class _Run:
         self.refs[fut] = refs
         self._collect(block=False)
 
+    def _name(
+        self, items: list[_Item], fis: list[int], leaders: Mapping[str, int | None],
+        refetch: list[tuple[bytes, list[int]]],
+    ) -> str:
+        """The chunk's batch named by its content (replay.shards): its files, its
+        matches' lines in them (or the matches read again whole from them), the
+        leaders it is given."""
+        shard = Shard(self.mode if not refetch else "replace")
+        local = {fi: i for i, fi in enumerate(fis)}
+        for fi in fis:
+            label, sha, _ = self.task_files[fi]
+            shard.file(label, sha)
+        for k in sorted(leaders):
+            shard.leader(k, leaders[k])
+        for it in items:
+            shard.match(it.key, [(local[fi], i) for fi, i in it.segments], it.lines.tobytes(), it.parent)
+        for key, idx in refetch:
+            shard.extra("refetch", key.hex(), *(str(local[fi]) for fi in idx))
+        if self.analysis is not None:  # the batch carries its hands' analysis
+            shard.extra("analysis", *map(str, self.analysis))
+        return shard.name()
+
+    def _refetch_items(self, refetch: list[tuple[bytes, list[int]]]) -> list[_Item]:
+        """The whole lines of matches read again (what read_match_records reads
+        in the worker), as items: for a worker that has no kept copies."""
+        wanted = {key for key, _ in refetch}
+        fis = sorted({fi for _, idx in refetch for fi in idx})
+        got: dict[bytes, _Pending] = {}
+        for fi in fis:
+            kf = self.files[fi]
+            n = 0
+            with contextlib.suppress(_Broken):  # the break is a finding of the file
+                for raw in _split(_chunks(kf.kept)):
+                    n += 1
+                    if raw is None:
+                        continue
+                    fast = _fast_key(raw)
+                    if fast is not None:
+                        key: bytes | None = fast[0]
+                    elif _is_blank(raw):
+                        continue
+                    else:
+                        m = _rec_match(_parse(raw, kf.path, n))
+                        key = None if m is None else _key(m)
+                    if key in wanted:
+                        assert key is not None
+                        p = got.get(key)
+                        if p is None:
+                            p = got[key] = _Pending(fi)
+                        p.add(fi, raw, n)
+        return [got[key].item(key) for key, _ in refetch if key in got]
+
     def _collect(self, *, block: bool) -> None:
         if block:
             done, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
@@ -1188,6 +1373,8 @@ class _Run:
             if held is not None and self.segments is not None:
                 self.segments.release(held)
             res = fut.result()
+            if res.parts is not None:
+                res.path = self._write(res)
             self.batches.append(res.batch)
             self.hands_done += res.hands
             for k, v in res.stages.items():
@@ -1199,13 +1386,33 @@ class _Run:
                 _put(self.worker_top, key, res.top.get(key))
                 _put(self.worker_bad, key, res.bad.get(key))
             self.leaders.update(res.leaders)
-            if self.loader is not None:
+            if res.reports is not None:
+                self._keep(res)
+            if self.loader is not None and res.path:
                 self.loader.jobs.put((Path(res.path), refs))
-            for key in res.leaders:
-                for child in self.parked.pop(key, []):
-                    self.waiting.discard(child[0])
-                    self._add(*child)
+        if done and self.side_closed:
+            self._send_side()
         self.progress.show(self.bytes_done, self.hands_read, self.hands_done)
+
+    def _write(self, res: _Result) -> str:
+        """A batch a worker elsewhere made: into this spool, unless the store has
+        it already (its name is its content: a re-run writes nothing new)."""
+        assert self.lay is not None and res.parts is not None
+        if self.lookup is not None and one(self.lookup, "SELECT 1 FROM batches WHERE batch = ?", [res.batch]):
+            return ""
+        t0 = time.perf_counter()
+        path = write_encoded(self.lay.spool, res.batch, res.parts, res.manifest or {}, owner=self.owner)
+        res.parts = None
+        self.spooled += time.perf_counter() - t0
+        return str(path)
+
+    def _keep(self, res: _Result) -> None:
+        """The reports of a validate run, by routing key (a refetch replaces)."""
+        assert res.reports is not None
+        got: dict[bytes, list[MatchReport]] = {}
+        for (key, *_), rep in zip(res.summary, res.reports, strict=True):
+            got.setdefault(key, []).append(rep)
+        self.reports.update(got)
 
     def _refetch(self) -> None:
         """Matches with lines after their match_end: read again whole, replaced."""
@@ -1235,15 +1442,23 @@ class _Run:
         top = [f for i in sorted(self.top) for f in self.top[i]]
         top += [f for key in sorted(self.worker_top) for f in self.worker_top[key]]
         self.seq += 1
-        batch = f"{self.run_id}-{self.seq:06d}"
+        order = f"{self.run_id}-{self.seq:06d}"
+        meta: dict[str, Any] = {"mode": self.mode, "files": {}}
+        batch = order
+        if self.mode == "add":  # named by the files it records (replay.shards)
+            shard = Shard(self.mode, kind="files")
+            for f in self.files:
+                shard.extra(f.sha256, f.stored, *sorted({f.path, *extra_paths.get(f.sha256, [])}))
+            batch, meta["order"] = shard.name(), order
         self.batches.append(batch)
         if self.durable is not None:  # for another holder, who may load it at once
             self.durable(None)
+        assert self.lay is not None
         return write_batch(
             self.lay.spool,
             batch,
             {"log_files": file_table(rows), "file_findings": findings_table(((None, f) for f in top), where)},
-            {"mode": self.mode, "files": {}},
+            meta,
             owner=self.owner,
         )
 
@@ -1378,7 +1593,7 @@ def _execute(
     *,
     mode: str,
     conn: duckdb.DuckDBPyConnection | None,
-    pool: ProcessPoolExecutor | None,
+    pool: Any,
     chunk_hands: int,
     progress_out: IO[str] | None,
     summary: IngestSummary,
@@ -1407,8 +1622,8 @@ def _execute(
         return summary
     progress = _Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
-    if analysis is not None:  # a hand's analysis costs a hundred times its validation: small tasks
-        chunk_hands = min(chunk_hands, ANALYSIS_CHUNK_HANDS)
+    if analysis is not None:  # a hand's analysis costs a hundred times its validation and more: smaller tasks
+        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, 500 // (1 + analysis[0])))
     run = _Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
                chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
@@ -1434,6 +1649,8 @@ def _execute(
     for k in ("parse", "validate", "frames", "write", "analysis"):
         if k in run.stages or k != "analysis":
             summary.stages[f"{k} (workers)"] = run.stages[k]
+    if run.remote:
+        summary.stages["spool (main)"] = run.spooled
     if run.loader is not None:
         summary.stages["load (wall)"] = run.loader.seconds
         summary.stages["derive (wall)"] = run.loader.derive_seconds
@@ -1461,6 +1678,47 @@ def _execute(
     return summary
 
 
+def validate_routed(paths: Sequence[str | os.PathLike[str]], pool: Any) -> ValidationReport:
+    """`replay validate` with the matches validated by ``pool`` (a cluster):
+    the same report as :func:`replay.validate.validate_paths`.
+
+    The files are read where they are (nothing is kept) and routed as an
+    ingest routes them; the workers send back each match's report (moves
+    not kept, as the command line's). SEED_REUSED, which compares all the
+    matches, is found here, and the matches come in the order validate
+    gives them (of their first line, file by file).
+    """
+    found = list(iter_paths(paths))
+    files = []
+    for i, path in enumerate(found):
+        try:
+            size = path.stat().st_size
+        except OSError:  # read as validate reads it: the error is a finding of the file
+            size = 0
+        # no kept copy: the "sha256" only tells the files apart
+        files.append(KeptFile(os.fspath(path), f"#{i}", size, os.fspath(path), path))
+    run = _Run(None, files, mode="add", conn=None, pool=pool, workers=max(getattr(pool, "_max_workers", 1), 1),
+               chunk_hands=CHUNK_HANDS, progress=_Progress(1, None), kind="validate")  # fmt: skip
+    try:
+        run.route()
+    finally:
+        run.close()
+    place = {f.path: i for i, f in enumerate(files)}
+    bad = [0] * len(files)
+    for per in run.worker_bad.values():
+        for sha, n in per.items():
+            bad[int(sha[1:])] += n
+    reports = [rep for key in sorted(run.reports, key=run.first.__getitem__) for rep in run.reports[key]]
+    reuse = seed_reuse(reports)
+    top = [f for fs in (*run.top.values(), *run.worker_top.values()) for f in fs]
+    top.sort(key=lambda f: (place.get(f.file or "", len(files)), f.line or 0))
+    return ValidationReport(
+        files=tuple(FileReport(f.path, run.lines[i], run.top_bad[i] + bad[i]) for i, f in enumerate(files)),
+        findings=tuple(top),
+        matches=tuple(with_findings(r, reuse.get(r.match, [])) for r in reports),
+    )
+
+
 @arrow_on_malloc()
 def ingest(
     paths: Sequence[str | os.PathLike[str]],
@@ -1469,6 +1727,7 @@ def ingest(
     workers: int = 2,
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
+    cluster: str | ClusterPool | None = None,
     analysis: tuple[int, int] | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> IngestSummary:
@@ -1483,19 +1742,27 @@ def ingest(
     (samples, seed), the workers analyse every hand too (replay.analysis).
     Raises :class:`replay.reader.UsageError` for a path that does not exist or a
     folder with no log in it. A file that is no table log is stored as one
-    bad line and named in ``summary.not_logs``.
+    bad line and named in ``summary.not_logs``. With ``cluster`` (an
+    address, or a :class:`replay.cluster.ClusterPool`) the shards are
+    validated (and analysed) there instead of in ``workers`` processes.
     """
+    if isinstance(cluster, str):
+        from replay.cluster import connect
+
+        with connect(cluster) as remote:
+            return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
+                          analysis=analysis, labels=labels)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     found = list(iter_paths(paths))
     lay = layout(db_path).make()
     clean_tmp(lay)
-    pool = _make_pool(workers)  # first: before any thread exists
+    pool = cluster if cluster is not None else _make_pool(workers)  # first: before any thread exists
     conn = None
     durable: _Durable | None = None
     summary = IngestSummary(db=str(db_path))
     try:
-        conn = _open_owner(db_path, workers or None)
+        conn = _open_owner(db_path, (workers or None) if cluster is None else None)
         if conn is not None:
             load_spool(conn, lay.spool)
         kept: dict[str, KeptFile] = {}
@@ -1572,18 +1839,26 @@ def reingest(
     workers: int = 2,
     chunk_hands: int = CHUNK_HANDS,
     progress_out: IO[str] | None = None,
+    cluster: str | ClusterPool | None = None,
     analysis: tuple[int, int] | None = None,
 ) -> IngestSummary:
     """Validate everything again from the kept files and replace the derived rows.
 
     Needs the database for writing (raises :class:`StoreLocked` otherwise).
+    ``cluster`` and ``analysis`` as for :func:`ingest`.
     """
+    if isinstance(cluster, str):
+        from replay.cluster import connect
+
+        with connect(cluster) as remote:
+            return reingest(db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
+                            analysis=analysis)  # fmt: skip
     t0 = time.perf_counter()
     db_path = Path(db) if db is not None else default_db_path()
     lay = layout(db_path).make()
-    pool = _make_pool(workers)  # first: before any thread exists
+    pool = cluster if cluster is not None else _make_pool(workers)  # first: before any thread exists
     try:
-        conn = _writer(db_path, workers or None)
+        conn = _writer(db_path, (workers or None) if cluster is None else None)
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -1619,13 +1894,19 @@ def add_ingest_parsers(subparsers: Any) -> None:
         p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                        help="validating processes (default 2; 0: in this process)")  # fmt: skip
         p.add_argument("--chunk-hands", type=int, default=CHUNK_HANDS, help=argparse.SUPPRESS)
+        p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                       help="validate on a dask.distributed cluster: a scheduler address "
+                       "(tcp://host:8786), or local[:N] for N worker processes here "
+                       "(docs/scale.md)")  # fmt: skip
         p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
         p.add_argument("--no-analysis", action="store_true",
                        help="do not analyse the hands (replay analyze --db can do it later)")  # fmt: skip
         p.add_argument("--analysis-samples", type=int, default=INGEST_SAMPLES, metavar="N",
-                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}; "
-                       "0: perfect information only; replay analyze --db --samples 100 deepens it)")  # fmt: skip
+                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}: "
+                       "perfect information only; the server adds them in the background, and "
+                       "replay analyze --db --samples 100 in one go)")  # fmt: skip
         p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
+        p.add_argument("--analyze-anyway", action="store_true", help=argparse.SUPPRESS)  # without the C solver
 
     p = subparsers.add_parser(
         "ingest",
@@ -1651,6 +1932,11 @@ def _analysis_arg(args: argparse.Namespace) -> tuple[int, int] | None:
         return None
     if not 0 <= args.analysis_samples <= 10000:
         raise UsageError("--analysis-samples must be 0..10000")
+    if native is None and not args.analyze_anyway:
+        # the pure-Python solver takes seconds a hand (the C one 20 ms)
+        sys.stderr.write("replay: the C solver is not compiled here (or REPLAY_PURE is set): the hands are "
+                         "not analysed (replay analyze --db does it, slowly; --analyze-anyway here)\n")  # fmt: skip
+        return None
     return args.analysis_samples, args.seed
 
 
@@ -1660,18 +1946,23 @@ def _report(summary: IngestSummary, quiet: bool) -> None:
             sys.stderr.write(line + "\n")
 
 
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments `ingest` and `reingest` share, from the command line."""
+    return {"db": args.db, "workers": args.workers, "chunk_hands": args.chunk_hands,
+            "progress_out": None if args.quiet else sys.stderr, "cluster": args.cluster,
+            "analysis": _analysis_arg(args)}  # fmt: skip
+
+
 def run_ingest(args: argparse.Namespace) -> int:
     """`replay ingest`: 0 when everything read is stored (or spooled), whatever
     the verdicts; 1 when a file is no table log at all (the rest is stored);
-    2 for a path that does not exist or a folder with no log (UsageError)."""
-    summary = ingest(
-        args.paths,
-        db=args.db,
-        workers=args.workers,
-        chunk_hands=args.chunk_hands,
-        progress_out=None if args.quiet else sys.stderr,
-        analysis=_analysis_arg(args),
-    )
+    2 for a path that does not exist or a folder with no log (UsageError), or
+    a cluster that cannot be used."""
+    try:
+        summary = ingest(args.paths, **_options(args))
+    except (ClusterError, CodeMismatch) as exc:
+        sys.stderr.write(f"replay ingest: {exc}\n")
+        return 2
     _report(summary, args.quiet)
     if summary.not_logs and args.quiet:  # errors are said even when quiet
         for what in summary.not_logs:
@@ -1680,15 +1971,13 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 
 def run_reingest(args: argparse.Namespace) -> int:
-    """`replay reingest`: 0 when done, 1 if the database is held by another process."""
+    """`replay reingest`: 0 when done, 1 if the database is held by another
+    process, 2 for a cluster that cannot be used."""
     try:
-        summary = reingest(
-            db=args.db,
-            workers=args.workers,
-            chunk_hands=args.chunk_hands,
-            progress_out=None if args.quiet else sys.stderr,
-            analysis=_analysis_arg(args),
-        )
+        summary = reingest(**_options(args))
+    except (ClusterError, CodeMismatch) as exc:
+        sys.stderr.write(f"replay reingest: {exc}\n")
+        return 2
     except StoreLocked as exc:
         sys.stderr.write(f"replay reingest: the database is in use (stop the server first): {exc}\n")
         return 1

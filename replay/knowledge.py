@@ -92,34 +92,34 @@ class Hidden:
     dealt_known: tuple[tuple[int, ...], ...] = ()
     dealt_groups: tuple[tuple[int, ...], ...] = ()
     max_doubles: int = 7  # most doubles any seat may have been dealt (4 under five_doubles_auto)
-    _counts: list[int] = field(default_factory=list, compare=False, repr=False)
+    _ways: list[_Ways] = field(default_factory=list, compare=False, repr=False)
 
     def tiles(self) -> list[int]:
         return [t for t in range(N_TILES) if self.unknown & BIT[t]]
 
-    def _weights(self) -> list[int]:
-        if not self._counts:
+    def ways(self) -> list[_Ways]:
+        """Each option's table of ways (made once: counting, drawing and listing share it)."""
+        if not self._ways:
             tiles = self.tiles()
-            for groups in self.options:
-                ways = _Ways(tiles, groups).total()
-                w = ways * math.prod(g.weight for g in groups)
-                self._counts.append(w)
-        return self._counts
+            self._ways.extend(_Ways(tiles, groups) for groups in self.options)
+        return self._ways
+
+    def _weights(self) -> list[int]:
+        return [w.total() * math.prod(g.weight for g in w.groups) for w in self.ways()]
 
     def count(self) -> int:
         """How many distinct hidden states (fillings, with the boneyard's
         orders) agree with what the observer knows, before the five-doubles check."""
-        stock = [sum(g.count for g in groups if g.seat == -1) for groups in self.options]
-        tiles = self.tiles()
-        return sum(_Ways(tiles, groups).total() * math.factorial(k) for groups, k in zip(self.options, stock, strict=True))
+        return sum(
+            w.total() * math.factorial(sum(g.count for g in w.groups if g.seat == -1)) for w in self.ways()
+        )
 
     def sample(self, n: int, rng: random.Random) -> list[World]:
         """`n` worlds drawn uniformly from the deals that agree."""
         weights = self._weights()
         if not any(weights):
             raise ValueError("no deal agrees with the history")
-        tiles = self.tiles()
-        ways = [_Ways(tiles, groups) for groups in self.options]
+        ways = self.ways()
         out: list[World] = []
         tries = 0
         while len(out) < n:
@@ -140,9 +140,9 @@ class Hidden:
             return None
         tiles = self.tiles()
         out: list[tuple[World, int]] = []
-        for k, groups in enumerate(self.options):
+        for k, (groups, table) in enumerate(zip(self.options, self.ways(), strict=True)):
             w = math.prod(g.weight for g in groups)
-            for fill in _Ways(tiles, groups).all():
+            for fill in table.all():
                 stock_tiles = [t for t, g in zip(tiles, fill, strict=True) if groups[g].seat == -1]
                 for order in permutations(stock_tiles):
                     world = self._world(k, fill, None, tuple(order))

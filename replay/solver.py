@@ -31,14 +31,19 @@ over :mod:`replay.engine` and :func:`replay.match.score_hand`).
 >>> from replay.rules import resolve
 >>> from replay.engine import new_hand
 >>> from replay.tiles import parse_tile as t
->>> hands = [[t(x) for x in h.split()] for h in (
-...     "66 65 64 63 62 61 60", "55 54 53 52 51 50 44",
-...     "43 42 41 40 33 32 31", "30 22 21 20 11 10 00")]
->>> s = new_hand(resolve("international"), hands, leader=0, opening=t("66"))
+
+A dominican hand (capicua_bonus 25) at its end: every tile but these is on
+the line, the ends show 3 and 5, and seat 0 lays its last tile, 53, which
+fits both ends: a capicua. Side 0 takes every pip left (66, 44, 11: 22)
+and the bonus.
+
+>>> hands = [[t("53")], [t("66")], [t("44")], [t("11")]]
+>>> s = new_hand(resolve("dominican"), hands, leader=0)._replace(left=3, right=5, plays=24)
 >>> solver = make_solver(s.rules, pure=True)
 >>> for move, value in move_values(solver, s, HandContext()):
 ...     print(move, value)
-Play(tile='66', end='left') 45
+Play(tile='53', end='left') 47
+Play(tile='53', end='right') 47
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ __all__ = [
     "clean_tmp",
     "default_db_path",
     "derive_player_rows",
+    "encode_tables",
     "fsync_path",
     "keep_ratings",
     "keep_reports",
@@ -72,6 +73,7 @@ __all__ = [
     "stored_files",
     "table_counts",
     "write_batch",
+    "write_encoded",
 ]
 
 DEFAULT_DB: Final = Path("data") / "replay.duckdb"
@@ -244,34 +246,80 @@ def write_batch(
     more than their CPU: each waited behind the writeback of the run's kept
     copies, and in the first 20 s of a 1M-hand run they left both cores
     idle (144.4 s with them, 123.5 s without, one run after the other).
+
+    A batch of that name already pending in the spool is left as it is
+    (a batch named by its content, :mod:`replay.shards`, made again).
     """
-    tmp = spool / ".tmp" / f"{batch}.{owner if owner is not None else os.getpid()}"
-    sync = owner is None
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    names = []
-    for name, table in tables.items():
-        if table.num_rows == 0:
-            continue
+
+    def part(path: Path, table: pa.Table) -> None:
         # Arrow IPC, uncompressed: the spool is short-lived, and the loader (the
         # run's critical path) maps the file and inserts from it with no decoding:
         # half the time of reading the same rows from Parquet
-        part = tmp / f"{name}{SPOOL_SUFFIX}"
         table = table.unify_dictionaries()  # an IPC file holds one dictionary a column
-        with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
             out.write_table(table)
+
+    return _write_parts(spool, batch, {n: t for n, t in tables.items() if t.num_rows}, part, manifest, owner)
+
+
+def encode_tables(tables: Mapping[str, pa.Table]) -> dict[str, bytes]:
+    """The files :func:`write_batch` would write for ``tables``, as bytes (a
+    cluster worker sends them to the process that owns the spool)."""
+    out = {}
+    for name, table in tables.items():
+        if table.num_rows == 0:
+            continue
+        table = table.unify_dictionaries()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+        out[name] = sink.getvalue().to_pybytes()
+    return out
+
+
+def write_encoded(
+    spool: Path, batch: str, parts: Mapping[str, bytes], manifest: Mapping[str, Any],
+    *, owner: int | None = None,
+) -> Path:
+    """:func:`write_batch` of tables already encoded (:func:`encode_tables`)."""
+
+    def part(path: Path, data: bytes) -> None:
+        with open(path, "wb") as f:
+            f.write(data)
+
+    return _write_parts(spool, batch, parts, part, manifest, owner)
+
+
+def _write_parts(
+    spool: Path, batch: str, parts: Mapping[str, Any], write: Callable[[Path, Any], None],
+    manifest: Mapping[str, Any], owner: int | None,
+) -> Path:
+    final = spool / batch
+    sync = owner is None
+    if sync and (final / "manifest.json").exists():
+        return final  # the same content, pending already
+    tmp = spool / ".tmp" / f"{batch}.{owner if owner is not None else os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name, value in parts.items():
+        path = tmp / f"{name}{SPOOL_SUFFIX}"
+        write(path, value)
         if sync:
-            fsync_path(part)
-        names.append(name)
-    body = {**manifest, "batch": batch, "tables": names}
+            fsync_path(path)
+    body = {**manifest, "batch": batch, "tables": list(parts)}
     (tmp / "manifest.json").write_text(json.dumps(body, sort_keys=True))
     if not sync:
         return tmp
     fsync_path(tmp / "manifest.json")
     fsync_path(tmp)
-    final = spool / batch
-    os.rename(tmp, final)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not (final / "manifest.json").exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # another process wrote it meanwhile
+        return final
     fsync_path(spool)
     return final
 
@@ -287,14 +335,28 @@ def _part_path(bdir: Path, name: str) -> Path:
 
 
 def pending_batches(spool: str | os.PathLike[str]) -> list[Path]:
-    """Whole batches waiting in the spool, oldest name first."""
+    """Whole batches waiting in the spool, in the order they were made.
+
+    A batch named by its run and number sorts by its name; one named by its
+    content (:mod:`replay.shards`) carries the same key as ``order`` in its
+    manifest.
+    """
     root = Path(spool)
     if not root.is_dir():
         return []
-    return sorted(
+    found = [
         p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
         and (p / "manifest.json").exists()
-    )  # fmt: skip
+    ]  # fmt: skip
+    return sorted(found, key=_made)
+
+
+def _made(bdir: Path) -> tuple[str, str]:
+    try:
+        order = json.loads((bdir / "manifest.json").read_text()).get("order")
+    except (OSError, ValueError):
+        order = None
+    return (order if isinstance(order, str) else bdir.name, bdir.name)
 
 
 def _clean_tmp(spool: Path) -> None:
@@ -407,6 +469,10 @@ class HeldRows:
     def __init__(self, spool: Path) -> None:
         self.where = spool / ".tmp" / f"held-{id(self):x}.{os.getpid()}"
         self.files: dict[str, list[Path]] = {t: [] for t in PLAYER_TABLES}
+        # the matches each file gives rows of: those its batch covered (the
+        # file also holds rows of the batch's other matches, written later by
+        # another batch of the same load, or left alone as already stored)
+        self.covers: dict[Path, frozenset[str]] = {}
         self.taken: dict[str, int] = {}  # match -> times its rows were set aside
         self.others: set[str] = set()  # written otherwise since
 
@@ -438,6 +504,7 @@ class HeldRows:
                 continue
             for t, target in moved:
                 self.files[t].append(target)
+                self.covers[target] = frozenset(mine)
             for m in mine:
                 self.taken[m] = self.taken.get(m, 0) + 1
                 self.others.discard(m)
@@ -449,6 +516,7 @@ class HeldRows:
     def drop(self) -> None:
         shutil.rmtree(self.where, ignore_errors=True)
         self.files = {t: [] for t in PLAYER_TABLES}
+        self.covers.clear()
         self.taken.clear()
         self.others.clear()
 
@@ -751,7 +819,8 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
                 if i == len(runs):
                     return None
                 k, t = runs[i]
-                return sorter.submit(_sorted_run, held.files[t][k : k + step], t, fast)
+                files = held.files[t][k : k + step]
+                return sorter.submit(_sorted_run, files, t, fast, [held.covers.get(f) for f in files])
 
             keep = one(conn, "SELECT current_setting('preserve_insertion_order')")
             conn.execute("SET preserve_insertion_order = false")
@@ -774,9 +843,13 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
     return had
 
 
-def _sorted_run(files: Sequence[Path], table: str, fast: pa.ChunkedArray) -> pa.Table:
-    """The rows of ``files`` whose match is in ``fast``, in ``table``'s order,
-    in record batches of a row group each.
+def _sorted_run(
+    files: Sequence[Path], table: str, fast: pa.ChunkedArray,
+    covers: Sequence[frozenset[str] | None] | None = None,
+) -> pa.Table:
+    """The rows of ``files`` whose match is in ``fast`` (and, with ``covers``,
+    among the matches each file gives rows of, where known), in ``table``'s
+    order, in record batches of a row group each.
 
     >>> import tempfile
     >>> rows = pa.table({"of_player": ["q", "p", "p"], "match": ["m", "n", "m"], "hand": [1, 1, 2],
@@ -789,13 +862,27 @@ def _sorted_run(files: Sequence[Path], table: str, fast: pa.ChunkedArray) -> pa.
     >>> run.select(["of_player", "match", "hand"]).to_pylist()
     [{'of_player': 'p', 'match': 'm', 'hand': 2}, {'of_player': 'q', 'match': 'm', 'hand': 1}]
     """
-    t = _read(files)
-    keep = pc.is_in(t["match"], value_set=fast.combine_chunks())
-    if not pc.all(keep).as_py():  # (a copy only when there is something to drop)
-        t = t.filter(keep)
+    wanted = fast.combine_chunks()
+
+    def rows(f: Path, covered: frozenset[str] | None) -> pa.Table:
+        t = _read([f])
+        if covered is not None:
+            t = _only(t, pa.array(sorted(covered), pa.string()))
+        return _only(t, wanted)
+
+    if covers is None:
+        t = _only(_read(files), wanted)
+    else:
+        t = pa.concat_tables([rows(f, c) for f, c in zip(files, covers, strict=True)])
     keys = [(k.strip(), "ascending") for k in _PLAYER_ORDER[table].split(",")]
     t = t.take(pc.sort_indices(t, sort_keys=keys))
     return pa.Table.from_batches(t.to_batches(max_chunksize=RUN_ROWS), schema=t.schema)
+
+
+def _only(t: pa.Table, matches: pa.Array) -> pa.Table:
+    """The rows of ``t`` whose match is one of ``matches``."""
+    keep = pc.is_in(t["match"], value_set=matches)
+    return t if pc.all(keep).as_py() else t.filter(keep)  # (a copy only when there is something to drop)
 
 
 def _read(files: Sequence[Path]) -> pa.Table:

@@ -282,8 +282,10 @@ def test_the_replay_shows_every_alternative_and_the_json_twin_carries_them(clien
     graded = next(p for p in a["plies"] if not p["forced"])
     page = client.get(f"/matches/m-example-1/hands/1?ply={graded['ply']}").text
     assert "vgraph" in page and "what the seat could know" in page
+    from api.analysis_view import _shown
+
     for alt in graded["alternatives"]:
-        assert alt["move"] in page
+        assert _shown(alt["move"]) in page  # tiles as the pages name them: [6|0] left
     # the match page: each seat's accuracy; its JSON twin the same numbers
     m = client.get("/api/matches/m-example-1").json()
     assert len(m["accuracy"]) == 4 and all("accuracy" in r for r in m["accuracy"])
@@ -297,3 +299,41 @@ def test_nothing_of_a_hand_still_on_leaks(client: TestClient) -> None:
     assert d["info"]["analysis"] is None
     page = client.get("/matches/m-example-2/hands/2").text
     assert "vgraph" not in page and "what the seat could know" not in page
+
+
+def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> None:
+    import time as _time
+
+    from api.app import create_app
+
+    db = tmp_path / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))  # perfect information only
+    with TestClient(create_app(db, deepen=3)) as c:
+        first = c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]
+        assert first["samples"] in (0, 3)
+        deepener = c.app.state.deepener  # type: ignore[attr-defined]
+        played = sum(1 for h in c.get("/api/matches/m-example-1").json()["hands"] if h["result"] in ("domino", "block"))
+        deadline = _time.monotonic() + 120
+        while deepener.done < played and _time.monotonic() < deadline:
+            _time.sleep(0.2)
+        assert deepener.done == played > 0, "the background sampling did not finish"
+        a = c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]
+        assert a["samples"] == 3
+        graded = [p for p in a["plies"] if not p["forced"]]
+        assert graded and all(p["pimc_loss"] is not None for p in graded)
+        page = c.get("/matches/m-example-1/hands/1").text
+        assert "not sampled yet" not in page
+
+
+def test_without_the_c_solver_ingest_leaves_the_analysis_to_analyze(tmp_path: Path) -> None:
+    import os
+
+    db = tmp_path / "data" / "replay.duckdb"
+    out = subprocess.run(
+        [sys.executable, "-m", "replay", "ingest", str(INTL), "--db", str(db), "--quiet", "--workers", "0"],
+        capture_output=True, text=True, env={**os.environ, "REPLAY_PURE": "1"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "the C solver is not compiled here" in out.stderr
+    assert _counts(db)[0] == 0 < _counts(db)[2]

@@ -6,11 +6,13 @@ install`); skipped only when /usr/bin/chromium is absent.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,17 +41,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def serving(db: Path, **kwargs: Any) -> Iterator[str]:
+    """The app over `db` on a free local port, in a thread; its base URL."""
     import uvicorn
 
     from api.app import create_app
 
-    tmp = tmp_path_factory.mktemp("browser")
-    db = build_store(tmp / "data", [SAMPLES, DEFECTS, open_hand_log(tmp)])
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(db, token="t"), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(create_app(db, **kwargs), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -57,9 +58,19 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("browser")
+    db = build_store(tmp / "data", [SAMPLES, DEFECTS, open_hand_log(tmp)])
+    with serving(db, token="t") as url:
+        yield url
 
 
 def _shown(page) -> int:  # type: ignore[no-untyped-def]

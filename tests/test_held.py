@@ -83,3 +83,22 @@ def test_defect_samples(tmp_path: Path) -> None:
     ingest([SAMPLES.parent / "sample_logs_defects"], db=db, workers=0)
     brought, derived = _brought_and_derived(db)
     assert brought["player_held"] and brought == derived
+
+
+def test_a_match_read_again_in_the_load_of_its_first_batch_keeps_one_set_of_rows(tmp_path: Path) -> None:
+    """A match with lines after its end (here: its lines again in a second
+    file) is in a batch, then read again whole in a `replace` batch. When
+    both batches are in one load, the first one's player files are set aside
+    too (for its other matches), with that match's rows in them: only the
+    batch that covers a match may give its rows (they were doubled)."""
+    lines = list(simulate(SimConfig(hands=60, tables=2, seed=8)))
+    again = lines[0].split(b'"match":"')[1].split(b'"')[0]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    (logs / "b.jsonl").write_bytes(b"".join(line + b"\n" for line in lines if b'"match":"' + again + b'"' in line))
+    db = tmp_path / "data" / "replay.duckdb"
+    summary = ingest([logs], db=db, workers=0, chunk_hands=1000)
+    assert summary.batches <= 8  # one load, one group: both batches of each match in it
+    brought, derived = _brought_and_derived(db)
+    assert brought["player_held"] and brought == derived

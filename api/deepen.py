@@ -1,0 +1,117 @@
+"""The server adds the sampled grade to stored hands, in the background.
+
+`replay ingest` grades every move under perfect information (exact, about
+20 ms a hand); the grade on what each player could know costs ten times
+that and more (one search per sampled deal), so the server that owns the
+store adds it while it runs: a thread picks a few matches whose analysis
+has fewer sampled deals than asked, a process of its own (at the lowest
+priority, so that pages keep their cores) analyses them again with that
+many deals, and the rows replace the old ones in one transaction, under
+the store's load lock (api.app.Store). Pages see them at once: a match's
+cache key holds its analysis stamp (api.queries.match_version).
+
+A match stored again meanwhile (a new batch) is not overwritten: a hand's
+rows are taken only if the stored hand has as many plies as the analysis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+__all__ = ["Deepener"]
+
+log = logging.getLogger("replay.deepen")
+
+
+def _nice() -> None:
+    with contextlib.suppress(OSError):  # not allowed here: run as is
+        os.nice(19)
+
+
+class Deepener(threading.Thread):
+    """Analyse again, with `samples` deals a decision, what the store has with fewer."""
+
+    def __init__(self, store: Any, samples: int, *, matches: int = 4, idle: float = 20.0, seed: int = 0) -> None:
+        super().__init__(name="deepen", daemon=True)
+        self.store = store
+        self.samples = samples
+        self.matches = matches
+        self.idle = idle
+        self.seed = seed
+        self.stop = threading.Event()
+        self.done = 0  # hands given the sampled grade
+        self.pool: ProcessPoolExecutor | None = None
+
+    def run(self) -> None:
+        from replay.analysis import analysis_tables
+        from replay.analyze import _stale, _stored_inputs, _work
+
+        ctx = multiprocessing.get_context("forkserver")
+        self.pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_nice)
+        try:
+            while not self.stop.is_set():
+                cur = self.store.cursor()
+                try:
+                    stale = _stale(cur, self.samples, False)[: self.matches]
+                    inputs = list(_stored_inputs(cur, stale)) if stale else []
+                finally:
+                    cur.close()
+                if not inputs:
+                    self.stop.wait(self.idle)
+                    continue
+                results = []
+                for _, hands in inputs:
+                    if self.stop.is_set():
+                        return
+                    results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
+                self._store(analysis_tables(results))
+                self.done += sum(1 for h in results if h.skip is None)
+        except Exception:  # the server goes on without it
+            log.exception("the background sampling stopped")
+        finally:
+            pool = self.pool
+            # a hand being analysed is given up: its process would outlive the server
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _store(self, tables: dict[str, Any]) -> None:
+        stamp = f"deepen-{time.strftime('%Y%m%dT%H%M%S')}-{self.samples}"
+        with self.store.load_lock:
+            cur = self.store.cursor()
+            try:
+                cur.register("_ha", tables["hand_analysis"])
+                cur.register("_ma", tables["move_analysis"])
+                cur.execute("BEGIN TRANSACTION")
+                try:
+                    # the hands still stored as analysed (a match stored again meanwhile is left alone)
+                    cur.execute(
+                        "CREATE OR REPLACE TEMP TABLE _dh AS SELECT a.match, a.hand FROM _ha a "
+                        "JOIN hands h USING (match, hand) WHERE a.skip IS NOT NULL OR h.plies = "
+                        "(SELECT count(*) FROM _ma m WHERE m.match = a.match AND m.hand = a.hand)"
+                    )
+                    for t in ("move_analysis", "hand_analysis"):
+                        cur.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _dh)")
+                    cur.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha JOIN _dh USING (match, hand)")
+                    cur.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma JOIN _dh USING (match, hand)")
+                    cur.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _dh)",
+                                [stamp])  # fmt: skip
+                    cur.execute("DROP TABLE _dh")
+                    cur.execute("COMMIT")
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+            finally:
+                cur.close()
+            self.store.bump()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.join(timeout=10)
