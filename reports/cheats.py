@@ -205,9 +205,13 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
             x = r[k]
             if x is not None:
                 x["p_adjusted"] = None if x["p"] is None else min(1.0, float(f"{x['p'] * tested:.3g}"))
+    # the omniscience index reads the sampled grade, which ingest leaves to the
+    # server (replay serve --deepen) or replay analyze --db
+    graded = {"decisions": sum(r["decisions"] for r in everyone),
+              "sampled": sum(r["omniscience"]["decisions"] for r in everyone)}  # fmt: skip
     return {
         "alpha": ALPHA, "min_hands": MIN_HANDS, "players": tested,
-        "flagged": sum(1 for r in rows if r["flagged"]), "pool": pool, "rows": rows,
+        "flagged": sum(1 for r in rows if r["flagged"]), "pool": pool, "graded": graded, "rows": rows,
     }
 
 
@@ -254,9 +258,9 @@ def evidence(cur: Cursor, player: str, limit: int = EVIDENCE_ROWS) -> list[dict[
 # -- the partner-peeking grade ------------------------------------------------------------
 
 
-def _rng(seed: int, match: str, hand: int, ply: int) -> random.Random:
+def _rng(seed: int, match: str, hand: int, ply: int, what: str = "peek") -> random.Random:
     # a stream of its own: not the analysis' draws for the same decision
-    digest = hashlib.sha256(f"peek|{seed}|{match}|{hand}|{ply}".encode()).digest()
+    digest = hashlib.sha256(f"{what}|{seed}|{match}|{hand}|{ply}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
@@ -264,11 +268,13 @@ _ANALYZERS: dict[tuple[int, int], Any] = {}
 
 
 def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], samples: int, seed: int,
-                known: dict[tuple[str, int, int], tuple[int, list[float]]]) -> list[dict[str, Any]]:  # fmt: skip
+                known: dict[tuple[str, int, int], tuple[int, list[float] | None]]) -> list[dict[str, Any]]:  # fmt: skip
     """The partner-peeking grade of the decisions of seat ``seats[(match, hand)]``
     in each hand of `inputs` (replay.analysis.HandInput, pair games), as
     peek_analysis rows. `known`: (match, hand, ply) -> (the played move's index,
-    each alternative's pimc) from move_analysis: only those plies are graded."""
+    each alternative's pimc) from move_analysis: only those plies are graded.
+    A ply without the sampled grade (the store's analysis not sampled yet,
+    api.deepen) gets it here too, from deals of its own."""
     from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
     from replay.engine import apply, legal_moves, new_hand
     from replay.knowledge import Tracker
@@ -291,6 +297,9 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
                 played, pimc = got
                 means = [m for m, _ in a.sampled(state, tracker, inp.context, _rng(seed, inp.match, inp.hand, k),
                                                  ((seat + 2) % 4,))]  # fmt: skip
+                if pimc is None:
+                    pimc = [m for m, _ in a.sampled(state, tracker, inp.context,
+                                                    _rng(seed, inp.match, inp.hand, k, "own"))]  # fmt: skip
                 if len(means) == len(pimc):
                     y = (means[played] - sum(means) / len(means)) - (pimc[played] - sum(pimc) / len(pimc))
                     out.append({"match": inp.match, "hand": inp.hand, "ply": k, "seat": seat,
@@ -306,7 +315,7 @@ WITH r AS ({ranges})
 SELECT a.match, a.hand, r.seat
 FROM hand_analysis a JOIN r ON r.match = a.match AND a.hand >= r.from_hand AND a.hand < r.to_hand
 JOIN matches m ON m.match = a.match
-WHERE r.player = $player AND a.skip IS NULL AND a.samples > 0 AND m.rules->>'teams' = 'pairs' AND m.players = 4
+WHERE r.player = $player AND a.skip IS NULL AND m.rules->>'teams' = 'pairs' AND m.players = 4
 ORDER BY m.started DESC NULLS LAST, m.mno DESC, a.hand DESC
 LIMIT $hands
 """.format(ranges=seat_ranges("WHERE s.match IN (SELECT match FROM skill_rows WHERE player = $player "
@@ -329,7 +338,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
         targets = conn.execute(_TARGETS, {"player": player, "hands": hands}).fetchall()
         seats = {(m, h): s for m, h, s in targets}
         matches = sorted({m for m, _, _ in targets})
-        known: dict[tuple[str, int, int], tuple[int, list[float]]] = {}
+        known: dict[tuple[str, int, int], tuple[int, list[float] | None]] = {}
         if targets:
             conn.register("_aud", _targets_table(targets))
             try:
@@ -337,13 +346,13 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                     "SELECT m.match, m.hand, m.ply, m.played, list_transform(m.alternatives, lambda a: a.move), "
                     "list_transform(m.alternatives, lambda a: a.pimc) FROM move_analysis m "
                     "JOIN _aud t ON t.match = m.match AND t.hand = m.hand AND t.seat = m.seat "
-                    "WHERE NOT m.forced AND m.pimc IS NOT NULL"
+                    "WHERE NOT m.forced"
                 ).fetchall()
             finally:
                 conn.unregister("_aud")
             for m, h, k, played, moves, pimc in rows:
-                if played in moves and all(x is not None for x in pimc):
-                    known[m, h, k] = (moves.index(played), pimc)
+                if played in moves:  # (pimc None: a hand not sampled yet, graded here)
+                    known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
         got: list[dict[str, Any]] = []
         tasks = [(m, inputs) for m, inputs in _stored_inputs(conn, matches)]
         pool = _pool(workers)

@@ -431,3 +431,20 @@ def test_kept_pages_equal_the_sections_worked_out_live(mixed_store: Path, tmp_pa
             assert player_skill(conn, p) == kept_s[p], p
     finally:
         conn.close()
+
+
+def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
+    """A store analysed under perfect information only (ingest's default): the
+    audit works out the sampled grade it compares with itself."""
+    log = tmp_path / "run.jsonl"
+    write_lines(simulate(SimConfig(profiles=("international",), hands=5, seed=8, players_pool=4,
+                                   seat_change_rate=0.0)), log)  # fmt: skip
+    db = tmp_path / "data" / "replay.duckdb"
+    ingest([log], db=db, workers=0, analysis=(0, 0))
+    conn = open_store(db)
+    try:
+        got = audit_player(conn, "p-00001", hands=5, samples=3)
+        assert got["peeking"]["hands"] == 5 and got["peeking"]["decisions"] > 0
+        assert got["omniscience"]["decisions"] == 0  # the index itself waits for the sampled grade
+    finally:
+        conn.close()

@@ -138,3 +138,28 @@ def test_downloads_follow_the_export_scheme(client: TestClient) -> None:
     assert r.status_code == 200 and r.headers["content-type"] == "application/vnd.apache.parquet"
     assert pq.read_table(io.BytesIO(r.content)).num_rows > 0
     assert client.get("/api/leaderboard.xlsx").status_code == 422
+
+
+def test_the_background_sampling_feeds_the_omniscience_index(tmp_path: Path) -> None:
+    """Ingest grades under perfect information only: no omniscience index yet,
+    the page says why; the server's background sampling (api.deepen) adds the
+    sampled grade and refreshes the insights, and the index appears."""
+    log = tmp_path / "run.jsonl"
+    write_lines(simulate(SimConfig(profiles=("international",), hands=6, seed=3, players_pool=4,
+                                   seat_change_rate=0.0)), log)  # fmt: skip
+    path = tmp_path / "data" / "replay.duckdb"
+    ingest([log], db=path, workers=0, analysis=(0, 0))
+    with TestClient(create_app(path)) as c:
+        before = _j(c, "/api/suspicious")
+        assert before["graded"]["sampled"] == 0 < before["graded"]["decisions"]  # type: ignore[index]
+        assert all(r["omniscience"]["decisions"] == 0 for r in before["rows"])  # type: ignore[union-attr]
+        assert "replay serve --deepen" in c.get("/suspicious").text
+    with TestClient(create_app(path, deepen=3)) as c:
+        for _ in range(600):
+            got = _j(c, "/api/suspicious")
+            if got["graded"]["sampled"] == got["graded"]["decisions"]:  # type: ignore[index]
+                break
+            time.sleep(0.2)
+        assert got["graded"]["sampled"] == got["graded"]["decisions"] > 0  # type: ignore[index]
+        assert all(r["omniscience"]["decisions"] > 0 for r in got["rows"])  # type: ignore[union-attr]
+        assert "replay serve --deepen" not in c.get("/suspicious").text
