@@ -862,7 +862,7 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         points = [(t["bucket"], t["points_per_hand"], t["win_rate"]) for t in rep["trend"]]
         return page("player.html", nav="players", r=rep, all=everything, filters=chosen.to_dict(),
                     trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])),
-                    **insights.player_extras(cur, player))
+                    **insights.player_extras(cur, player, request, chosen))
 
     @app.get("/api/players/{player:path}")
     def api_player(request: Request, cur: Cur, player: str,
@@ -877,7 +877,8 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
         rep = _player_view(request, cur, player, chosen or None)
         if rep is None:
             raise HTTPException(404, f"no player {player!r}")
-        return _json({**rep, "ratings": insights.player_ratings(cur, player)})
+        return _json({**rep, "ratings": insights.player_ratings(cur, player, request),
+                      "skill": insights.player_skill(request, cur, player, chosen)})
 
     # findings
     @app.get("/findings", response_class=HTMLResponse, include_in_schema=False)

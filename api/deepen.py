@@ -12,6 +12,8 @@ cache key holds its analysis stamp (api.queries.match_version).
 
 A match stored again meanwhile (a new batch) is not overwritten: a hand's
 rows are taken only if the stored hand has as many plies as the analysis.
+The player insights (reports.skill) are refreshed with the new rows at most
+once a minute while it samples, and when it runs out of work.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from typing import Any
 __all__ = ["Deepener"]
 
 log = logging.getLogger("replay.deepen")
+
+#: Seconds between two refreshes of the player insights while it samples (each
+#: reads the moves of the matches sampled since: about a second at 1M hands).
+INSIGHTS_EVERY = 60.0
 
 
 def _nice() -> None:
@@ -48,6 +54,8 @@ class Deepener(threading.Thread):
         self.stop = threading.Event()
         self.done = 0  # hands given the sampled grade
         self.pool: ProcessPoolExecutor | None = None
+        self.pending = False  # sampled rows the player insights have not summed yet
+        self.refreshed = time.monotonic()
 
     def run(self) -> None:
         from replay.analysis import analysis_tables
@@ -64,6 +72,7 @@ class Deepener(threading.Thread):
                 finally:
                     cur.close()
                 if not inputs:
+                    self._insights()  # what it sampled, summed before it waits
                     self.stop.wait(self.idle)
                     continue
                 results = []
@@ -73,6 +82,9 @@ class Deepener(threading.Thread):
                     results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
                 self._store(analysis_tables(results))
                 self.done += sum(1 for h in results if h.skip is None)
+                self.pending = True
+                if time.monotonic() - self.refreshed >= INSIGHTS_EVERY:
+                    self._insights()
         except Exception:  # the server goes on without it
             log.exception("the background sampling stopped")
         finally:
@@ -111,6 +123,24 @@ class Deepener(threading.Thread):
             finally:
                 cur.close()
             self.store.bump()
+
+    def _insights(self) -> None:
+        """The player insights (reports.skill, migration 014) brought up to date
+        with the rows sampled since the last time: the omniscience index needs
+        the sampled grade."""
+        if not self.pending:
+            return
+        from reports.skill import refresh_insights
+
+        with self.store.load_lock:
+            cur = self.store.cursor()
+            try:
+                refresh_insights(cur)
+            finally:
+                cur.close()
+        self.pending = False
+        self.refreshed = time.monotonic()
+        self.store.bump()
 
     def close(self) -> None:
         self.stop.set()

@@ -1,35 +1,44 @@
-"""The ratings pages and their JSON twins (reports.ratings, migration 013).
+"""The ratings and player-insight pages and their JSON twins (reports.ratings,
+reports.skill, reports.cheats; migrations 013 and 014).
 
     /leaderboard?kind&pool&sort&order&bots&min_matches&q&page
-                                /api/leaderboard (same, per_page), /api/leaderboard.csv (every row)
-    /pair?a&b                   /api/pair, /api/pair/matches.csv (its rated matches)
-                                /api/ratings/history?player&partner&pool (+ .csv)
+                                /api/leaderboard (same, per_page), /api/leaderboard.csv|.parquet (every row)
+    /pair?a&b                   /api/pair, /api/pair/matches.csv|.parquet (its rated matches)
+                                /api/ratings/history?player&partner&pool (+ .csv|.parquet)
                                 /api/ratings/calibration?holdout&profile
+    /suspicious?bots&min_hands  /api/suspicious (same), /api/suspicious.csv|.parquet
+    /suspicious/player?player   /api/suspicious/player, /api/suspicious/evidence.csv|.parquet
+                                POST /api/suspicious/audit?player&hands&samples (token)
 
-The player page's rating section is drawn from `player_extras` (api.app
-calls it). Like api.fairness, the router needs only ``app.state.store``
-with ``cursor()`` and ``generation``; pages render through api.pages.
+The player page's rating and insight sections are drawn from
+`player_extras` (api.app calls it). Like api.fairness, the router needs only
+``app.state.store`` with ``cursor()`` and ``generation``; pages render
+through api.pages. Downloads follow api.exports' scheme.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 import duckdb
 import orjson
+import pyarrow as pa
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
+
+from api import exports
 
 # a cursor per request, and values by (store generation, key): the fairness page's
 from api.fairness import Cur, _Cache
 from api.pages import render, u
 from api.render import esc
+from api.skill_charts import luck_svg, months_svg, phase_svg
+from reports import cheats, skill
 from reports import leaderboard as lb
 from reports.pairs import pair_report
 from reports.ratings import ALL, store_calibration
@@ -53,31 +62,12 @@ def _json(data: Any) -> Response:
     return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), media_type="application/json")
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def filename(stem: str) -> str:
-    """A download's file name: ids come from logs, a header takes only plain ASCII.
-
-    >>> filename("ratings-p/1-Ōtani <x>")
-    'ratings-p_1-_tani_x_.csv'
-    """
-    return _UNSAFE.sub("_", stem)[:150] + ".csv"
-
-
-def _csv(rows: Sequence[dict[str, Any]], name: str, columns: Sequence[str] | None = None) -> Response:
-    """Rows as a CSV download (the JSON rows' keys as columns, lists as JSON text)."""
-    cols = list(columns or (rows[0].keys() if rows else ()))
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(cols)
-    for r in rows:
-        w.writerow([
-            orjson.dumps(v).decode() if isinstance(v, list | dict) else "" if v is None else v
-            for v in (r.get(c) for c in cols)
-        ])
-    return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="{filename(name)}"'})
+def _download(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, stem: str) -> Response:
+    """Rows as a CSV or Parquet download in api.exports' scheme (lists as JSON
+    text in CSV, kept lists in Parquet; a name safe in a header)."""
+    table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]) if rows else \
+        pa.table({c: pa.array([], pa.string()) for c in columns})
+    return exports.table_response(table, fmt, stem)
 
 
 def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
@@ -85,6 +75,40 @@ def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
     cache = getattr(state, "ratings_cache", None)
     if cache is None:
         cache = state.ratings_cache = _Cache()
+    return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+
+
+class _Lru:
+    """Values by key, the `size` most recently used kept; thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_or_make(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = make()
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+
+#: Players whose rating and insight sections are kept (per store generation),
+#: as api.app keeps 256 player reports: a revisit costs no query.
+PLAYER_SECTIONS = 256
+
+
+def _per_player(request: Request, key: Any, make: Callable[[], Any]) -> Any:
+    state = request.app.state
+    cache = getattr(state, "player_sections", None)
+    if cache is None:
+        cache = state.player_sections = _Lru(2 * PLAYER_SECTIONS)  # a player's two sections
     return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
 
 
@@ -144,15 +168,15 @@ def api_leaderboard(
     return _json(_board(request, cur, kind, pool or ALL, sort, order, bots, min_matches, q, page_no, per_page))
 
 
-@router.get("/api/leaderboard.csv")
+@router.get("/api/leaderboard.{fmt}")
 def api_leaderboard_csv(
-    request: Request, cur: Cur, kind: Kind = "players", pool: Text = None, sort: Sort = "rating",
-    order: Order = "desc", bots: bool = False, min_matches: MinMatches = 0, q: Text = None,
+    request: Request, cur: Cur, fmt: exports.Format, kind: Kind = "players", pool: Text = None,
+    sort: Sort = "rating", order: Order = "desc", bots: bool = False, min_matches: MinMatches = 0, q: Text = None,
 ) -> Response:
-    """Every row the leaderboard's filters keep, in its order, as CSV."""
+    """Every row the leaderboard's filters keep, in its order, as CSV or Parquet."""
     data = _board(request, cur, kind, pool or ALL, sort, order, bots, min_matches, q, 1, None)
     cols = ["place", *(c for c in _BOARD_COLUMNS if kind == "pairs" or not c.startswith("partner"))]
-    return _csv(data["rows"], f"leaderboard-{kind}", cols)
+    return _download(data["rows"], cols, fmt, f"leaderboard-{kind}")
 
 
 _BOARD_COLUMNS = (
@@ -171,10 +195,11 @@ def api_history(cur: Cur, player: Id, partner: Text = None, pool: Text = None) -
     return _json(lb.history(cur, player, partner or None, pool or ALL))
 
 
-@router.get("/api/ratings/history.csv")
-def api_history_csv(cur: Cur, player: Id, partner: Text = None, pool: Text = None) -> Response:
+@router.get("/api/ratings/history.{fmt}")
+def api_history_csv(cur: Cur, fmt: exports.Format, player: Id, partner: Text = None, pool: Text = None) -> Response:
+    """The rating history of /api/ratings/history as CSV or Parquet."""
     rows = lb.history(cur, player, partner or None, pool or ALL)
-    return _csv(rows, "ratings-" + "-".join(filter(None, (player, partner))), _HISTORY_COLUMNS)
+    return _download(rows, _HISTORY_COLUMNS, fmt, "ratings-" + "-".join(filter(None, (player, partner))))
 
 
 _HISTORY_COLUMNS = (
@@ -223,12 +248,13 @@ def api_pair(request: Request, cur: Cur, a: Id, b: Id) -> Response:
     return _json(r)
 
 
-@router.get("/api/pair/matches.csv")
-def api_pair_matches_csv(request: Request, cur: Cur, a: Id, b: Id) -> Response:
+@router.get("/api/pair/matches.{fmt}")
+def api_pair_matches_csv(request: Request, cur: Cur, fmt: exports.Format, a: Id, b: Id) -> Response:
+    """The pair's rated matches as CSV or Parquet."""
     r = _pair(request, cur, a, b)
     if r is None:
         raise HTTPException(404, f"{a!r} and {b!r} never partnered")
-    return _csv(r["matches"], f"pair-{'-'.join(sorted((a, b)))}-matches", _PAIR_MATCH_COLUMNS)
+    return _download(r["matches"], _PAIR_MATCH_COLUMNS, fmt, f"pair-{'-'.join(sorted((a, b)))}-matches")
 
 
 _PAIR_MATCH_COLUMNS = (
@@ -241,15 +267,33 @@ _PAIR_MATCH_COLUMNS = (
 # --- the player page's section ------------------------------------------------------------
 
 
-def player_ratings(cur: Cursor, player: str) -> dict[str, Any]:
-    """The ratings the player's JSON twin carries (reports.leaderboard.player_ratings)."""
-    return lb.player_ratings(cur, player)
+def player_ratings(cur: Cursor, player: str, request: Request | None = None) -> dict[str, Any]:
+    """The ratings the player's JSON twin carries (reports.leaderboard.player_ratings),
+    kept per store generation."""
+    if request is None:
+        return lb.player_ratings(cur, player)
+    return _per_player(request, ("ratings", player), lambda: lb.player_ratings(cur, player))
 
 
-def player_extras(cur: Cursor, player: str) -> dict[str, Any]:
-    """What player.html's rating section is drawn from: `ratings` and `rating_chart`."""
-    got = lb.player_ratings(cur, player)
-    return {"ratings": got, "rating_chart": Markup(rating_svg(got["history"]))}
+def player_skill(request: Request | None, cur: Cursor, player: str, filters: Any = None) -> dict[str, Any]:
+    """The luck, skill and accuracy the player's JSON twin carries
+    (reports.skill.player_skill; `filters` as the report's), kept per store generation."""
+    if request is None:
+        return skill.player_skill(cur, player, filters or None)
+    return _per_player(request, ("skill", player, filters or None),
+                       lambda: skill.player_skill(cur, player, filters or None))
+
+
+def player_extras(cur: Cursor, player: str, request: Request | None = None, filters: Any = None) -> dict[str, Any]:
+    """What player.html's rating and insight sections are drawn from: `ratings`,
+    `rating_chart`, `skill` and its charts (the insights follow the report's `filters`)."""
+    got = player_ratings(cur, player, request)
+    sk = player_skill(request, cur, player, filters)
+    return {
+        "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
+        "luck_chart": Markup(luck_svg(sk["line"])), "phase_chart": Markup(phase_svg(sk["phases"])),
+        "months_chart": Markup(months_svg(sk["months"])),
+    }  # fmt: skip
 
 
 def rating_svg(rows: Sequence[dict[str, Any]], width: int = 640, height: int = 180) -> str:
@@ -301,3 +345,195 @@ def rating_svg(rows: Sequence[dict[str, Any]], width: int = 640, height: int = 1
             )
     out.append("</svg>")
     return "".join(out)
+
+
+# --- suspicious play: the auditors' page ----------------------------------------------------
+
+
+def _suspicious(request: Request, cur: Cursor, bots: bool, min_hands: int) -> dict[str, Any]:
+    return _cached(request, ("suspicious", bots, min_hands),
+                   lambda: cheats.suspicious(cur, bots=bots, min_hands=min_hands))
+
+
+MinHands = Annotated[int, Query(ge=0, le=10_000_000)]
+
+
+@router.get("/suspicious", response_class=HTMLResponse, include_in_schema=False)
+def suspicious_page(request: Request, cur: Cur, bots: bool = False,
+                    min_hands: Annotated[str | None, Query(max_length=12)] = None) -> HTMLResponse:
+    least = 0
+    if min_hands:
+        if not (min_hands.isascii() and min_hands.isdigit()):
+            return HTMLResponse(render("error.html", title="Bad request",
+                                       message=f"min_hands: a whole number, not {min_hands!r}"), status_code=422)
+        least = int(min_hands)
+    data = _suspicious(request, cur, bots, least)
+    params = {k: v for k, v in (("bots", "true" if bots else None), ("min_hands", least or None)) if v is not None}
+    return HTMLResponse(render(
+        "suspicious.html", nav="suspicious", r=data, params=params,
+        json_url=u("api", "suspicious", **params), csv_url=u("api", "suspicious.csv", **params),
+        parquet_url=u("api", "suspicious.parquet", **params),
+    ))
+
+
+@router.get("/api/suspicious")
+def api_suspicious(request: Request, cur: Cur, bots: bool = False, min_hands: MinHands = 0) -> Response:
+    """Every player with analysed hands and both cheat signals (docs/insights.md):
+    the omniscience index for everyone, the partner-peeking index for the
+    players audited; the most suspicious first. `bots`: marked bots too."""
+    return _json(_suspicious(request, cur, bots, min_hands))
+
+
+_SUSPICIOUS_COLUMNS = (
+    "player", "name", "bot", "matches", "hands", "decisions", "flagged",
+    "omniscience_index", "omniscience_t", "omniscience_p", "omniscience_p_adjusted", "omniscience_flagged",
+    "omniscience_hands", "differs", "differs_hit", "differs_rate",
+    "peeking_index", "peeking_t", "peeking_p", "peeking_p_adjusted", "peeking_flagged", "peeking_hands",
+    "peeking_decisions", "audit_state", "audit_asked",
+)
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if not isinstance(v, dict)}
+    for k in ("omniscience", "peeking"):
+        for f, v in (row.get(k) or {}).items():
+            out[f"{k}_{'flagged' if f == 'flagged' else f}"] = v
+    audit = row.get("audit") or {}
+    out["audit_state"], out["audit_asked"] = audit.get("state"), audit.get("asked")
+    return out
+
+
+@router.get("/api/suspicious.{fmt}")
+def api_suspicious_download(request: Request, cur: Cur, fmt: exports.Format, bots: bool = False,
+                            min_hands: MinHands = 0) -> Response:
+    """Every row of /api/suspicious, flat, as CSV or Parquet."""
+    rows = [_flat(r) for r in _suspicious(request, cur, bots, min_hands)["rows"]]
+    return _download(rows, _SUSPICIOUS_COLUMNS, fmt, "suspicious")
+
+
+def _player_case(request: Request, cur: Cursor, player: str) -> dict[str, Any] | None:
+    def make() -> dict[str, Any] | None:
+        row = cheats.player_signals(cur, player)
+        if row is None:
+            return None
+        return {**row, "alpha": cheats.ALPHA, "min_hands": cheats.MIN_HANDS,
+                "evidence": cheats.evidence(cur, player)}  # fmt: skip
+    return _cached(request, ("suspect", player), make)
+
+
+@router.get("/suspicious/player", response_class=HTMLResponse, include_in_schema=False)
+def suspect_page(request: Request, cur: Cur, player: Id) -> HTMLResponse:
+    r = _player_case(request, cur, player)
+    if r is None:
+        return HTMLResponse(render("error.html", title="Not found",
+                                   message=f"no analysed hand of {player!r}"), status_code=404)
+    running = _auditor(request).running()
+    return HTMLResponse(render(
+        "suspect.html", nav="suspicious", r=r, running=running, token_set=bool(_token(request)),
+        audit_hands=cheats.AUDIT_HANDS, audit_samples=cheats.AUDIT_SAMPLES,
+        json_url=u("api", "suspicious", "player", player=player),
+        csv_url=u("api", "suspicious", "evidence.csv", player=player),
+        parquet_url=u("api", "suspicious", "evidence.parquet", player=player),
+    ))
+
+
+@router.get("/api/suspicious/player")
+def api_suspect(request: Request, cur: Cur, player: Id) -> Response:
+    """One player's cheat signals, the pool's rates, the latest audit and the
+    evidence: the decisions where the best move on what the player could know
+    was no perfect-information best move and it played one anyway."""
+    r = _player_case(request, cur, player)
+    if r is None:
+        raise HTTPException(404, f"no analysed hand of {player!r}")
+    return _json(r)
+
+
+_EVIDENCE_COLUMNS = (
+    "match", "hand", "ply", "seat", "played", "dd", "dd_best", "pimc", "pimc_best", "best_known", "hindsight",
+    "y_peek",
+)
+
+
+@router.get("/api/suspicious/evidence.{fmt}")
+def api_evidence_download(request: Request, cur: Cur, fmt: exports.Format, player: Id) -> Response:
+    """The evidence rows of /api/suspicious/player as CSV or Parquet."""
+    r = _player_case(request, cur, player)
+    if r is None:
+        raise HTTPException(404, f"no analysed hand of {player!r}")
+    return _download(r["evidence"], _EVIDENCE_COLUMNS, fmt, f"evidence-{player}")
+
+
+# --- audits: the partner-peeking grade, on demand ---------------------------------------------
+
+
+def _token(request: Request) -> str | None:
+    got = getattr(request.app.state, "token", None)
+    return got if isinstance(got, str) and got else None
+
+
+class Auditor:
+    """Runs one audit at a time (reports.cheats.audit_player) in a thread of
+    the server, the grading in a process of its own (the server keeps its GIL
+    for requests); the store's generation is bumped when it is done."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.current: str | None = None
+        self.thread: threading.Thread | None = None
+
+    def running(self) -> str | None:
+        with self.lock:
+            return self.current
+
+    def start(self, player: str, hands: int, samples: int, workers: int = 1) -> bool:
+        with self.lock:
+            if self.current is not None:
+                return False
+            self.current = player
+        self.thread = threading.Thread(target=self._run, args=(player, hands, samples, workers),
+                                       name="replay-audit", daemon=True)  # fmt: skip
+        self.thread.start()
+        return True
+
+    def _run(self, player: str, hands: int, samples: int, workers: int) -> None:
+        try:
+            cur = self.store.cursor()
+            try:
+                cheats.audit_player(cur, player, hands=hands, samples=samples, workers=workers)
+            finally:
+                cur.close()
+        except Exception:  # noqa: BLE001 - kept in the audits table (state failed, message)
+            pass
+        finally:
+            with self.lock:
+                self.current = None
+            self.store.bump()
+
+
+def _auditor(request: Request) -> Auditor:
+    state = request.app.state
+    got = getattr(state, "auditor", None)
+    if got is None:
+        got = state.auditor = Auditor(state.store)
+    assert isinstance(got, Auditor)
+    return got
+
+
+@router.post("/api/suspicious/audit", status_code=202)
+def api_audit(request: Request, cur: Cur, player: Id,
+              hands: Annotated[int, Query(ge=1, le=100_000)] = cheats.AUDIT_HANDS,
+              samples: Annotated[int, Query(ge=1, le=1000)] = cheats.AUDIT_SAMPLES) -> Response:
+    """Grade the partner-peeking index of `player` over its latest `hands`
+    pair-game hands (`samples` sampled deals a decision), in the background;
+    needs the token. 409 while another audit runs; the player's page and
+    /api/suspicious/player show the state and, once done, the index."""
+    if not cur.execute("SELECT 1 FROM skill_rows WHERE player = ? AND partner IS NOT NULL LIMIT 1",
+                       [player]).fetchall():  # fmt: skip
+        raise HTTPException(404, f"{player!r} has no analysed hand of a pair game")
+    auditor = _auditor(request)
+    if not auditor.start(player, hands, samples, getattr(request.app.state, "audit_workers", 1)):
+        raise HTTPException(409, f"an audit of {auditor.running()!r} is under way; ask again once it is done")
+    return Response(orjson.dumps({"player": player, "state": "running", "hands": hands, "samples": samples,
+                                  "status": u("api", "suspicious", "player", player=player)}),
+                    status_code=202, media_type="application/json")

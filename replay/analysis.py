@@ -663,6 +663,7 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
                 "stake_dd": max(ddv) - min(ddv),
                 "pimc_best_played": None if p.pimc_loss is None else p.pimc_loss <= 1e-9,
                 "differs": None if top is None else ddv[top] < max(ddv),
+                "hindsight": hindsight(p),
             }  # fmt: skip
             for f, v in r.items():
                 moves[f].append(v)
@@ -670,6 +671,26 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
         "move_analysis": pa.table(moves, schema=SCHEMAS["move_analysis"]),
         "hand_analysis": pa.table(hands, schema=SCHEMAS["hand_analysis"]),
     }
+
+
+def hindsight(p: Ply) -> float | None:
+    """How much better the played move did than the mean alternative on the
+    real deal (``dd``), minus the same on the deals the mover could face
+    (``pimc``): 0 on average for a player who sees only what it may (the
+    player insights' omniscience statistic, reports.cheats); None for a
+    forced move or one without a sampled grade.
+
+    >>> alts = (Alternative("a", 10, 2.0), Alternative("b", -10, 4.0))
+    >>> hindsight(Ply(1, 0, "a", False, alts, 0, 2.0, None))
+    11.0
+    """
+    means = [a.pimc for a in p.alternatives]
+    if p.forced or len(means) < 2 or any(m is None for m in means):
+        return None
+    dd = [a.dd for a in p.alternatives]
+    i = next(k for k, a in enumerate(p.alternatives) if a.move == p.played)
+    known = [m for m in means if m is not None]
+    return (dd[i] - sum(dd) / len(dd)) - (known[i] - sum(known) / len(known))
 
 
 _WORKER: Analyzer | None = None

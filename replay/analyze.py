@@ -281,6 +281,9 @@ def analyze_store(
             flush()
         finally:
             bar.close()
+        from reports.skill import refresh_insights
+
+        refresh_insights(conn)  # the player insights read the new rows (migration 014)
         conn.execute("CHECKPOINT")
         return summary
     finally:

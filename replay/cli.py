@@ -148,6 +148,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
         ("replay.export", "add_export_parser"),
         ("api.serve", "add_serve_parser"),
         ("reports.audit", "add_audit_parser"),
+        ("reports.cheats", "add_insights_parser"),
     )
     for name, hook in hooks:
         try:

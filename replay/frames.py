@@ -131,6 +131,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("pimc_best", pa.float64()), ("pimc_loss", pa.float64()), ("class", _STR),
         ("samples", _I16), ("exact", _BOOL), ("on_line", _I8), ("stake", pa.float64()),
         ("stake_dd", _I32), ("pimc_best_played", _BOOL), ("differs", _BOOL),
+        ("hindsight", pa.float64()),  # migration 014 (reports.cheats)
     ]),
     "hand_analysis": pa.schema([
         ("match", _STR), ("hand", _I32), ("version", _I32), ("samples", _I16), ("seed", _I64),

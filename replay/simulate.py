@@ -22,6 +22,11 @@ Command line (wired into `replay` by `add_simulate_parser`):
     replay simulate --profile P[,P2...] --matches N --seed S --out FILE
         [--rules JSON] [--players-pool N] [--bots random,heavy,partner]
         [--tables K] [--gz] [--hands N] [--defect CODE]
+        [--cheater ID=STYLE ...] [--search-samples N]
+
+Planted cheaters (`--cheater p-00003=omniscient`, or `peeker`) and the
+honest searching bot (`--bots ...,sampler`) come from replay.searchbots; a
+run has them only when asked.
 
 Speed: the hands go through `replay.engine` itself (no second move
 generator to keep in step); 100,000 international hands take ~26 s
@@ -75,6 +80,7 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
+from replay.knowledge import Tracker
 from replay.match import (
     Lead,
     MatchState,
@@ -85,6 +91,8 @@ from replay.match import (
     score_hand,
 )
 from replay.rules import PROFILES, Rules, RulesError, resolve
+from replay.searchbots import CHEATS, SEARCH_STYLES, SearchBot, search_bot
+from replay.solver import HandContext
 from replay.tiles import (
     BIT,
     DOUBLE_SIX,
@@ -199,6 +207,15 @@ class SimConfig:
     reveal_delay_rate: float = 0.15  # a reveal written after the next deal
     beacon_rate: float = 0.3
     flip_openings: bool = True  # bots may lay the opening tile low half left
+    # planted cheaters (never by default): (player id, style of replay.searchbots), e.g.
+    # ("p-00003", "omniscient"); that player plays in that style whatever the pool gave it
+    cheaters: tuple[tuple[str, str], ...] = ()
+    search_samples: int = 16  # deals a searching bot (sampler, peeker) scores a decision
+
+    @property
+    def searching(self) -> bool:
+        """Some seat may be played by a bot of replay.searchbots (it needs the table's view)."""
+        return bool(self.cheaters) or any(b not in BOTS for b in self.bots)
 
     def rules_for(self, profile: str) -> Rules:
         return resolve(profile, self.overrides)
@@ -286,7 +303,7 @@ class _Match:
         self.profile = profile
         self.rules = cfg.rules_for(profile)
         self.players = list(seats)
-        self.bots: list[Bot] = [BOTS[p.style] for p in seats]
+        self.bots: list[Bot] = [bot_for(p.style, cfg.search_samples) for p in seats]
         self.pool = pool
         self.rematch_of = rematch_of
         self.rematch_leader = rematch_leader
@@ -413,7 +430,7 @@ class _Match:
             state = new_hand(
                 r, deal.hands, leader=logged_lead.seat, opening=logged_lead.tile, stock=stock
             )
-            state = self._play(state, hand_no, change)
+            state = self._play(state, hand_no, change, HandContext(m.played, m.first_block_paid), lead.fixed_by)
             if change is not None and change[0] == hand_no and change[1] < 0:
                 change = None  # done within the hand
             score = score_hand(m, state)
@@ -464,7 +481,7 @@ class _Match:
             p = Player(f"bot-{style}", f"Bot ({style})", style)
             bot = True
         self.players[seat] = p
-        self.bots[seat] = BOTS[p.style]
+        self.bots[seat] = bot_for(p.style, self.cfg.search_samples)
         ev: dict[str, Any] = {"seat": seat, "player": p.id, "bot": bot}
         if hand is not None:
             ev["hand"] = hand
@@ -532,7 +549,8 @@ class _Match:
 
     # the hand
 
-    def _play(self, state: HandState, hand_no: int, change: list[int] | None) -> HandState:
+    def _play(self, state: HandState, hand_no: int, change: list[int] | None, ctx: HandContext,
+              fixed_by: str) -> HandState:  # fmt: skip
         rng = self.rng
         n = state.players
         bots = self.bots
@@ -540,10 +558,13 @@ class _Match:
         flip_ok = self.cfg.flip_openings
         plant = self.plant
         planting = bool(plant.code) and not plant.done and hand_no >= plant.hand
+        # what the table showed, for the searching bots (a planted error may
+        # break it: they play by rule of thumb in such a hand)
+        tracker = Tracker(state, fixed_by=fixed_by) if self.cfg.searching and not planting else None
         if state.opening == -2:  # WRONG_OPENING: the fixed tile is refused
             state = state._replace(opening=-1)
             other = [mv for mv in legal_moves(state) if type(mv) is Play and mv.tile != DOUBLE_SIX]
-            state = self._play_one(state, hand_no, other[0], memo, flip=False)
+            state = self._play_one(state, hand_no, other[0], memo, flip=False, tracker=tracker)
         ply = 0
         self.hand_draws = 0
         while not state.over:
@@ -564,14 +585,20 @@ class _Match:
                     break
             moves = legal_moves(state)
             seat = state.turn
-            mv = moves[0] if len(moves) == 1 else bots[seat].choose(state, moves, memo, rng)
+            bot = bots[seat]
+            if len(moves) == 1:
+                mv = moves[0]
+            elif tracker is not None and isinstance(bot, SearchBot) and state.result is None:
+                mv = bot.think(state, moves, tracker, ctx, rng)
+            else:
+                mv = bot.choose(state, moves, memo, rng)
             flip = (
                 flip_ok
                 and state.left < 0
                 and type(mv) is Play
                 and bots[seat].flip_opening(mv.tile, rng)
             )
-            state = self._play_one(state, hand_no, mv, memo, flip=flip)
+            state = self._play_one(state, hand_no, mv, memo, flip=flip, tracker=tracker)
             ply += 1
         if planting and not plant.done:
             if plant.code == "EVENT_AFTER_END":
@@ -582,9 +609,12 @@ class _Match:
         return state
 
     def _play_one(
-        self, state: HandState, hand_no: int, mv: Move, memo: Memo, *, flip: bool
+        self, state: HandState, hand_no: int, mv: Move, memo: Memo, *, flip: bool,
+        tracker: Tracker | None = None,
     ) -> HandState:
         seat = state.turn
+        if tracker is not None:
+            tracker.see(state, mv)
         if type(mv) is Play:
             t = mv.tile
             if state.left < 0:
@@ -685,6 +715,15 @@ class _Match:
 # --- tables and runs -------------------------------------------------------------------
 
 
+def bot_for(style: str, samples: int = 16) -> Bot:
+    """The bot that plays `style` (replay.bots, or replay.searchbots with `samples`).
+
+    >>> bot_for("heavy").style, bot_for("peeker", 8).style
+    ('heavy', 'peeker')
+    """
+    return BOTS[style] if style in BOTS else search_bot(style, samples)
+
+
 def _seat_players(rng: random.Random, pool: Sequence[Player], n: int) -> list[Player]:
     return rng.sample(list(pool), n)
 
@@ -760,9 +799,17 @@ def check_config(cfg: SimConfig) -> None:
         raise ValueError("no profile given")
     if cfg.tables < 1 or cfg.players_pool < 1 or cfg.matches < 0:
         raise ValueError("tables and players_pool must be at least 1, matches at least 0")
-    unknown = [b for b in cfg.bots if b not in BOTS]
+    unknown = [b for b in cfg.bots if b not in BOTS and b not in SEARCH_STYLES]
     if unknown or not cfg.bots:
-        raise ValueError(f"unknown bot style {unknown!r} (known: {', '.join(STYLES)})")
+        raise ValueError(f"unknown bot style {unknown!r} (known: {', '.join(STYLES)}; searching: "
+                         f"{', '.join(SEARCH_STYLES)})")
+    for pid, style in cfg.cheaters:
+        if style not in SEARCH_STYLES:
+            raise ValueError(f"cheater {pid}: unknown style {style!r} (known: {', '.join(CHEATS)})")
+        if pid not in {p.id for p in make_pool(cfg.players_pool)}:
+            raise ValueError(f"cheater {pid}: no such player in a pool of {cfg.players_pool} (p-00001 ...)")
+    if cfg.search_samples < 1:
+        raise ValueError("search_samples must be at least 1")
     need = max(cfg.rules_for(p).players for p in cfg.profiles)
     if cfg.players_pool < need:
         raise ValueError(f"a pool of {cfg.players_pool} players cannot fill {need} seats")
@@ -781,6 +828,9 @@ def simulate(cfg: SimConfig, stats: SimStats | None = None) -> Iterator[bytes]:
 def _run(cfg: SimConfig, stats: SimStats) -> Iterator[bytes]:
     master = random.Random(cfg.seed)
     pool = make_pool(cfg.players_pool, cfg.bots)
+    if cfg.cheaters:
+        planted = dict(cfg.cheaters)
+        pool = [Player(p.id, p.name, planted[p.id]) if p.id in planted else p for p in pool]
     need = max(cfg.rules_for(p).players for p in cfg.profiles)
     # each run starts on its own day, so that sample files do not overlap
     base = _EPOCH_MS + (cfg.seed % 997) * 86_400_000 // 7
@@ -1183,6 +1233,15 @@ def add_simulate_parser(subparsers: Any) -> None:
     p.add_argument(
         "--no-flip", action="store_true", help="always lay the opening tile high half left"
     )
+    p.add_argument(
+        "--cheater", action="append", default=[], metavar="ID=STYLE",
+        help="plant a cheater: player ID (p-00001 ...) plays STYLE, omniscient (sees every hand) "
+        "or peeker (sees its partner's hand); repeat for more",
+    )
+    p.add_argument(
+        "--search-samples", type=int, default=16,
+        help="deals a searching bot (sampler, peeker) scores per decision (default 16)",
+    )
     p.set_defaults(func=run_simulate)
 
 
@@ -1203,7 +1262,21 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         seat_change_rate=args.seat_change_rate,
         abandon_rate=args.abandon_rate,
         flip_openings=not args.no_flip,
+        cheaters=tuple(_cheater(c) for c in args.cheater),
+        search_samples=args.search_samples,
     )
+
+
+def _cheater(text: str) -> tuple[str, str]:
+    """``ID=STYLE`` of --cheater.
+
+    >>> _cheater("p-00003=omniscient")
+    ('p-00003', 'omniscient')
+    """
+    pid, sep, style = text.partition("=")
+    if not sep or not pid.strip() or not style.strip():
+        raise ValueError(f"--cheater {text!r}: give ID=STYLE, e.g. p-00003=omniscient")
+    return pid.strip(), style.strip()
 
 
 def run_simulate(args: argparse.Namespace) -> int:

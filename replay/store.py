@@ -906,12 +906,22 @@ def keep_reports(conn: duckdb.DuckDBPyConnection) -> int:
 
 
 def keep_ratings(conn: duckdb.DuckDBPyConnection) -> int:
-    """Bring the ratings (migration 013, reports.ratings) up to date with the
-    matches stored: only what changed is rated; nothing changed is a few
-    queries. The number of matches rated."""
+    """Bring the ratings (migration 013, reports.ratings) and the player
+    insights (migration 014, reports.skill) up to date with the matches
+    stored: only what changed is rated or summed; nothing changed is a few
+    queries. The two run side by side, the insights in a thread on a cursor
+    (and so a transaction) of their own: the ratings are Python on the GIL,
+    the insights DuckDB off it. The number of matches rated."""
     from reports.ratings import refresh_ratings
+    from reports.skill import refresh_insights
 
-    return refresh_ratings(conn)
+    with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-insights") as pool:
+        summed = pool.submit(refresh_insights, cur)
+        try:
+            rated = refresh_ratings(conn)
+        finally:
+            summed.result()
+    return rated
 
 
 @contextlib.contextmanager

@@ -11,6 +11,9 @@ Two kinds of figures, kept apart:
   two were the side's rated players (reports.ratings: the seat's player of
   the most hands): match wins, ties and losses, the opposing pairs, and the
   pair's rating after each.
+- **Play together** (reports.skill, from the hand analysis): the pair's
+  combined accuracy over the hands they held side by side, each one's, and
+  the supports-the-partner measure both ways.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import duckdb
 
 from reports.leaderboard import _TS, _rows, has_ratings, history, standings
 from reports.ratings import ALL
+from reports.skill import pair_skill
 
 Cursor = duckdb.DuckDBPyConnection
 
@@ -139,4 +143,5 @@ def pair_report(cur: Cursor, a: str, b: str) -> dict[str, Any] | None:
         "history": history(cur, a, b),
         "opponents": opponents(matches),
         "matches": matches,
+        "skill": pair_skill(cur, a, b),
     }

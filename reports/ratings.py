@@ -623,6 +623,14 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         start = restart_pos(conn)
         if start is None:
             conn.execute("DROP TABLE _rq")
+            keep_in_order(conn, "rating_history", "player, partner, pool, pos")  # (a store of an older version)
+            if not _scalar(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'rating_pages'") or \
+                    _scalar(conn, "SELECT count(*) FROM rating_pages"):
+                conn.execute("COMMIT")
+                return 0
+            from reports.leaderboard import keep_rating_pages
+
+            keep_rating_pages(conn)  # none kept yet: a store of an older version
             conn.execute("COMMIT")
             return 0
         top = _scalar(conn, "SELECT coalesce(max(pos), 0) FROM rating_matches")
@@ -643,12 +651,38 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         conn.execute("DELETE FROM ratings")
         with _registered(conn, "_rcur", r.current()):
             conn.execute("INSERT INTO ratings BY NAME SELECT * FROM _rcur")
+        keep_in_order(conn, "rating_history", "player, partner, pool, pos")
+        from reports.leaderboard import keep_rating_pages
+
+        keep_rating_pages(conn)  # the player pages' sections: every place may have moved
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(duckdb.Error):
             conn.execute("ROLLBACK")
         raise
     return done
+
+
+def keep_in_order(conn: duckdb.DuckDBPyConnection, table: str, order: str) -> bool:
+    """Rewrite `table` in `order` once the rows come after its last rewrite are
+    a quarter of those it had then (migration 014's table_order; a geometric
+    schedule: a table of n rows is rewritten about log n times). A reader of
+    one entity's rows then finds them in few row groups: a player's rating
+    history at 1M hands, 2,900 of 940,000 rows, read in 4 ms rather than 35.
+    Whether it rewrote."""
+    if not _scalar(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'table_order'"):
+        return False  # a store older than migration 014
+    rows = _scalar(conn, f"SELECT count(*) FROM {table}")
+    done = _scalar(conn, "SELECT coalesce(max(sorted_rows), 0) FROM table_order WHERE name = ?", [table])
+    if rows < 4 * 122_880 or (done and rows - done < done // 4):  # a row group or four: nothing to gain
+        return False
+    conn.execute(f"CREATE OR REPLACE TEMP TABLE _ordered AS SELECT * FROM {table} ORDER BY {order}")
+    conn.execute(f"DELETE FROM {table}")
+    conn.execute(f"INSERT INTO {table} SELECT * FROM _ordered")  # insertion order kept: the rows in order
+    conn.execute("DROP TABLE _ordered")
+    conn.execute("DELETE FROM table_order WHERE name = ?", [table])
+    conn.execute("INSERT INTO table_order VALUES (?, ?)", [table, rows])
+    return True
 
 
 def _rate_into(conn: duckdb.DuckDBPyConnection, r: Ratings, todo: pa.Table) -> int:

@@ -1,0 +1,345 @@
+"""The player insights: how soon the cheat signals catch planted cheaters, how
+often they accuse honest players, and how long the insights refresh takes.
+
+**Detection.** Each run simulates a partnership table (international) of
+four players who play every hand: one planted cheater (replay.searchbots:
+``omniscient`` sees every hand, ``peeker`` sees its partner's) and three
+honest bots of mixed styles (random, heavy, partner, and the honest
+``sampler``, which plays the best move over the deals it could face: the
+strongest honest player, and the cheaters' honest twin). Honest-only runs
+have four honest bots. Every run is ingested with the analysis (10 sampled
+deals a decision, as ``replay ingest``), every player is audited for partner
+peeking (reports.cheats.audit_player), and each player's two tests
+(reports.cheats.signal, the product's) are taken after every
+:data:`STEP` hands the player played, in time order, as an auditor
+watching the desk would see them:
+
+- *hands to flag*: the hands a cheater had played when first flagged (by
+  its own index; median and worst over the runs; a cheater never flagged
+  counts as missed);
+- *false alarms*: honest players flagged at any look of the run, by either
+  index, over all honest player-runs (with the 95% upper bound of the rate:
+  zero alarms in n runs bound it by 1 - 0.05^(1/n)).
+
+**Speed** (``--speed``): the store of bench/api.py (simulated hands,
+ingested without analysis, analysis rows synthesized: bench/synth.py), and
+the whole refresh from nothing on a copy: the ratings
+(reports.ratings.refresh_ratings) and the insights
+(reports.skill.refresh_insights), then a refresh with nothing new.
+
+    python bench/insights.py                   # one run of 40 hands a cheater (< 1 min), speed at 5,000 hands
+    python bench/insights.py --full            # 6 runs of 250 hands a cheater, 10 honest runs; 1M hands
+    python bench/insights.py --speed --full    # the refresh at 1,000,000 hands
+
+Headline figures last, one per line: ``name: value unit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+#: Looks: the tests are taken after every STEP hands a player played.
+STEP = 10
+HONEST = ("random", "heavy", "partner", "sampler")
+
+
+def _bench_api() -> Any:
+    """bench/api.py as a module (its `build`: the cached simulated store)."""
+    spec = importlib.util.spec_from_file_location("bench_api", ROOT / "bench" / "api.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# -- detection ---------------------------------------------------------------------------
+
+
+def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path) -> dict[str, Any]:
+    """Simulate, ingest with the analysis, audit everyone; each player's looks."""
+    from replay.ingest import ingest
+    from replay.simulate import SimConfig, simulate, write_lines
+    from replay.store import open_store
+    from reports.cheats import audit_player
+
+    # the honest styles of the run's players, turned by the seed: every style meets every seat
+    styles = tuple(HONEST[(seed + k) % len(HONEST)] for k in range(4))
+    cfg = SimConfig(profiles=("international",), hands=hands, seed=seed, players_pool=4, bots=styles,
+                    seat_change_rate=0.0, cheaters=((("p-00001", cheat),) if cheat else ()))  # fmt: skip
+    log = where / f"run-{seed}.jsonl"
+    t0 = time.perf_counter()
+    write_lines(simulate(cfg), log)
+    t1 = time.perf_counter()
+    db = where / f"run-{seed}.duckdb"
+    ingest([log], db=db, workers=2, analysis=(samples, 0))
+    t2 = time.perf_counter()
+    conn = open_store(db)
+    try:
+        players = [p for (p,) in conn.execute("SELECT DISTINCT player FROM skill_rows WHERE player LIKE 'p-%' "
+                                              "ORDER BY 1").fetchall()]  # fmt: skip
+        for p in players:
+            audit_player(conn, p, hands=100_000, samples=samples, workers=2)
+        t3 = time.perf_counter()
+        per_hand = _per_hand(conn)
+    finally:
+        conn.close()
+    style = {f"p-{k + 1:05d}": styles[k % len(styles)] for k in range(4)}
+    if cheat:
+        style["p-00001"] = cheat
+    looks = {p: _looks(rows) for p, rows in per_hand.items() if p in style}
+    final = {p: _final_t(rows) for p, rows in per_hand.items() if p in style}
+    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final,
+            "seconds": {"simulate": t1 - t0, "ingest": t2 - t1, "audit": t3 - t2}}  # fmt: skip
+
+
+_PER_HAND = """
+WITH r AS ({ranges}), hs AS (
+    SELECT r.player, a.match, a.hand, m.started, m.mno, r.seat
+    FROM hand_analysis a JOIN matches m USING (match)
+    JOIN r ON r.match = a.match AND a.hand >= r.from_hand AND a.hand < r.to_hand
+    WHERE a.skip IS NULL
+), y AS (
+    SELECT ma.match, ma.hand, ma.seat, count(ma.hindsight) AS n, coalesce(sum(ma.hindsight), 0) AS y,
+           count(k.y_peek) AS kn, coalesce(sum(k.y_peek), 0) AS ky
+    FROM move_analysis ma LEFT JOIN peek_analysis k USING (match, hand, ply)
+    GROUP BY ma.match, ma.hand, ma.seat
+)
+SELECT hs.player, coalesce(y.n, 0), coalesce(y.y, 0), coalesce(y.kn, 0), coalesce(y.ky, 0)
+FROM hs LEFT JOIN y USING (match, hand, seat)
+ORDER BY hs.player, hs.started, hs.mno, hs.hand
+"""
+
+
+def _per_hand(conn: Any) -> dict[str, list[tuple[int, float, int, float]]]:
+    """Each player's analysed hands in time order: graded decisions and their
+    sum of hindsight; the same of the partner-peeking grade."""
+    from reports.skill import seat_ranges
+
+    out: dict[str, list[tuple[int, float, int, float]]] = defaultdict(list)
+    for p, n, y, kn, ky in conn.execute(_PER_HAND.format(ranges=seat_ranges())).fetchall():
+        out[p].append((int(n), float(y), int(kn), float(ky)))
+    return out
+
+
+def _final_t(rows: Sequence[tuple[int, float, int, float]]) -> tuple[float | None, float | None]:
+    """The two t statistics over all a player's hands (the null's calibration)."""
+    from reports.cheats import signal
+
+    n = [r for r in rows if r[0]]
+    k = [r for r in rows if r[2]]
+    omni = signal(sum(r[0] for r in n), sum(r[1] for r in n), len(n), sum(r[1] ** 2 for r in n))
+    peek = signal(sum(r[2] for r in k), sum(r[3] for r in k), len(k), sum(r[3] ** 2 for r in k))
+    return omni.t, peek.t
+
+
+def _looks(rows: Sequence[tuple[int, float, int, float]]) -> list[tuple[int, bool, bool]]:
+    """(hands played, omniscience flagged, peeking flagged) after every STEP hands and at the end."""
+    from reports.cheats import signal
+
+    acc = [0, 0.0, 0, 0.0, 0, 0, 0.0, 0.0]  # decisions, y, hands, y^2 | peek: decisions, hands, y, y^2
+    out = []
+    for k, (n, y, kn, ky) in enumerate(rows, 1):
+        if n:
+            acc[0] += n
+            acc[1] += y
+            acc[2] += 1
+            acc[3] += y * y
+        if kn:
+            acc[4] += kn
+            acc[5] += 1
+            acc[6] += ky
+            acc[7] += ky * ky
+        if k % STEP == 0 or k == len(rows):
+            omni = signal(acc[0], acc[1], acc[2], acc[3])
+            peek = signal(acc[4], acc[6], acc[5], acc[7])
+            out.append((k, omni.flagged, peek.flagged))
+    return out
+
+
+def _first(looks: Sequence[tuple[int, bool, bool]], which: int) -> int | None:
+    return next((h for h, *f in looks if f[which - 1]), None)
+
+
+def _upper95(alarms: int, n: int) -> float:
+    """The one-sided 95% upper bound of a rate seen `alarms` times in `n` (Clopper-Pearson).
+
+    >>> round(_upper95(0, 300), 4)
+    0.0099
+    """
+    if n == 0:
+        return 1.0
+    if alarms == 0:
+        return 1 - 0.05 ** (1 / n)
+    from scipy import stats
+
+    return float(stats.beta.ppf(0.95, alarms + 1, n - alarms))
+
+
+def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1) -> dict[str, Any]:
+    where = Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
+    results = []
+    try:
+        # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
+        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)]
+        plan += [(None, 100 * k + 7) for k in range(first, first + honest_runs)]
+        for cheat, seed in plan:
+            r = one_run(cheat, seed, hands, samples, where)
+            s = r["seconds"]
+            first = ("-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2))
+            say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
+                f"audit {s['audit']:5.0f} s; cheater flagged at {first} hands")  # fmt: skip
+            results.append(r)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for cheat, which in (("omniscient", 1), ("peeker", 2)):
+        got = [_first(r["looks"]["p-00001"], which) for r in results if r["cheat"] == cheat]
+        caught = [g for g in got if g is not None]
+        out[cheat] = {"runs": len(got), "caught": len(caught), "hands": got,
+                      "median": statistics.median(caught) if caught else None, "worst": max(caught, default=None),
+                      "other_index": [_first(r["looks"]["p-00001"], 3 - which) for r in results if r["cheat"] == cheat]}  # fmt: skip
+    honest = [(r["style"][p], looks) for r in results for p, looks in r["looks"].items()
+              if not (r["cheat"] and p == "p-00001")]  # fmt: skip
+    alarms = {"omniscience": sum(1 for _, lk in honest if _first(lk, 1) is not None),
+              "peeking": sum(1 for _, lk in honest if _first(lk, 2) is not None)}  # fmt: skip
+    alarms["either"] = sum(1 for _, lk in honest if _first(lk, 1) is not None or _first(lk, 2) is not None)
+    by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for style, lk in honest:
+        by_style[style][0] += 1
+        by_style[style][1] += int(_first(lk, 1) is not None or _first(lk, 2) is not None)
+    ts = [t for r in results for p, pair in r["final_t"].items() if not (r["cheat"] and p == "p-00001")
+          for t in pair if t is not None]
+    out["honest_t"] = {"n": len(ts), "max": max(ts, default=None), "mean": statistics.fmean(ts) if ts else None,
+                       "sd": statistics.pstdev(ts) if len(ts) > 1 else None,
+                       "over_1.645": sum(t > 1.645 for t in ts), "over_2.326": sum(t > 2.326 for t in ts)}
+    out["honest"] = {"player_runs": len(honest), "alarms": alarms, "by_style": dict(by_style),
+                     "looks_each": statistics.median(len(lk) for _, lk in honest) if honest else 0}  # fmt: skip
+    return out
+
+
+# -- speed -------------------------------------------------------------------------------------
+
+
+def speed(hands: int, say: Any) -> dict[str, float]:
+    """The refresh from nothing on a copy of the store: the ratings alone, the
+    insights alone, then both as a load runs them (replay.store.keep_ratings:
+    side by side), then once more with nothing new."""
+    import duckdb
+
+    from replay.store import keep_ratings
+    from reports.ratings import refresh_ratings
+    from reports.skill import refresh_insights
+
+    api = _bench_api()
+    # bench/api.py's store, its analysis rows synthesized and its insights refreshed once
+    db = api.build(hands, 200, Path("/tmp/replay-bench-api") / f"h{hands}-p200")
+    work = Path(tempfile.mkdtemp(prefix="replay-bench-refresh-"))
+    try:
+        copy = work / "replay.duckdb"
+        shutil.copy(db, copy)
+        conn = duckdb.connect(str(copy))
+        try:
+            _clear(conn)
+            rows = conn.execute("SELECT count(*) FROM move_analysis").fetchone()
+            moves = int(rows[0]) if rows else 0
+            c0, t0 = time.process_time(), time.perf_counter()
+            refresh_ratings(conn)
+            c1, t1 = time.process_time(), time.perf_counter()
+            refresh_insights(conn)
+            c2, t2 = time.process_time(), time.perf_counter()
+            _clear(conn)
+            c3, t3 = time.process_time(), time.perf_counter()
+            keep_ratings(conn)
+            c4, t4 = time.process_time(), time.perf_counter()
+            keep_ratings(conn)
+            t5 = time.perf_counter()
+        finally:
+            conn.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"hands": hands, "move_rows": moves, "ratings": t1 - t0, "ratings_cpu": c1 - c0, "insights": t2 - t1,
+            "insights_cpu": c2 - c1, "whole": t4 - t3, "whole_cpu": c4 - c3, "nothing_new": t5 - t4}  # fmt: skip
+
+
+def _clear(conn: Any) -> None:
+    """The ratings' and the insights' tables emptied: the next refresh starts from nothing."""
+    for t in ("rating_history", "rating_matches", "ratings", "skill_rows", "insight_matches", "skill_players",
+              "luck_base", "insight_totals", "peek_analysis"):  # fmt: skip
+        conn.execute(f"DELETE FROM {t}")
+    conn.execute("CHECKPOINT")
+
+
+# -- main --------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="the real measurement (long)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per cheater (default 1; --full 6)")
+    ap.add_argument("--honest-runs", type=int, default=None, help="honest-only runs (default 0; --full 10)")
+    ap.add_argument("--hands", type=int, default=None, help="hands a run (default 40; --full 250)")
+    ap.add_argument("--first-run", type=int, default=1, help="the first run's number (its seeds: 100 x it + ...)")
+    ap.add_argument("--samples", type=int, default=10, help="sampled deals a decision (analysis and audits)")
+    ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
+    ap.add_argument("--detection", action="store_true", help="only the detection")
+    ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
+    args = ap.parse_args(argv)
+    say = print
+    heads: list[str] = []
+    if not args.speed:
+        runs = args.runs if args.runs is not None else (6 if args.full else 1)
+        honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
+        hands = args.hands or (250 if args.full else 40)
+        d = detection(runs, honest_runs, hands, args.samples, say, args.first_run)
+        h = d["honest"]
+        for cheat in ("omniscient", "peeker"):
+            x = d[cheat]
+            say(f"{cheat}: caught in {x['caught']} of {x['runs']} runs of {hands} hands; hands to flag {x['hands']} "
+                f"(median {x['median']}, worst {x['worst']}); its other index flagged it at {x['other_index']}")  # fmt: skip
+        say(f"honest player-runs: {h['player_runs']} ({h['looks_each']:.0f} looks each, every {STEP} hands); "
+            f"alarms: omniscience {h['alarms']['omniscience']}, peeking {h['alarms']['peeking']}, "
+            f"either {h['alarms']['either']}; by style (runs, alarms): {h['by_style']}")  # fmt: skip
+        ht = d["honest_t"]
+        if ht["n"]:
+            say(f"honest t over each player-run (both indices, {ht['n']} values): mean {ht['mean']:+.2f}, sd {ht['sd']:.2f}, "
+                f"max {ht['max']:.2f}; above 1.645: {ht['over_1.645']} (5% expected), above 2.326: "
+                f"{ht['over_2.326']} (1% expected)")  # fmt: skip
+        n = h["player_runs"]
+        for cheat in ("omniscient", "peeker"):
+            med = d[cheat]["median"]
+            heads.append(f"{cheat}_hands_to_flag_median: {med if med is not None else 'never'} hands")
+            heads.append(f"{cheat}_caught: {d[cheat]['caught']}/{d[cheat]['runs']} runs")
+        heads.append(f"false_alarm_rate: {100 * h['alarms']['either'] / max(n, 1):.2f} % "
+                     f"({h['alarms']['either']}/{n} honest player-runs)")  # fmt: skip
+        heads.append(f"false_alarm_rate_upper95: {100 * _upper95(h['alarms']['either'], n):.2f} %")
+    if not args.detection:
+        size = args.speed_hands or (1_000_000 if args.full else 5_000)
+        s = speed(size, say)
+        say(f"refresh from nothing at {s['hands']:,} hands ({s['move_rows']:,} move_analysis rows, synthetic): "
+            f"ratings alone {s['ratings']:.1f} s ({s['ratings_cpu']:.1f} CPU-s), insights alone "
+            f"{s['insights']:.1f} s ({s['insights_cpu']:.1f} CPU-s); both side by side as a load runs them "
+            f"{s['whole']:.1f} s ({s['whole_cpu']:.1f} CPU-s); a refresh with nothing new "
+            f"{1000 * s['nothing_new']:.0f} ms")  # fmt: skip
+        heads.append(f"insights_refresh_seconds: {s['insights']:.1f} s")
+        heads.append(f"whole_refresh_seconds: {s['whole']:.1f} s")
+    for line in heads:
+        say(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

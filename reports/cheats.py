@@ -1,0 +1,506 @@
+"""Cheat signals for auditors: the omniscience and the partner-peeking indices.
+
+A player who sees what it may not (the other hands, or its partner's)
+chooses moves that do better on the real deal than the deals it could face
+say they should. Both indices measure that, each against a null model that
+needs no guess of how strong an honest player is (docs/insights.md):
+
+**The statistic.** At a decision (a non-forced move with a sampled grade),
+let a move's *edge* be its value minus the mean value of the legal moves.
+The played move's edge on the real deal (perfect information, ``dd``) minus
+its edge on the deals the mover could face (``pimc``, the sampled grade) is
+the decision's *hindsight* ``y`` (``move_analysis.hindsight``).
+
+**Null model.** An honest player chooses from what it could know. Given
+that, the real deal is one of the deals the mover could face, all equally
+likely (the analysis' model: docs/analysis.md), so the expected real edge
+of *any* move, the chosen one included, is its edge over those deals: ``y``
+has mean 0 whatever the player's skill or style (random, careful, strong),
+and so has a hand's sum of ``y``. The sampled grade is an unbiased estimate
+(drawn independently of the real deal), which adds noise but no bias.
+Hands are independent deals; the decisions of one hand are not (they share
+its deal), so the test is on the hands' sums: a one-sided t-test of mean 0
+over the player's hands. A player is flagged when p < :data:`ALPHA`
+(fixed per player, one-sided) with at least :data:`MIN_HANDS` hands.
+
+**Omniscience index**: the mean ``y`` per decision, in points. A player who
+sees every hand plays the best move on the real deal, which beats the mean
+move there by more than its expected edge: the index is clearly positive.
+The evidence shown beside it: at the decisions where the best move on what
+the player could know is no perfect-information best move (``differs``), how
+often the player played a perfect-information best move anyway, against the
+pool's rate (descriptive: that count selects decisions by the real deal, so
+it is no test).
+
+**Partner-peeking index**: the same with a third grade, made on demand
+(:func:`audit_player`, never at ingest): each move's mean value over the
+deals the mover could face if it also saw its partner's tiles
+(``peek``). ``y_peek`` = the played move's edge on those deals minus its edge
+on the deals it could face. An honest player cannot see the partner's
+tiles, so by the same argument ``y_peek`` has mean 0; a player who sees
+them picks moves whose edge is higher once they are seen.
+
+**What the null model leaves out.** "All agreeing deals are equally
+likely" ignores what others' play choices tell (a player who always leads
+its strongest number tells its partner something): an honest player who
+reads such signals well gains a little real edge beyond the model. The
+simulated honest bots, including one that plays to its partner's numbers,
+stay far below the threshold (bench/insights.py, docs/insights.md); the
+threshold is strict for that reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import duckdb
+from scipy import stats
+
+from reports.skill import seat_ranges
+
+__all__ = [
+    "ALPHA",
+    "MIN_HANDS",
+    "Signal",
+    "audit_player",
+    "evidence",
+    "peek_grades",
+    "signal",
+    "suspicious",
+]
+
+Cursor = duckdb.DuckDBPyConnection
+
+#: One-sided significance a player must reach to be flagged (fixed per player).
+ALPHA: Final = 1e-4
+#: Hands with a graded decision a player needs before a flag (the t-test's footing).
+MIN_HANDS: Final = 20
+#: The latest pair-game hands an audit grades by default, and sampled deals per decision.
+AUDIT_HANDS: Final = 300
+AUDIT_SAMPLES: Final = 10
+#: Evidence rows listed per player.
+EVIDENCE_ROWS: Final = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A player's index and its test: `hands` (with a graded decision),
+    `decisions`, `index` (mean y a decision, points), `t`, `p` (one-sided),
+    `flagged` (p < ALPHA with at least MIN_HANDS hands)."""
+
+    hands: int
+    decisions: int
+    index: float | None
+    t: float | None
+    p: float | None
+    flagged: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hands": self.hands, "decisions": self.decisions,
+            "index": None if self.index is None else round(self.index, 3),
+            "t": None if self.t is None else round(self.t, 2),
+            "p": None if self.p is None else float(f"{self.p:.3g}"),
+            "flagged": self.flagged,
+        }  # fmt: skip
+
+
+def signal(decisions: int, y_sum: float, hands: int, y_sq: float, *, alpha: float = ALPHA,
+           min_hands: int = MIN_HANDS) -> Signal:  # fmt: skip
+    """The test of mean 0 over `hands` hands whose sums of y add up to `y_sum`
+    and whose squares add up to `y_sq` (over `decisions` decisions).
+
+    >>> s = signal(120, 60.0, 40, 200.0)
+    >>> round(s.index, 2), round(s.t, 2), s.flagged
+    (0.5, 5.65, True)
+    >>> signal(3, 1.0, 2, 1.0).flagged
+    False
+    """
+    index = y_sum / decisions if decisions else None
+    if hands < 2:
+        return Signal(hands, decisions, index, None, None, False)
+    mean = y_sum / hands
+    var = max(y_sq - hands * mean * mean, 0.0) / (hands - 1)
+    if var <= 1e-12:
+        t = math.inf if mean > 0 else -math.inf if mean < 0 else 0.0
+    else:
+        t = mean / math.sqrt(var / hands)
+    p = float(stats.t.sf(t, hands - 1)) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
+    return Signal(hands, decisions, index, t if math.isfinite(t) else None, p,
+                  hands >= min_hands and p < alpha)  # fmt: skip
+
+
+# -- the list ---------------------------------------------------------------------------------
+
+_OMNI = """
+SELECT s.player, pl.name, s.bot, s.matches, s.hands, s.decisions, s.y_n, s.y_sum, s.y_hands, s.y_sq,
+       s.differs_n, s.differs_hit
+FROM skill_players s LEFT JOIN players pl USING (player)
+WHERE s.profile = '*'
+"""
+
+# the partner-peeking grades of audited players, summed by player and hand
+_PEEK = """
+WITH r AS ({ranges}), h AS (
+    SELECT r.player, k.match, k.hand, count(*) AS n, sum(k.y_peek) AS y
+    FROM peek_analysis k JOIN r ON r.match = k.match AND r.seat = k.seat
+         AND k.hand >= r.from_hand AND k.hand < r.to_hand
+    GROUP BY r.player, k.match, k.hand
+)
+SELECT player, sum(n), sum(y), count(*), sum(y * y) FROM h GROUP BY player
+""".format(ranges=seat_ranges("WHERE s.match IN (SELECT DISTINCT match FROM peek_analysis)"))
+
+_AUDITS = """
+SELECT player, state, asked, done, hands, samples, decisions, message FROM audits
+QUALIFY row_number() OVER (PARTITION BY player ORDER BY asked DESC) = 1
+"""
+
+
+def pool_rates(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The pool's agreement at differing decisions: every listed player not flagged."""
+    kept = [r for r in rows if not r["flagged"]]
+    n, hit = sum(r["differs"] for r in kept), sum(r["differs_hit"] for r in kept)
+    return {"players": len(kept), "differs": n, "differs_hit": hit, "differs_rate": round(hit / n, 4) if n else None}
+
+
+def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[str, Any]:
+    """Every player with analysed hands, with both indices and their tests,
+    the most suspicious first (the smaller p of the two). `bots`: list marked
+    bots too; `min_hands`: players with at least that many analysed hands."""
+    peek = {r[0]: signal(int(r[1]), float(r[2]), int(r[3]), float(r[4])) for r in cur.execute(_PEEK).fetchall()}
+    audits = {r[0]: dict(zip(("player", "state", "asked", "done", "hands", "samples", "decisions", "message"),
+                             r, strict=True)) for r in cur.execute(_AUDITS).fetchall()}  # fmt: skip
+    everyone = []
+    for (player, name, bot, matches, hands, decisions, y_n, y_sum, y_hands, y_sq, dn, dh) in cur.execute(_OMNI).fetchall():
+        omni = signal(int(y_n), float(y_sum), int(y_hands), float(y_sq))
+        pk = peek.get(player)
+        audit = audits.get(player)
+        everyone.append({
+            "player": player, "name": name, "bot": bool(bot), "matches": matches, "hands": hands,
+            "decisions": decisions,
+            "omniscience": omni.to_json(),
+            "differs": int(dn), "differs_hit": int(dh),
+            "differs_rate": round(dh / dn, 4) if dn else None,
+            "peeking": None if pk is None else pk.to_json(),
+            "audit": None if audit is None else _audit_json(audit),
+            "flagged": omni.flagged or (pk is not None and pk.flagged),
+        })  # fmt: skip
+    rows = [r for r in everyone if (bots or not r["bot"]) and r["hands"] >= min_hands]
+    pool = pool_rates(everyone)
+    tested = len(rows)
+
+    def key(r: dict[str, Any]) -> tuple[float, str]:
+        ps = [x["p"] for x in (r["omniscience"], r["peeking"]) if x is not None and x["p"] is not None]
+        return (min(ps) if ps else 2.0, r["player"])
+
+    rows.sort(key=key)
+    for r in rows:  # the chance of so small a p among this many players (Bonferroni)
+        for k in ("omniscience", "peeking"):
+            x = r[k]
+            if x is not None:
+                x["p_adjusted"] = None if x["p"] is None else min(1.0, float(f"{x['p'] * tested:.3g}"))
+    # the omniscience index reads the sampled grade, which ingest leaves to the
+    # server (replay serve --deepen) or replay analyze --db
+    graded = {"decisions": sum(r["decisions"] for r in everyone),
+              "sampled": sum(r["omniscience"]["decisions"] for r in everyone)}  # fmt: skip
+    return {
+        "alpha": ALPHA, "min_hands": MIN_HANDS, "players": tested,
+        "flagged": sum(1 for r in rows if r["flagged"]), "pool": pool, "graded": graded, "rows": rows,
+    }
+
+
+def _audit_json(a: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k in ("asked", "done"):
+        if isinstance(out.get(k), dt.datetime):
+            out[k] = out[k].isoformat()
+    return out
+
+
+def player_signals(cur: Cursor, player: str) -> dict[str, Any] | None:
+    """One player's row of :func:`suspicious` (bots included) with the pool's
+    rates (`pool`), or None."""
+    data = suspicious(cur, bots=True)
+    got = [r for r in data["rows"] if r["player"] == player]
+    return {**got[0], "pool": data["pool"]} if got else None
+
+
+_EVIDENCE = """
+WITH r AS ({ranges}), mine AS (SELECT * FROM r WHERE player = $player)
+SELECT m.match, m.hand, m.ply, m.seat, m.played, m.dd, m.dd_best, round(m.pimc, 2) AS pimc,
+       round(m.pimc_best, 2) AS pimc_best,
+       list_filter(m.alternatives, lambda a: a.pimc = m.pimc_best)[1].move AS best_known,
+       round(m.hindsight, 2) AS hindsight, k.y_peek
+FROM move_analysis m
+JOIN mine ON mine.match = m.match AND mine.seat = m.seat AND m.hand >= mine.from_hand AND m.hand < mine.to_hand
+LEFT JOIN peek_analysis k ON k.match = m.match AND k.hand = m.hand AND k.ply = m.ply
+WHERE NOT m.forced AND m.differs AND m.dd = m.dd_best AND m.match IN (SELECT match FROM mine)
+ORDER BY m.hindsight DESC NULLS LAST, m.match, m.hand, m.ply
+LIMIT $limit
+""".format(ranges=seat_ranges("WHERE s.match IN (SELECT match FROM skill_rows WHERE player = $player)"))
+
+
+def evidence(cur: Cursor, player: str, limit: int = EVIDENCE_ROWS) -> list[dict[str, Any]]:
+    """The player's decisions where the best move on what it could know was
+    no perfect-information best move and it played one anyway, the largest
+    hindsight first: where an auditor looks first (each links to its replay)."""
+    got = cur.execute(_EVIDENCE, {"player": player, "limit": limit})
+    cols = [d[0] for d in got.description or ()]
+    return [dict(zip(cols, r, strict=True)) for r in got.fetchall()]
+
+
+# -- the partner-peeking grade ------------------------------------------------------------
+
+
+def _rng(seed: int, match: str, hand: int, ply: int, what: str = "peek") -> random.Random:
+    # a stream of its own: not the analysis' draws for the same decision
+    digest = hashlib.sha256(f"{what}|{seed}|{match}|{hand}|{ply}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+_ANALYZERS: dict[tuple[int, int], Any] = {}
+
+
+def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], samples: int, seed: int,
+                known: dict[tuple[str, int, int], tuple[int, list[float] | None]]) -> list[dict[str, Any]]:  # fmt: skip
+    """The partner-peeking grade of the decisions of seat ``seats[(match, hand)]``
+    in each hand of `inputs` (replay.analysis.HandInput, pair games), as
+    peek_analysis rows. `known`: (match, hand, ply) -> (the played move's index,
+    each alternative's pimc) from move_analysis: only those plies are graded.
+    A ply without the sampled grade (the store's analysis not sampled yet,
+    api.deepen) gets it here too, from deals of its own."""
+    from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
+    from replay.engine import apply, legal_moves, new_hand
+    from replay.knowledge import Tracker
+
+    a = _ANALYZERS.get((samples, seed))
+    if a is None:
+        a = _ANALYZERS[samples, seed] = Analyzer(samples=samples, seed=seed)
+    out: list[dict[str, Any]] = []
+    for inp in inputs:
+        seat = seats.get((inp.match, inp.hand))
+        r = inp.rules
+        if seat is None or inp.skip is not None or r.teams != "pairs" or r.players != 4:
+            continue
+        state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
+        tracker = Tracker(state, fixed_by=inp.fixed_by)
+        for k, (mover, kind, tile, end) in enumerate(inp.moves, 1):
+            move, laid = _engine_move(state, kind, tile, end)
+            got = known.get((inp.match, inp.hand, k))
+            if mover == seat and got is not None and state.result is None and len(legal_moves(state)) > 1:
+                played, pimc = got
+                means = [m for m, _ in a.sampled(state, tracker, inp.context, _rng(seed, inp.match, inp.hand, k),
+                                                 ((seat + 2) % 4,))]  # fmt: skip
+                if pimc is None:
+                    pimc = [m for m, _ in a.sampled(state, tracker, inp.context,
+                                                    _rng(seed, inp.match, inp.hand, k, "own"))]  # fmt: skip
+                if len(means) == len(pimc):
+                    y = (means[played] - sum(means) / len(means)) - (pimc[played] - sum(pimc) / len(pimc))
+                    out.append({"match": inp.match, "hand": inp.hand, "ply": k, "seat": seat,
+                                "version": ANALYSIS_VERSION, "samples": samples, "seed": seed,
+                                "peek": means, "y_peek": y})  # fmt: skip
+            tracker.see(state, move)
+            state = apply(state, laid)
+    return out
+
+
+_TARGETS = """
+WITH r AS ({ranges})
+SELECT a.match, a.hand, r.seat
+FROM hand_analysis a JOIN r ON r.match = a.match AND a.hand >= r.from_hand AND a.hand < r.to_hand
+JOIN matches m ON m.match = a.match
+WHERE r.player = $player AND a.skip IS NULL AND m.rules->>'teams' = 'pairs' AND m.players = 4
+ORDER BY m.started DESC NULLS LAST, m.mno DESC, a.hand DESC
+LIMIT $hands
+""".format(ranges=seat_ranges("WHERE s.match IN (SELECT match FROM skill_rows WHERE player = $player "
+                              "AND partner IS NOT NULL)"))
+
+
+def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples: int = AUDIT_SAMPLES,
+                 seed: int = 0, workers: int = 0,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Grade the partner-peeking index of `player` over its latest `hands`
+    pair-game hands with a sampled grade (`samples` deals a decision), store
+    the rows (peek_analysis, replacing those of the same decisions) and the
+    audit (audits); the player's signals after it. `workers` > 0 grades in
+    that many processes. `progress(done, total)` is told after each match."""
+    from replay.analyze import _pool, _stored_inputs
+
+    asked = dt.datetime.now(dt.UTC)
+    conn.execute("INSERT INTO audits VALUES (?, ?, NULL, 'running', ?, ?, NULL, NULL)", [player, asked, hands, samples])
+    try:
+        targets = conn.execute(_TARGETS, {"player": player, "hands": hands}).fetchall()
+        seats = {(m, h): s for m, h, s in targets}
+        matches = sorted({m for m, _, _ in targets})
+        known: dict[tuple[str, int, int], tuple[int, list[float] | None]] = {}
+        if targets:
+            conn.register("_aud", _targets_table(targets))
+            try:
+                rows = conn.execute(
+                    "SELECT m.match, m.hand, m.ply, m.played, list_transform(m.alternatives, lambda a: a.move), "
+                    "list_transform(m.alternatives, lambda a: a.pimc) FROM move_analysis m "
+                    "JOIN _aud t ON t.match = m.match AND t.hand = m.hand AND t.seat = m.seat "
+                    "WHERE NOT m.forced"
+                ).fetchall()
+            finally:
+                conn.unregister("_aud")
+            for m, h, k, played, moves, pimc in rows:
+                if played in moves:  # (pimc None: a hand not sampled yet, graded here)
+                    known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
+        got: list[dict[str, Any]] = []
+        tasks = [(m, inputs) for m, inputs in _stored_inputs(conn, matches)]
+        pool = _pool(workers)
+        try:
+            done = 0
+            if pool is None:
+                for _, inputs in tasks:
+                    got.extend(peek_grades(inputs, seats, samples, seed, known))
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(tasks))
+            else:
+                futures = [pool.submit(peek_grades, inputs, {k: v for k, v in seats.items() if k[0] == m}, samples,
+                                       seed, {k: v for k, v in known.items() if k[0] == m}) for m, inputs in tasks]  # fmt: skip
+                for f in futures:
+                    got.extend(f.result())
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(tasks))
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        _store_peek(conn, got)
+        conn.execute(
+            "UPDATE audits SET state = 'done', done = ?, decisions = ?, message = ? WHERE player = ? AND asked = ?",
+            [dt.datetime.now(dt.UTC), len(got), f"{len(seats)} hands of pair games graded", player, asked],
+        )
+    except BaseException as exc:
+        conn.execute("UPDATE audits SET state = 'failed', done = ?, message = ? WHERE player = ? AND asked = ?",
+                     [dt.datetime.now(dt.UTC), f"{type(exc).__name__}: {exc}"[:500], player, asked])  # fmt: skip
+        raise
+    return player_signals(conn, player) or {"player": player}
+
+
+def _targets_table(targets: Iterable[tuple[str, int, int]]) -> Any:
+    import pyarrow as pa
+
+    m, h, s = zip(*targets, strict=True) if targets else ((), (), ())
+    return pa.table({"match": pa.array(m, pa.string()), "hand": pa.array(h, pa.int32()),
+                     "seat": pa.array(s, pa.int8())})  # fmt: skip
+
+
+def _store_peek(conn: Cursor, rows: list[dict[str, Any]]) -> None:
+    import pyarrow as pa
+
+    if not rows:
+        return
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("match", pa.string()), ("hand", pa.int32()), ("ply", pa.int16()), ("seat", pa.int8()),
+        ("version", pa.int32()), ("samples", pa.int16()), ("seed", pa.int64()),
+        ("peek", pa.list_(pa.float64())), ("y_peek", pa.float64())]))  # fmt: skip
+    conn.register("_peek", table)
+    try:
+        conn.execute("BEGIN TRANSACTION")
+        conn.execute("DELETE FROM peek_analysis WHERE (match, hand, ply) IN (SELECT match, hand, ply FROM _peek)")
+        conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _peek")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.unregister("_peek")
+
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def add_insights_parser(subparsers: Any) -> None:
+    """Add `insights` to the `replay` command's subparsers (sets `func`)."""
+    p = subparsers.add_parser(
+        "insights",
+        help="cheat signals of the stored players; a partner-peeking audit",
+        description="List every player with analysed hands and the two cheat signals of "
+        "docs/insights.md (the omniscience index; the partner-peeking index of audited players), "
+        "the most suspicious first. --audit grades a player's partner-peeking index (the store "
+        "must not be held by a server: use its POST /api/suspicious/audit then). Exit 0 when "
+        "nobody is flagged, 1 when somebody is, 2 for a usage error or a store that cannot be opened.",
+    )
+    p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
+    p.add_argument("--json", action="store_true", help="print the JSON of /api/suspicious")
+    p.add_argument("--bots", action="store_true", help="list marked bots too")
+    p.add_argument("--min-hands", type=int, default=0, metavar="N", help="players with at least N analysed hands")
+    p.add_argument("--audit", action="append", default=[], metavar="PLAYER",
+                   help="grade the partner-peeking index of PLAYER first (repeat for more)")  # fmt: skip
+    p.add_argument("--hands", type=int, default=AUDIT_HANDS,
+                   help=f"an audit grades the player's latest N pair-game hands (default {AUDIT_HANDS})")  # fmt: skip
+    p.add_argument("--samples", type=int, default=AUDIT_SAMPLES,
+                   help=f"sampled deals a decision in an audit (default {AUDIT_SAMPLES})")  # fmt: skip
+    p.add_argument("--workers", type=int, default=2, help="grading processes of an audit (default 2; 0: this one)")
+    p.set_defaults(func=run_insights_command)
+
+
+def run_insights_command(args: Any) -> int:
+    import json
+    import sys
+
+    from replay.store import StoreLocked, default_db_path, open_store
+
+    db = args.db or default_db_path()
+    if not 1 <= args.hands <= 100_000 or not 1 <= args.samples <= 1000:
+        sys.stderr.write("replay insights: --hands must be 1..100000 and --samples 1..1000\n")
+        return 2
+    try:
+        conn = open_store(db, read_only=not args.audit)
+    except StoreLocked:
+        sys.stderr.write(f"replay insights: {db} is held by another process (a server or an ingest). "
+                         "Use the server's /api/suspicious and POST /api/suspicious/audit, or stop it and retry.\n")  # fmt: skip
+        return 2
+    except (duckdb.Error, RuntimeError, OSError) as exc:
+        sys.stderr.write(f"replay insights: cannot open {db}: {exc}\n")
+        return 2
+    try:
+        for player in args.audit:
+            if not conn.execute("SELECT 1 FROM skill_rows WHERE player = ? AND partner IS NOT NULL LIMIT 1",
+                                [player]).fetchall():  # fmt: skip
+                sys.stderr.write(f"replay insights: {player!r} has no analysed hand of a pair game\n")
+                return 2
+            sys.stderr.write(f"auditing {player}: its latest {args.hands} pair-game hands, {args.samples} deals a decision\n")
+            audit_player(conn, player, hands=args.hands, samples=args.samples, workers=args.workers)
+        data = suspicious(conn, bots=args.bots, min_hands=args.min_hands)
+    finally:
+        conn.close()
+    if args.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(format_text(data))
+    return 1 if data["flagged"] else 0
+
+
+def format_text(data: dict[str, Any]) -> str:
+    """The list as text: a line a player, the flagged marked.
+
+    >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "rows": []}), end="")
+    0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, at least 20 hands)
+    """
+    def p(x: Any) -> str:
+        return "-" if x is None else f"{x:.2g}"
+
+    lines = [f"{data['players']} players with analysed hands, {data['flagged']} flagged "
+             f"(p < {data['alpha']:g} one-sided, at least {data['min_hands']} hands)"]  # fmt: skip
+    if data["rows"]:
+        lines.append(f"{'player':<24} {'hands':>6}  {'omniscience':>11} {'p':>8}  {'peeking':>8} {'p':>8}  flag")
+    for r in data["rows"]:
+        o, k = r["omniscience"], r["peeking"] or {}
+        flag = "FLAGGED" if r["flagged"] else ""
+        idx = "-" if o["index"] is None else f"{o['index']:+.2f}"
+        kdx = "-" if k.get("index") is None else f"{k['index']:+.2f}"
+        lines.append(f"{r['player'][:24]:<24} {r['hands']:>6}  {idx:>11} {p(o['p']):>8}  {kdx:>8} "
+                     f"{p(k.get('p')):>8}  {flag}")  # fmt: skip
+    return "\n".join(lines) + "\n"
