@@ -48,6 +48,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from replay.analysis import ANALYSIS_VERSION
+
 __all__ = [
     "MIN_DECISIONS",
     "PHASES",
@@ -211,6 +213,23 @@ def _base_joins(alias: str) -> str:
                     for k in range(ROLES))
 
 
+_REPEEK = """
+CREATE OR REPLACE TEMP TABLE _ins_peek AS
+WITH same AS (
+    SELECT i.match FROM insight_matches i JOIN matches m ON m.match = i.match AND m.mno = i.mno
+    WHERE i.match IN (SELECT match FROM _ins_gone)
+), a AS (
+    SELECT match, hand, ply, list_transform(alternatives, lambda x: x.pimc) AS pimc,
+           list_position(list_transform(alternatives, lambda x: x.move), played) AS i
+    FROM move_analysis WHERE match IN (SELECT match FROM same) AND version = $1
+)
+SELECT k.match, k.hand, k.ply, k.seat, k.version, k.samples, k.seed, k.peek,
+       (k.peek[a.i] - list_avg(k.peek)) - (a.pimc[a.i] - list_avg(a.pimc)) AS y_peek
+FROM peek_analysis k JOIN a USING (match, hand, ply)
+WHERE k.version = $1 AND a.i > 0 AND len(k.peek) = len(a.pimc) AND list_count(a.pimc) = len(a.pimc)
+"""
+
+
 def refresh_insights(conn: Cursor) -> int:
     """Bring migration 014's tables up to date with the analysed matches:
     rows of matches gone, replaced or analysed again are dropped (with their
@@ -243,8 +262,15 @@ def _refresh(conn: Cursor) -> int:
     )
     gone = _count(conn, "SELECT count(*) FROM _ins_gone")
     if gone:
+        # partner-peeking grades of a match analysed again but stored as it was
+        # are kept (an audit costs a sampled search a decision), their y_peek
+        # taken again against the new sampled grade: both means stay unbiased,
+        # so the null model holds (docs/insights.md); the rest go with the match
+        conn.execute(_REPEEK, [ANALYSIS_VERSION])
         for t in ("skill_rows", "insight_matches", "peek_analysis"):
             conn.execute(f"DELETE FROM {t} WHERE match IN (SELECT match FROM _ins_gone)")
+        conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _ins_peek")
+        conn.execute("DROP TABLE _ins_peek")
     had = _count(conn, "SELECT count(*) FROM insight_matches")
     conn.execute(
         "CREATE OR REPLACE TEMP TABLE _ins_todo AS SELECT match, mno, analysis FROM _ins_want "

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replay.analyze import analyze_store
 from replay.ingest import ingest
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
 from replay.store import keep_ratings, open_store
-from reports.cheats import ALPHA, audit_player, evidence, signal, suspicious
+from reports.cheats import ALPHA, audit_player, evidence, player_signals, signal, suspicious
 from reports.skill import (
     pair_skill,
     percentiles,
@@ -338,9 +339,23 @@ def test_peeking_audit(cheat_store: Path, tmp_path: Path) -> None:
         audit_player(conn, "p-00002", hands=12, samples=4)
         assert conn.execute("SELECT count(*) FROM peek_analysis").fetchone()[0] == len(rows)
         assert conn.execute("SELECT count(*) FROM audits WHERE player = 'p-00002'").fetchone()[0] == 2
-        # a match analysed again drops its grades (they graded the old rows)
-        m = rows[0][0]
+        # a match analysed again, stored as it was, keeps its grades, y_peek taken
+        # against the new sampled grade (here one played move's pimc raised by 3)
+        m, h, k, peek, y, alts, played = rows[0]
+        i = [a["move"] for a in alts].index(played)
+        conn.execute("UPDATE move_analysis SET alternatives = list_transform(alternatives, lambda a: "
+                     "struct_pack(move := a.move, dd := a.dd, pimc := CASE WHEN a.move = played "
+                     "THEN a.pimc + 3 ELSE a.pimc END, pimc_lo := a.pimc_lo, pimc_hi := a.pimc_hi)) "
+                     "WHERE match = ? AND hand = ? AND ply = ?", [m, h, k])  # fmt: skip
+        before = conn.execute("SELECT count(*) FROM peek_analysis WHERE match = ?", [m]).fetchone()[0]
         conn.execute("UPDATE matches SET analysis = 'again' WHERE match = ?", [m])
+        refresh_insights(conn)
+        assert conn.execute("SELECT count(*) FROM peek_analysis WHERE match = ?", [m]).fetchone()[0] == before
+        got_y = conn.execute("SELECT y_peek FROM peek_analysis WHERE match = ? AND hand = ? AND ply = ?",
+                             [m, h, k]).fetchone()[0]  # fmt: skip
+        assert got_y == pytest.approx(y - 3 * (1 - 1 / len(alts)))
+        # a match stored again (a new number) drops them: they graded other rows
+        conn.execute("UPDATE matches SET mno = mno + 100000, analysis = 'stored again' WHERE match = ?", [m])
         refresh_insights(conn)
         assert not conn.execute("SELECT 1 FROM peek_analysis WHERE match = ?", [m]).fetchall()
     finally:
@@ -446,5 +461,22 @@ def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
         got = audit_player(conn, "p-00001", hands=5, samples=3)
         assert got["peeking"]["hands"] == 5 and got["peeking"]["decisions"] > 0
         assert got["omniscience"]["decisions"] == 0  # the index itself waits for the sampled grade
+    finally:
+        conn.close()
+    # the store sampled afterwards (as the server's background sampling does):
+    # the audit is kept, its y_peek taken against the stored sampled grade
+    analyze_store(db, samples=3, workers=0)
+    conn = open_store(db)
+    try:
+        after = player_signals(conn, "p-00001")
+        assert after["peeking"]["decisions"] == got["peeking"]["decisions"]
+        assert after["omniscience"]["decisions"] > 0
+        rows = conn.execute("SELECT p.peek, p.y_peek, m.alternatives, m.played "
+                            "FROM peek_analysis p JOIN move_analysis m USING (match, hand, ply)").fetchall()  # fmt: skip
+        assert len(rows) == got["peeking"]["decisions"]
+        for peek, y, alts, played in rows:
+            i = [a["move"] for a in alts].index(played)
+            pimc = [a["pimc"] for a in alts]
+            assert y == pytest.approx((peek[i] - sum(peek) / len(peek)) - (pimc[i] - sum(pimc) / len(pimc)))
     finally:
         conn.close()
