@@ -30,6 +30,8 @@ the whole refresh from nothing on a copy: the ratings
     python bench/insights.py                   # one run of 40 hands a cheater (< 1 min), speed at 5,000 hands
     python bench/insights.py --full            # 6 runs of 250 hands a cheater, 10 honest runs; 1M hands
     python bench/insights.py --speed --full    # the refresh at 1,000,000 hands
+    python bench/insights.py --detection --full --keep runs/     # the runs' stores kept in runs/
+    python bench/insights.py --summarize runs/ more-runs/          # the figures over every kept run
 
 Headline figures last, one per line: ``name: value unit``.
 """
@@ -76,8 +78,7 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path)
     from replay.store import open_store
     from reports.cheats import audit_player
 
-    # the honest styles of the run's players, turned by the seed: every style meets every seat
-    styles = tuple(HONEST[(seed + k) % len(HONEST)] for k in range(4))
+    styles = _styles(seed)
     cfg = SimConfig(profiles=("international",), hands=hands, seed=seed, players_pool=4, bots=styles,
                     seat_change_rate=0.0, cheaters=((("p-00001", cheat),) if cheat else ()))  # fmt: skip
     log = where / f"run-{seed}.jsonl"
@@ -94,16 +95,53 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path)
         for p in players:
             audit_player(conn, p, hands=100_000, samples=samples, workers=2)
         t3 = time.perf_counter()
-        per_hand = _per_hand(conn)
+        got = _result(conn, seed, cheat)
     finally:
         conn.close()
-    style = {f"p-{k + 1:05d}": styles[k % len(styles)] for k in range(4)}
+    got["seconds"] = {"simulate": t1 - t0, "ingest": t2 - t1, "audit": t3 - t2}
+    return got
+
+
+def _styles(seed: int) -> tuple[str, ...]:
+    """The honest styles of a run's players, turned by the seed: every style meets every seat."""
+    return tuple(HONEST[(seed + k) % len(HONEST)] for k in range(4))
+
+
+def _result(conn: Any, seed: int, cheat: str | None) -> dict[str, Any]:
+    """A run's players, their styles, looks and final t statistics, from its store."""
+    style = {f"p-{k + 1:05d}": st for k, st in enumerate(_styles(seed))}
     if cheat:
         style["p-00001"] = cheat
+    per_hand = _per_hand(conn)
     looks = {p: _looks(rows) for p, rows in per_hand.items() if p in style}
     final = {p: _final_t(rows) for p, rows in per_hand.items() if p in style}
-    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final,
-            "seconds": {"simulate": t1 - t0, "ingest": t2 - t1, "audit": t3 - t2}}  # fmt: skip
+    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final}
+
+
+#: A run's kind by its seed's last two digits (detection's plan).
+KINDS = {0: "omniscient", 1: "peeker", 7: None}
+
+
+def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
+    """The results of the runs whose stores were kept (``--keep``) in `dirs`:
+    a store whose four players were all audited counts; others are named and
+    left out (a run stopped half way)."""
+    import duckdb
+
+    out = []
+    for d in dirs:
+        for db in sorted(d.glob("run-*.duckdb"), key=lambda x: int(x.stem.split("-")[1])):
+            seed = int(db.stem.split("-")[1])
+            conn = duckdb.connect(str(db), read_only=True)
+            try:
+                done = conn.execute("SELECT count(DISTINCT player) FROM audits WHERE state = 'done'").fetchone()
+                if seed % 100 not in KINDS or not done or done[0] < 4:
+                    say(f"{db}: not a finished run, left out")
+                    continue
+                out.append(_result(conn, seed, KINDS[seed % 100]))
+            finally:
+                conn.close()
+    return out
 
 
 _PER_HAND = """
@@ -189,8 +227,12 @@ def _upper95(alarms: int, n: int) -> float:
     return float(stats.beta.ppf(0.95, alarms + 1, n - alarms))
 
 
-def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1) -> dict[str, Any]:
-    where = Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
+def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
+              keep: Path | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Run the plan; each run's result. `keep`: the runs' logs and stores are
+    kept there (for --summarize), not in a temporary folder."""
+    where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
+    where.mkdir(parents=True, exist_ok=True)
     results = []
     try:
         # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
@@ -199,12 +241,18 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
         for cheat, seed in plan:
             r = one_run(cheat, seed, hands, samples, where)
             s = r["seconds"]
-            first = ("-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2))
+            at = "-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2)
             say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
-                f"audit {s['audit']:5.0f} s; cheater flagged at {first} hands")  # fmt: skip
+                f"audit {s['audit']:5.0f} s; cheater flagged at {at} hands")  # fmt: skip
             results.append(r)
     finally:
-        shutil.rmtree(where, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(where, ignore_errors=True)
+    return results
+
+
+def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Hands to flag each cheater, false alarms on honest players, the honest t's."""
     out: dict[str, Any] = {}
     for cheat, which in (("omniscient", 1), ("peeker", 2)):
         got = [_first(r["looks"]["p-00001"], which) for r in results if r["cheat"] == cheat]
@@ -297,18 +345,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
     ap.add_argument("--detection", action="store_true", help="only the detection")
     ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
+    ap.add_argument("--keep", metavar="DIR", default=None,
+                    help="keep each run's log and store in DIR (for --summarize; runs add up across invocations)")
+    ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
+                    help="no new run: the detection figures of the finished runs kept in DIR (--keep)")
     args = ap.parse_args(argv)
     say = print
     heads: list[str] = []
+    if args.summarize:
+        args.detection = True
     if not args.speed:
-        runs = args.runs if args.runs is not None else (6 if args.full else 1)
-        honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
-        hands = args.hands or (250 if args.full else 40)
-        d = detection(runs, honest_runs, hands, args.samples, say, args.first_run)
+        if args.summarize:
+            results = kept_runs([Path(d) for d in args.summarize], say)
+        else:
+            runs = args.runs if args.runs is not None else (6 if args.full else 1)
+            honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
+            hands = args.hands or (250 if args.full else 40)
+            results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
+                                Path(args.keep) if args.keep else None)  # fmt: skip
+        d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):
             x = d[cheat]
-            say(f"{cheat}: caught in {x['caught']} of {x['runs']} runs of {hands} hands; hands to flag {x['hands']} "
+            say(f"{cheat}: caught in {x['caught']} of {x['runs']} runs; hands to flag {x['hands']} "
                 f"(median {x['median']}, worst {x['worst']}); its other index flagged it at {x['other_index']}")  # fmt: skip
         say(f"honest player-runs: {h['player_runs']} ({h['looks_each']:.0f} looks each, every {STEP} hands); "
             f"alarms: omniscience {h['alarms']['omniscience']}, peeking {h['alarms']['peeking']}, "
@@ -320,9 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{ht['over_2.326']} (1% expected)")  # fmt: skip
         n = h["player_runs"]
         for cheat in ("omniscient", "peeker"):
-            med = d[cheat]["median"]
-            heads.append(f"{cheat}_hands_to_flag_median: {med if med is not None else 'never'} hands")
-            heads.append(f"{cheat}_caught: {d[cheat]['caught']}/{d[cheat]['runs']} runs")
+            if d[cheat]["runs"]:
+                med = d[cheat]["median"]
+                heads.append(f"{cheat}_hands_to_flag_median: {med if med is not None else 'never'} hands")
+                heads.append(f"{cheat}_caught: {d[cheat]['caught']}/{d[cheat]['runs']} runs")
         heads.append(f"false_alarm_rate: {100 * h['alarms']['either'] / max(n, 1):.2f} % "
                      f"({h['alarms']['either']}/{n} honest player-runs)")  # fmt: skip
         heads.append(f"false_alarm_rate_upper95: {100 * _upper95(h['alarms']['either'], n):.2f} %")
