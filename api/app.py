@@ -45,7 +45,6 @@ import tempfile
 import threading
 import time
 import zlib
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
@@ -67,6 +66,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api import exports, fairness, insights
 from api import queries as q
 from api.charts import cumulative_svg
+from api.lru import LRU
 from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
@@ -219,32 +219,6 @@ async def _on_http_error(request: Request, exc: Exception) -> Response:
         return page("error.html", status=exc.status_code, title=titles.get(exc.status_code, "Error"),
                     message=message, back=request.url.path if exc.status_code == 422 else None)
     return await http_exception_handler(request, exc)
-
-
-# --- a small LRU for rendered hands and player reports ------------------------------
-
-
-class LRU:
-    """Thread-safe LRU; keys carry the store generation, so a reload invalidates."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[Any, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        return None
-
-    def put(self, key: Any, value: Any) -> None:
-        with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
 
 
 # --- the store: one connection, spool loading ----------------------------------------

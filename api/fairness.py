@@ -14,8 +14,6 @@ which includes it, and renders through api.pages as every page does.
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -29,6 +27,7 @@ from markupsafe import Markup
 
 from api.charts import heat_svg, qq_svg
 from api.exports import Format, rows_table, table_response
+from api.lru import LRU
 from api.pages import render
 from reports.audit import AuditReport, Filters, run_audit
 
@@ -88,31 +87,11 @@ ApiChosen = Annotated[Filters, Depends(_api_filters)]
 PageChosen = Annotated[Filters, Depends(_page_filters)]
 
 
-class _Cache:
-    """Reports by (store generation, filters); small LRU, thread-safe."""
-
-    def __init__(self) -> None:
-        self.data: OrderedDict[Any, dict[str, Any]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get_or_make(self, key: Any, make: Any) -> dict[str, Any]:
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = make()
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > CACHE_SIZE:
-                self.data.popitem(last=False)
-        return value
-
-
 def _audit(request: Request, cur: Cursor, filters: Filters) -> dict[str, Any]:
     state = request.app.state
     cache = getattr(state, "fairness_cache", None)
     if cache is None:
-        cache = state.fairness_cache = _Cache()
+        cache = state.fairness_cache = LRU(CACHE_SIZE)
     key = (getattr(state.store, "generation", 0), filters)
 
     def make() -> dict[str, Any]:

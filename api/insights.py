@@ -19,7 +19,6 @@ through api.pages. Downloads follow api.exports' scheme.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -34,7 +33,8 @@ from markupsafe import Markup
 from api import exports
 
 # a cursor per request, and values by (store generation, key): the fairness page's
-from api.fairness import Cur, _Cache
+from api.fairness import CACHE_SIZE, Cur
+from api.lru import LRU
 from api.pages import render, u
 from api.render import esc
 from api.skill_charts import luck_svg, months_svg, phase_svg
@@ -74,29 +74,8 @@ def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
     state = request.app.state
     cache = getattr(state, "ratings_cache", None)
     if cache is None:
-        cache = state.ratings_cache = _Cache()
+        cache = state.ratings_cache = LRU(CACHE_SIZE)
     return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
-
-
-class _Lru:
-    """Values by key, the `size` most recently used kept; thread-safe."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[Any, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get_or_make(self, key: Any, make: Callable[[], Any]) -> Any:
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = make()
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-        return value
 
 
 #: Players whose rating and insight sections are kept (per store generation),
@@ -108,7 +87,7 @@ def _per_player(request: Request, key: Any, make: Callable[[], Any]) -> Any:
     state = request.app.state
     cache = getattr(state, "player_sections", None)
     if cache is None:
-        cache = state.player_sections = _Lru(2 * PLAYER_SECTIONS)  # a player's two sections
+        cache = state.player_sections = LRU(2 * PLAYER_SECTIONS)  # a player's two sections
     return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
 
 
