@@ -95,31 +95,12 @@ class Deepener(threading.Thread):
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _store(self, tables: dict[str, Any]) -> None:
-        stamp = f"deepen-{time.strftime('%Y%m%dT%H%M%S')}-{self.samples}"
+        from replay.analyze import replace_analysis
+
         with self.store.load_lock:
             cur = self.store.cursor()
             try:
-                cur.register("_ha", tables["hand_analysis"])
-                cur.register("_ma", tables["move_analysis"])
-                cur.execute("BEGIN TRANSACTION")
-                try:
-                    # the hands still stored as analysed (a match stored again meanwhile is left alone)
-                    cur.execute(
-                        "CREATE OR REPLACE TEMP TABLE _dh AS SELECT a.match, a.hand FROM _ha a "
-                        "JOIN hands h USING (match, hand) WHERE a.skip IS NOT NULL OR h.plies = "
-                        "(SELECT count(*) FROM _ma m WHERE m.match = a.match AND m.hand = a.hand)"
-                    )
-                    for t in ("move_analysis", "hand_analysis"):
-                        cur.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _dh)")
-                    cur.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha JOIN _dh USING (match, hand)")
-                    cur.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma JOIN _dh USING (match, hand)")
-                    cur.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _dh)",
-                                [stamp])  # fmt: skip
-                    cur.execute("DROP TABLE _dh")
-                    cur.execute("COMMIT")
-                except BaseException:
-                    cur.execute("ROLLBACK")
-                    raise
+                replace_analysis(cur, tables, f"deepen-{time.strftime('%Y%m%dT%H%M%S')}-{self.samples}")
             finally:
                 cur.close()
             self.store.bump()

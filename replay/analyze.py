@@ -291,25 +291,30 @@ def analyze_store(
 
 
 def _replace(conn: Any, tables: dict[str, Any]) -> None:
-    """Put analysis rows in place of the same hands' rows, in one transaction."""
-    hands = tables["hand_analysis"]
-    conn.execute("BEGIN TRANSACTION")
-    try:
-        conn.register("_ha", hands)
-        conn.register("_ma", tables["move_analysis"])
+    replace_analysis(conn, tables, f"analyze-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+
+
+def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
+    """Put analysis rows (replay.analysis.analysis_tables) in place of the
+    same hands' rows, in one transaction, and stamp their matches' analysis
+    (the pages' cache key, the insights' refresh). A hand stored again since
+    it was read, with another number of plies, is left alone: its new rows
+    come with its own analysis."""
+    from replay.store import _registered, transaction
+
+    with _registered(conn, "_ha", tables["hand_analysis"]), _registered(conn, "_ma", tables["move_analysis"]), \
+            transaction(conn):  # fmt: skip
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE _dh AS SELECT a.match, a.hand FROM _ha a "
+            "JOIN hands h USING (match, hand) WHERE a.skip IS NOT NULL OR h.plies = "
+            "(SELECT count(*) FROM _ma m WHERE m.match = a.match AND m.hand = a.hand)"
+        )
         for t in ("move_analysis", "hand_analysis"):
-            conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _ha)")
-        conn.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha")
-        conn.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma")
-        stamp = f"analyze-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
-        conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _ha)", [stamp])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.unregister("_ha")
-        conn.unregister("_ma")
+            conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _dh)")
+        conn.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha JOIN _dh USING (match, hand)")
+        conn.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma JOIN _dh USING (match, hand)")
+        conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _dh)", [stamp])
+        conn.execute("DROP TABLE _dh")
 
 
 def _analyze_kept(

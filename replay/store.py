@@ -167,16 +167,11 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
             continue
         # DuckDB runs a multi-statement string in auto-commit mode: the
         # explicit transaction makes a migration all or nothing.
-        conn.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(conn):
             conn.execute(sql)
             conn.execute(
                 "INSERT INTO schema_version VALUES (?, ?, now())", [version, name]
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         done.append(version)
     return done
 
@@ -547,6 +542,20 @@ def _db_layout(conn: duckdb.DuckDBPyConnection) -> Layout:
 
 def _lit(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
+
+
+@contextlib.contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block in one transaction: committed at its end, rolled back when it
+    raises (the block's error is the one raised)."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # a failed COMMIT has already ended it
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 @contextlib.contextmanager

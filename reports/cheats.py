@@ -62,6 +62,7 @@ from typing import Any, Final
 import duckdb
 from scipy import stats
 
+from replay.store import _registered, transaction
 from reports.skill import seat_ranges
 
 __all__ = [
@@ -404,18 +405,9 @@ def _store_peek(conn: Cursor, rows: list[dict[str, Any]]) -> None:
         ("match", pa.string()), ("hand", pa.int32()), ("ply", pa.int16()), ("seat", pa.int8()),
         ("version", pa.int32()), ("samples", pa.int16()), ("seed", pa.int64()),
         ("peek", pa.list_(pa.float64())), ("y_peek", pa.float64())]))  # fmt: skip
-    conn.register("_peek", table)
-    try:
-        conn.execute("BEGIN TRANSACTION")
+    with _registered(conn, "_peek", table), transaction(conn):
         conn.execute("DELETE FROM peek_analysis WHERE (match, hand, ply) IN (SELECT match, hand, ply FROM _peek)")
         conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _peek")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.unregister("_peek")
-
 
 
 # -- the command -----------------------------------------------------------------------------

@@ -15,7 +15,6 @@ are left out of the doubles figure.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 from collections.abc import Sequence
@@ -26,6 +25,8 @@ import duckdb
 import numpy as np
 import orjson
 import polars as pl
+
+from replay.store import _registered, transaction
 
 EXPECTED_PIPS = 42.0
 VAR_PIPS = 49.0
@@ -408,18 +409,9 @@ def store_reports(conn: duckdb.DuckDBPyConnection) -> int:
             {"player": list(reports), "report": [orjson.dumps(r).decode() for r in reports.values()]},
             schema={"player": pl.String, "report": pl.String},
         )
-        conn.register("_reports", rows)
-        try:
-            conn.execute("BEGIN TRANSACTION")
+        with _registered(conn, "_reports", rows), transaction(conn):
             conn.execute("DELETE FROM player_reports WHERE player IN (SELECT player FROM _reports)")
             conn.execute("INSERT INTO player_reports SELECT player, report FROM _reports")
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.unregister("_reports")
         done += len(reports)
     return done
 

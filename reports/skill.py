@@ -37,7 +37,6 @@ anyone else (docs/insights.md).
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 import time
@@ -49,6 +48,7 @@ import orjson
 import pyarrow as pa
 
 from replay.analysis import ANALYSIS_VERSION
+from replay.store import transaction
 
 __all__ = [
     "MIN_DECISIONS",
@@ -239,15 +239,8 @@ def refresh_insights(conn: Cursor) -> int:
     matches whose rows were added."""
     if not _count(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'insight_matches'"):
         return 0  # a store older than migration 014 (opened read-only, or being migrated)
-    conn.execute("BEGIN TRANSACTION")
-    try:
-        n = _refresh(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            conn.execute("ROLLBACK")
-        raise
-    return n
+    with transaction(conn):
+        return _refresh(conn)
 
 
 def _refresh(conn: Cursor) -> int:

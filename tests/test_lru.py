@@ -32,7 +32,8 @@ def test_many_threads_keep_the_size() -> None:
 
     def work(n: int) -> None:
         for i in range(500):
-            assert cache.get_or_make((n, i % 40), lambda: (n, i % 40)) == (n, i % 40)
+            key = (n, i % 40)
+            assert cache.get_or_make(key, lambda key=key: key) == key
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
     for t in threads:
