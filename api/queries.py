@@ -483,7 +483,8 @@ def match_accuracy(cur: Cursor, match: str, players: int) -> list[dict[str, Any]
     classes of moves."""
     rows = cur.execute(
         """SELECT s.seat, sum(a.lost[s.seat + 1]), sum(a.stake[s.seat + 1]),
-                  sum(a.lost_dd[s.seat + 1]), sum(a.stake_dd[s.seat + 1]), count(a.hand)
+                  sum(a.lost_dd[s.seat + 1]), sum(a.stake_dd[s.seat + 1]), count(a.hand),
+                  count(a.hand) FILTER (WHERE a.samples > 0)
            FROM hand_analysis a, range(?) s(seat)
            WHERE a.match = ? AND a.skip IS NULL GROUP BY s.seat ORDER BY s.seat""",
         [players, match],
@@ -500,9 +501,11 @@ def match_accuracy(cur: Cursor, match: str, players: int) -> list[dict[str, Any]
         "SELECT seat, count(*) FROM move_analysis WHERE match = ? AND NOT forced GROUP BY seat", [match]
     ).fetchall())  # fmt: skip
     out = []
-    for seat, lost, stake, lost_dd, stake_dd, hands in rows:
+    for seat, lost, stake, lost_dd, stake_dd, hands, sampled in rows:
         out.append({
-            "seat": seat, "hands": hands, "decisions": decisions.get(seat, 0),
+            # sampled_hands: hands with the grade on what each seat could know (the
+            # others count under perfect information until the store samples them)
+            "seat": seat, "hands": hands, "sampled_hands": sampled, "decisions": decisions.get(seat, 0),
             "accuracy": None if not stake else round(max(0.0, 100 * (1 - lost / stake)), 1),
             "accuracy_dd": None if not stake_dd else round(max(0.0, 100 * (1 - lost_dd / stake_dd)), 1),
             "inaccuracies": counts.get((seat, "inaccuracy"), 0), "mistakes": counts.get((seat, "mistake"), 0),

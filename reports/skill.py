@@ -523,6 +523,9 @@ def _figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "adjusted_points": round(s("points") - s("luck"), 2),
         "adjusted_per_hand": _per(s("points") - s("luck"), hands, 2),
         "decisions": dec,
+        # decisions with the grade on what the player could know; the others
+        # count under perfect information until the store samples them (api.deepen)
+        "sampled": s("y_n") if not rows or "y_n" in rows[0] else None,  # (skill_months has no count)
         "lost_per_decision": _per(s("lost"), dec),
         "lost_dd_per_decision": _per(s("lost_dd"), dec),
         "accuracy": accuracy(s("lost"), s("stake")),
@@ -628,7 +631,7 @@ def pair_skill(cur: Cursor, a: str, b: str) -> dict[str, Any]:
     data = [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
     mine = {p: [r for r in data if r["player"] == p] for p in (a, b)}
     both = _figures(data)
-    combined = {k: both[k] for k in ("decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+    combined = {k: both[k] for k in ("decisions", "sampled", "accuracy", "accuracy_dd", "lost_per_decision",
                                      "lost_dd_per_decision", "inaccuracies", "mistakes", "blunders")}
     combined["hands"] = max((_figures(rs)["hands"] for rs in mine.values()), default=0)
     per_player = []

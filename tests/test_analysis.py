@@ -309,6 +309,11 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
     db = tmp_path / "data" / "replay.duckdb"
     db.parent.mkdir()
     ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))  # perfect information only
+    note = "graded under perfect information only so far"
+    with TestClient(create_app(db, deepen=0)) as c:
+        acc = c.get("/api/matches/m-example-1").json()["accuracy"]
+        assert acc and all(a["sampled_hands"] == 0 < a["hands"] for a in acc)
+        assert note in c.get("/matches/m-example-1").text
     with TestClient(create_app(db, deepen=3)) as c:
         first = c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]
         assert first["samples"] in (0, 3)
@@ -324,6 +329,9 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
         assert graded and all(p["pimc_loss"] is not None for p in graded)
         page = c.get("/matches/m-example-1/hands/1").text
         assert "not sampled yet" not in page
+        acc = c.get("/api/matches/m-example-1").json()["accuracy"]
+        assert all(a["sampled_hands"] == a["hands"] > 0 for a in acc)
+        assert note not in c.get("/matches/m-example-1").text
 
 
 def test_without_the_c_solver_ingest_leaves_the_analysis_to_analyze(tmp_path: Path) -> None:

@@ -461,8 +461,17 @@ def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
         got = audit_player(conn, "p-00001", hands=5, samples=3)
         assert got["peeking"]["hands"] == 5 and got["peeking"]["decisions"] > 0
         assert got["omniscience"]["decisions"] == 0  # the index itself waits for the sampled grade
+        before = player_skill(conn, "p-00001")
+        assert before["sampled"] == 0 < before["decisions"]
     finally:
         conn.close()
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    note = "decisions graded on what they could know so far"
+    with TestClient(create_app(db, deepen=0)) as client:
+        assert note in client.get("/players/p-00001").text  # the page says the accuracy is not sampled yet
     # the store sampled afterwards (as the server's background sampling does):
     # the audit is kept, its y_peek taken against the stored sampled grade
     analyze_store(db, samples=3, workers=0)
@@ -471,6 +480,8 @@ def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
         after = player_signals(conn, "p-00001")
         assert after["peeking"]["decisions"] == got["peeking"]["decisions"]
         assert after["omniscience"]["decisions"] > 0
+        now = player_skill(conn, "p-00001")
+        assert now["sampled"] == now["decisions"] == before["decisions"]
         rows = conn.execute("SELECT p.peek, p.y_peek, m.alternatives, m.played "
                             "FROM peek_analysis p JOIN move_analysis m USING (match, hand, ply)").fetchall()  # fmt: skip
         assert len(rows) == got["peeking"]["decisions"]
@@ -480,3 +491,5 @@ def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
             assert y == pytest.approx((peek[i] - sum(peek) / len(peek)) - (pimc[i] - sum(pimc) / len(pimc)))
     finally:
         conn.close()
+    with TestClient(create_app(db, deepen=0)) as client:
+        assert note not in client.get("/players/p-00001").text
