@@ -480,12 +480,20 @@ def format_text(data: dict[str, Any]) -> str:
 
     >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "rows": []}), end="")
     0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, at least 20 hands)
+    >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "rows": [],
+    ...                    "graded": {"decisions": 40, "sampled": 10}}), end="")
+    0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, at least 20 hands)
+    the omniscience index reads 10 of 40 decisions: the others are not sampled yet (replay analyze --db --samples N, or a server's --deepen)
     """
     def p(x: Any) -> str:
         return "-" if x is None else f"{x:.2g}"
 
     lines = [f"{data['players']} players with analysed hands, {data['flagged']} flagged "
              f"(p < {data['alpha']:g} one-sided, at least {data['min_hands']} hands)"]  # fmt: skip
+    graded = data.get("graded") or {}
+    if graded.get("decisions") and graded["sampled"] < graded["decisions"]:
+        lines.append(f"the omniscience index reads {graded['sampled']} of {graded['decisions']} decisions: the "
+                     "others are not sampled yet (replay analyze --db --samples N, or a server's --deepen)")  # fmt: skip
     if data["rows"]:
         lines.append(f"{'player':<24} {'hands':>6}  {'omniscience':>11} {'p':>8}  {'peeking':>8} {'p':>8}  flag")
     for r in data["rows"]:
