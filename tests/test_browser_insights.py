@@ -9,13 +9,12 @@ own: a simulated store with the analysis and a planted omniscient cheater.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM, _free_port
+from tests.test_browser import ARTIFACTS, CHROMIUM, browser_page, serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -25,9 +24,6 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import uvicorn
-
-    from api.app import create_app
     from replay.ingest import ingest
     from replay.simulate import SimConfig, simulate, write_lines
 
@@ -37,73 +33,53 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                    seat_change_rate=0.0, cheaters=(("p-00001", "omniscient"),))), log)  # fmt: skip
     db = tmp / "data" / "replay.duckdb"
     ingest([log], db=db, workers=0, analysis=(5, 0))
-    app = create_app(db, token="t")
-    app.state.audit_workers = 0
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=(port := _free_port()), log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+
+    def in_thread(app: Any) -> None:
+        app.state.audit_workers = 0  # the audit graded in the server's thread
+
+    with serving(db, token="t", setup=in_thread) as url:
+        yield url
 
 
 def test_suspicious_play_and_an_audit(site: str) -> None:
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(site + "/")
-            page.locator("nav[aria-label=main] a", has_text="Suspicious play").click()
-            page.wait_for_selector("#suspicious")
-            first = page.locator("#suspicious tbody tr").first
-            assert "Ana Torres" in first.inner_text() and "flagged" in first.inner_text()
-            page.screenshot(path=str(ARTIFACTS / "suspicious.png"), full_page=True)
-            first.locator("a", has_text="evidence").click()
-            page.wait_for_selector("#evidence")
-            assert page.locator("#evidence tbody tr").count() > 0
-            assert "not audited yet" in page.locator("section.cards").inner_text()
-            # an audit from the form: a wrong token is refused, the right one runs it
-            page.fill("#audit input[name=hands]", "6")
-            page.fill("#audit input[name=samples]", "3")
-            page.fill("#audit input[name=token]", "wrong")
+    with browser_page() as page:
+        page.goto(site + "/")
+        page.locator("nav[aria-label=main] a", has_text="Suspicious play").click()
+        page.wait_for_selector("#suspicious")
+        first = page.locator("#suspicious tbody tr").first
+        assert "Ana Torres" in first.inner_text() and "flagged" in first.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "suspicious.png"), full_page=True)
+        first.locator("a", has_text="evidence").click()
+        page.wait_for_selector("#evidence")
+        assert page.locator("#evidence tbody tr").count() > 0
+        assert "not audited yet" in page.locator("section.cards").inner_text()
+        # an audit from the form: a wrong token is refused, the right one runs it
+        page.fill("#audit input[name=hands]", "6")
+        page.fill("#audit input[name=samples]", "3")
+        page.fill("#audit input[name=token]", "wrong")
+        page.click("#audit button")
+        page.wait_for_selector("#audit-result .bad")
+        assert "401" in page.locator("#audit-result").inner_text()
+        page.fill("#audit input[name=token]", "t")
+        with page.expect_navigation(timeout=60_000):  # audit.js reloads once the audit is done
             page.click("#audit button")
-            page.wait_for_selector("#audit-result .bad")
-            assert "401" in page.locator("#audit-result").inner_text()
-            page.fill("#audit input[name=token]", "t")
-            with page.expect_navigation(timeout=60_000):  # audit.js reloads once the audit is done
-                page.click("#audit button")
-            page.wait_for_selector("#evidence")
-            cards = page.locator("section.cards").inner_text()
-            assert "not audited yet" not in cards and "6 hands" in cards
-            assert "Last audit: done" in page.locator("main").inner_text()
-            page.screenshot(path=str(ARTIFACTS / "suspect.png"), full_page=True)
-            # the evidence links to the replay at that ply
-            page.locator("#evidence tbody a").nth(1).click()
-            page.wait_for_url("**/hands/**ply=**")
-        finally:
-            browser.close()
+        page.wait_for_selector("#evidence")
+        cards = page.locator("section.cards").inner_text()
+        assert "not audited yet" not in cards and "6 hands" in cards
+        assert "Last audit: done" in page.locator("main").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "suspect.png"), full_page=True)
+        # the evidence links to the replay at that ply
+        page.locator("#evidence tbody a").nth(1).click()
+        page.wait_for_url("**/hands/**ply=**")
 
 
 def test_player_skill_on_a_phone(site: str) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.goto(site + "/players/p-00002")
-            page.wait_for_selector("#skill")
-            for chart in ("svg.skillsvg.luck", "svg.skillsvg.phase", "svg.skillsvg.months"):
-                box = page.locator(chart).bounding_box()
-                assert box is not None and 0 < box["width"] <= 390, chart
-            assert page.evaluate("document.documentElement.scrollWidth") <= 392  # nothing wider than the screen
-            page.screenshot(path=str(ARTIFACTS / "player-skill-390.png"), full_page=True)
-        finally:
-            browser.close()
+    with browser_page(390, 844) as page:
+        page.goto(site + "/players/p-00002")
+        page.wait_for_selector("#skill")
+        for chart in ("svg.skillsvg.luck", "svg.skillsvg.phase", "svg.skillsvg.months"):
+            box = page.locator(chart).bounding_box()
+            assert box is not None and 0 < box["width"] <= 390, chart
+        assert page.evaluate("document.documentElement.scrollWidth") <= 392  # nothing wider than the screen
+        page.screenshot(path=str(ARTIFACTS / "player-skill-390.png"), full_page=True)
