@@ -14,6 +14,10 @@ A match stored again meanwhile (a new batch) is not overwritten: a hand's
 rows are taken only if the stored hand has as many plies as the analysis.
 The player insights (reports.skill) are refreshed with the new rows at most
 once a minute while it samples, and when it runs out of work.
+
+A round that fails is logged and the sampling goes on (a new process if
+its process died); a match whose rounds failed three times is left alone
+until the server restarts.
 """
 
 from __future__ import annotations
@@ -24,12 +28,17 @@ import multiprocessing
 import os
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 __all__ = ["Deepener"]
 
 log = logging.getLogger("replay.deepen")
+
+#: Failed rounds after which a match is left alone (until the server restarts).
+GIVE_UP = 3
 
 #: Seconds between two refreshes of the player insights while it samples (each
 #: reads the moves of the matches sampled since: about a second at 1M hands).
@@ -55,44 +64,62 @@ class Deepener(threading.Thread):
         self.done = 0  # hands given the sampled grade
         self.pool: ProcessPoolExecutor | None = None
         self.pending = False  # sampled rows the player insights have not summed yet
+        self.batch: list[str] = []  # the matches of the round under way
+        self.failures: Counter[str] = Counter()  # rounds failed, by match
         self.refreshed = time.monotonic()
 
     def run(self) -> None:
-        from replay.analysis import analysis_tables
-        from replay.analyze import _stale, _stored_inputs, _work
-
         ctx = multiprocessing.get_context("forkserver")
         self.pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_nice)
         try:
             while not self.stop.is_set():
-                cur = self.store.cursor()
                 try:
-                    stale = _stale(cur, self.samples, False)[: self.matches]
-                    inputs = list(_stored_inputs(cur, stale)) if stale else []
-                finally:
-                    cur.close()
-                if not inputs:
-                    self._insights()  # what it sampled, summed before it waits
+                    worked = self._round()
+                except Exception as exc:  # the server goes on, and so does the sampling, without them
+                    for m in self.batch:
+                        self.failures[m] += 1
+                    log.exception("the background sampling failed on %s (a match is left alone after %d "
+                                  "failures)", ", ".join(self.batch), GIVE_UP)  # fmt: skip
+                    if isinstance(exc, BrokenProcessPool):  # its process died: a new one
+                        self.pool.shutdown(wait=False, cancel_futures=True)
+                        self.pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_nice)
+                    worked = False
+                if not worked:
                     self.stop.wait(self.idle)
-                    continue
-                results = []
-                for _, hands in inputs:
-                    if self.stop.is_set():
-                        return
-                    results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
-                self._store(analysis_tables(results))
-                self.done += sum(1 for h in results if h.skip is None)
-                self.pending = True
-                if time.monotonic() - self.refreshed >= INSIGHTS_EVERY:
-                    self._insights()
-        except Exception:  # the server goes on without it
-            log.exception("the background sampling stopped")
         finally:
             pool = self.pool
             # a hand being analysed is given up: its process would outlive the server
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.terminate()
             pool.shutdown(wait=False, cancel_futures=True)
+
+    def _round(self) -> bool:
+        """Sample a few matches and store them; False when nothing is left."""
+        from replay.analysis import analysis_tables
+        from replay.analyze import _stale, _stored_inputs, _work
+
+        assert self.pool is not None
+        cur = self.store.cursor()
+        try:
+            stale = [m for m in _stale(cur, self.samples, False) if self.failures[m] < GIVE_UP]
+            self.batch = stale[: self.matches]
+            inputs = list(_stored_inputs(cur, self.batch)) if self.batch else []
+        finally:
+            cur.close()
+        if not inputs:
+            self._insights()  # what it sampled, summed before it waits
+            return False
+        results = []
+        for _, hands in inputs:
+            if self.stop.is_set():
+                return False
+            results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
+        self._store(analysis_tables(results))
+        self.done += sum(1 for h in results if h.skip is None)
+        self.pending = True
+        if time.monotonic() - self.refreshed >= INSIGHTS_EVERY:
+            self._insights()
+        return True
 
     def _store(self, tables: dict[str, Any]) -> None:
         from replay.analyze import replace_analysis

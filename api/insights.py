@@ -479,7 +479,8 @@ class Auditor:
         try:
             cur = self.store.cursor()
             try:
-                cheats.audit_player(cur, player, hands=hands, samples=samples, workers=workers)
+                cheats.audit_player(cur, player, hands=hands, samples=samples, workers=workers,
+                                    write_lock=self.store.load_lock)  # fmt: skip
             finally:
                 cur.close()
         except Exception:  # noqa: BLE001 - kept in the audits table (state failed, message)

@@ -51,11 +51,13 @@ threshold is strict for that reason.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -324,17 +326,22 @@ LIMIT $hands
 
 
 def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples: int = AUDIT_SAMPLES,
-                 seed: int = 0, workers: int = 0,
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:  # fmt: skip
+                 seed: int = 0, workers: int = 0, progress: Callable[[int, int], None] | None = None,
+                 write_lock: AbstractContextManager[Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Grade the partner-peeking index of `player` over its latest `hands`
     pair-game hands with a sampled grade (`samples` deals a decision), store
     the rows (peek_analysis, replacing those of the same decisions) and the
     audit (audits); the player's signals after it. `workers` > 0 grades in
-    that many processes. `progress(done, total)` is told after each match."""
+    that many processes. `progress(done, total)` is told after each match.
+    `write_lock` is held while it writes (a server's load lock: the loads and
+    the background sampling rewrite the same tables), not while it grades."""
+    lock = write_lock if write_lock is not None else contextlib.nullcontext()
     from replay.analyze import _pool, _stored_inputs
 
     asked = dt.datetime.now(dt.UTC)
-    conn.execute("INSERT INTO audits VALUES (?, ?, NULL, 'running', ?, ?, NULL, NULL)", [player, asked, hands, samples])
+    with lock:
+        conn.execute("INSERT INTO audits VALUES (?, ?, NULL, 'running', ?, ?, NULL, NULL)",
+                     [player, asked, hands, samples])  # fmt: skip
     try:
         targets = conn.execute(_TARGETS, {"player": player, "hands": hands}).fetchall()
         seats = {(m, h): s for m, h, s in targets}
@@ -376,14 +383,16 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-        _store_peek(conn, got)
-        conn.execute(
-            "UPDATE audits SET state = 'done', done = ?, decisions = ?, message = ? WHERE player = ? AND asked = ?",
-            [dt.datetime.now(dt.UTC), len(got), f"{len(seats)} hands of pair games graded", player, asked],
-        )
+        with lock:
+            _store_peek(conn, got)
+            conn.execute(
+                "UPDATE audits SET state = 'done', done = ?, decisions = ?, message = ? WHERE player = ? AND asked = ?",
+                [dt.datetime.now(dt.UTC), len(got), f"{len(seats)} hands of pair games graded", player, asked],
+            )
     except BaseException as exc:
-        conn.execute("UPDATE audits SET state = 'failed', done = ?, message = ? WHERE player = ? AND asked = ?",
-                     [dt.datetime.now(dt.UTC), f"{type(exc).__name__}: {exc}"[:500], player, asked])  # fmt: skip
+        with lock:
+            conn.execute("UPDATE audits SET state = 'failed', done = ?, message = ? WHERE player = ? AND asked = ?",
+                         [dt.datetime.now(dt.UTC), f"{type(exc).__name__}: {exc}"[:500], player, asked])  # fmt: skip
         raise
     return player_signals(conn, player) or {"player": player}
 

@@ -334,6 +334,37 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
         assert note not in c.get("/matches/m-example-1").text
 
 
+def test_the_background_sampling_goes_on_after_a_failed_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as _time
+
+    import replay.analyze
+    from api.app import create_app
+
+    db = tmp_path / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))
+    real = replay.analyze.replace_analysis
+    calls = []
+
+    def flaky(conn, tables, stamp):  # type: ignore[no-untyped-def]
+        calls.append(stamp)
+        if len(calls) == 1:
+            raise RuntimeError("the disk is full")
+        return real(conn, tables, stamp)
+
+    monkeypatch.setattr(replay.analyze, "replace_analysis", flaky)
+    with TestClient(create_app(db, deepen=3)) as c:
+        deepener = c.app.state.deepener  # type: ignore[attr-defined]
+        deepener.idle = 0.1
+        played = sum(1 for h in c.get("/api/matches/m-example-1").json()["hands"] if h["result"] in ("domino", "block"))
+        deadline = _time.monotonic() + 120
+        while deepener.done < played and _time.monotonic() < deadline:
+            _time.sleep(0.2)
+        assert deepener.is_alive() and deepener.done == played > 0
+        assert len(calls) >= 2 and deepener.failures["m-example-1"] == 1
+        assert c.get("/api/matches/m-example-1/hands/1").json()["info"]["analysis"]["samples"] == 3
+
+
 def test_without_the_c_solver_ingest_leaves_the_analysis_to_analyze(tmp_path: Path) -> None:
     import os
 

@@ -362,6 +362,32 @@ def test_peeking_audit(cheat_store: Path, tmp_path: Path) -> None:
         conn.close()
 
 
+def test_an_audit_writes_under_the_lock_it_is_given(cheat_store: Path, tmp_path: Path) -> None:
+    """A server passes its load lock: the audit's writes (its row, the grades,
+    the done state) happen under it, and its grading does not."""
+    inside: list[bool] = []
+    writes: list[bool] = []
+
+    class Watch:
+        def __enter__(self) -> None:
+            inside.append(True)
+            writes.append(True)
+
+        def __exit__(self, *exc: object) -> None:
+            inside.pop()
+
+    def progress(done: int, total: int) -> None:
+        assert not inside, "graded under the lock"
+
+    conn = _copy(cheat_store, tmp_path)
+    try:
+        audit_player(conn, "p-00003", hands=4, samples=3, write_lock=Watch(), progress=progress)
+        assert len(writes) == 2 and not inside  # the audit's row; then the grades with the done state
+        assert conn.execute("SELECT state FROM audits WHERE player = 'p-00003'").fetchone()[0] == "done"
+    finally:
+        conn.close()
+
+
 def test_hindsight_in_sql_equals_the_analysis(cheat_store: Path, tmp_path: Path) -> None:
     """Migration 014 (and the refresh, for rows an older spool brings) works
     hindsight out in SQL as replay.analysis.hindsight does at ingest."""
