@@ -55,7 +55,11 @@ def _round(x: float | None, nd: int = 2) -> float | None:
 
 
 def _shown(move: str) -> str:
-    """A move as the page names tiles: "54 left" as "[5|4] left"."""
+    """A move as the page names tiles: "54 left" as "[5|4] left".
+
+    >>> _shown("54 left"), _shown("pass")
+    ('[5|4] left', 'pass')
+    """
     if len(move) > 3 and move[2] == " " and move[:2].isdigit():
         return f"[{move[0]}|{move[1]}] {move[3:]}"
     return move

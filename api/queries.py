@@ -333,9 +333,13 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
     accuracy = match_accuracy(cur, match, players) if analysed else []
     for row in accuracy:
         row["players"] = sorted({s.label for h in hands for s in _seats_at(seats, h["hand"], players) if s.seat == row["seat"]})
+    costliest = costliest_moves(cur, match) if analysed else []
+    for row in costliest:
+        row["player"] = next((s.label for s in _seats_at(seats, row["hand"], players) if s.seat == row["seat"]), None)
     return {
         "match": m,
         "accuracy": accuracy,
+        "costliest": costliest,
         "seats": [_label_json(s) for s in first],
         "seat_changes": changes,
         "hands": hands,
@@ -475,6 +479,27 @@ def match_analysis(cur: Cursor, match: str) -> dict[int, dict[str, Any]]:
     for r in _rows(cur, _A_PLIES, [match]):
         plies.setdefault(r["hand"], []).append(r)
     return {k: hand_analysis(h, plies.get(k, [])) for k, h in hands.items()}
+
+
+#: The costliest moves a match page lists.
+COSTLIEST = 10
+
+
+def costliest_moves(cur: Cursor, match: str, limit: int = COSTLIEST) -> list[dict[str, Any]]:
+    """The match's moves that lost the most points, worst first: the grade on
+    what the mover could know where the hand is sampled, else under perfect
+    information (`graded` says which), with the best move of that grade.
+    Analysis rows exist for finished hands only: nothing hidden leaks."""
+    return _rows(cur, """
+        SELECT hand, ply, seat, played, class,
+               CASE WHEN pimc_loss IS NULL THEN 'perfect information' ELSE 'could know' END AS graded,
+               round(coalesce(pimc_loss, dd_loss), 2) AS loss, dd_loss, round(pimc_loss, 2) AS pimc_loss,
+               CASE WHEN pimc_loss IS NULL THEN list_filter(alternatives, lambda a: a.dd = dd_best)[1].move
+                    ELSE list_filter(alternatives, lambda a: a.pimc = pimc_best)[1].move END AS best
+        FROM move_analysis
+        WHERE match = ? AND NOT forced AND coalesce(pimc_loss, dd_loss) > 0
+        ORDER BY coalesce(pimc_loss, dd_loss) DESC, hand, ply
+        LIMIT ?""", [match, limit])  # fmt: skip
 
 
 def match_accuracy(cur: Cursor, match: str, players: int) -> list[dict[str, Any]]:

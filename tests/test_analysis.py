@@ -293,6 +293,31 @@ def test_the_replay_shows_every_alternative_and_the_json_twin_carries_them(clien
     assert 'id="accuracy"' in html
 
 
+def test_the_match_lists_its_costliest_moves(client: TestClient) -> None:
+    m = client.get("/api/matches/m-example-1").json()
+    costly = m["costliest"]
+    assert 0 < len(costly) <= 10
+    # every graded move of every hand, from the hands' own JSON: the list is their top losses
+    every = []
+    for h in m["hands"]:
+        a = client.get(f"/api/matches/m-example-1/hands/{h['hand']}").json()["info"]["analysis"]
+        for p in a["plies"] if a else []:
+            loss = p["pimc_loss"] if p["pimc_loss"] is not None else p["dd_loss"]
+            if not p["forced"] and loss > 0:
+                every.append((h["hand"], p["ply"], round(loss, 2), p))
+    want = sorted(every, key=lambda x: (-x[2], x[0], x[1]))[: len(costly)]
+    assert [(c["hand"], c["ply"], c["loss"]) for c in costly] == [(h, k, lo) for h, k, lo, _ in want]
+    for c, (*_, p) in zip(costly, want, strict=True):
+        assert c["played"] == p["played"] != c["best"]
+        best = max(p["alternatives"], key=lambda a: a["pimc"] if a["pimc"] is not None else a["dd"])
+        value = "pimc" if p["pimc_loss"] is not None else "dd"
+        assert next(a for a in p["alternatives"] if a["move"] == c["best"])[value] == best[value]
+        assert c["seat"] == p["seat"] and c["player"]
+    html = client.get("/matches/m-example-1").text
+    first = costly[0]
+    assert 'id="costliest"' in html and f"/matches/m-example-1/hands/{first['hand']}?ply={first['ply']}" in html
+
+
 def test_nothing_of_a_hand_still_on_leaks(client: TestClient) -> None:
     d = client.get("/api/matches/m-example-2/hands/2").json()
     assert d["info"]["finished"] is False

@@ -26,6 +26,7 @@ PAGES = {
     "matches": "/matches",
     "match": "/matches/m-false-pass-0",
     "hand replay": "/matches/m-false-pass-0/hands/1?ply=7",
+    "analysed match": "/matches/m-33000-0016",  # accuracy and costliest moves
     "players": "/players",
     "player": "/players/p-00001",
     "findings": "/findings",
