@@ -18,6 +18,7 @@ through api.pages. Downloads follow api.exports' scheme.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
@@ -261,6 +262,59 @@ def player_skill(request: Request | None, cur: Cursor, player: str, filters: Any
         return skill.player_skill(cur, player, filters or None)
     return _per_player(request, ("skill", player, filters or None),
                        lambda: skill.player_skill(cur, player, filters or None))
+
+
+SkillPart = Literal["phases", "profiles", "months", "line", "percentiles"]
+
+#: Each part's columns, in order (a part's rows, as the player's JSON twin has them).
+SKILL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "phases": ("phase", "tiles_on_line", "decisions", "accuracy", "accuracy_dd", "lost_per_decision"),
+    "profiles": ("profile", "matches", "hands", "decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+                 "lost_dd_per_decision", "luck_per_hand", "points_per_hand", "adjusted_per_hand"),
+    "months": ("month", "matches", "hands", "decisions", "accuracy", "accuracy_dd", "lost_per_decision",
+               "lost_dd_per_decision", "luck_per_hand", "points_per_hand", "adjusted_per_hand"),
+    "line": ("match", "day", "hands", "points", "luck", "adjusted"),
+    "percentiles": ("profile", "pool", "accuracy", "accuracy_dd", "lost_per_decision", "lost_dd_per_decision",
+                    "luck_per_hand", "points_per_hand", "adjusted_per_hand"),
+}  # fmt: skip
+
+
+def skill_rows(sk: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """One part of a player's luck and skill section (reports.skill.player_skill) as rows.
+
+    >>> skill_rows({"line": {"matches": ["m1"], "days": ["2026-11-02"], "hands": [3], "points": [10],
+    ...                      "luck": [2.5], "adjusted": [7.5]}}, "line")
+    [{'match': 'm1', 'day': '2026-11-02', 'hands': 3, 'points': 10, 'luck': 2.5, 'adjusted': 7.5}]
+    """
+    if part == "line":
+        line = sk.get("line") or {}
+        keys = {"match": "matches", "day": "days", "hands": "hands", "points": "points", "luck": "luck",
+                "adjusted": "adjusted"}  # fmt: skip
+        cols = [line.get(v) or [] for v in keys.values()]
+        return [dict(zip(keys, vals, strict=True)) for vals in zip(*cols, strict=True)]
+    if part == "percentiles":
+        return [{"profile": prof, **p} for prof, p in (sk.get("percentiles") or {}).items()]
+    return list(sk.get(part) or [])
+
+
+@router.get("/api/skill/{part}.{fmt}")
+def api_skill_csv(
+    request: Request, cur: Cur, part: SkillPart, fmt: exports.Format, player: Id,
+    profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
+    partner: Annotated[str | None, Query(max_length=200, description="hands beside this partner only")] = None,
+    date_from: Annotated[dt.date | None, Query(description="matches started on or after (UTC)")] = None,
+    date_to: Annotated[dt.date | None, Query(description="matches started on or before (UTC)")] = None,
+) -> Response:
+    """One part of a player's luck and skill section (the player page's, under
+    the same filters) as CSV or Parquet: `phases`, `profiles`, `months`,
+    `line` (the luck chart's points, match by match) or `percentiles`."""
+    from reports.player import ReportFilters
+
+    if not cur.execute("SELECT 1 FROM players WHERE player = ?", [player]).fetchall():
+        raise HTTPException(404, f"no player {player!r}")
+    chosen = ReportFilters(profile or None, date_from, date_to, partner or None)
+    sk = player_skill(request, cur, player, chosen)
+    return _download(skill_rows(sk, part), SKILL_COLUMNS[part], fmt, f"skill-{part}-{player}")
 
 
 def player_extras(cur: Cursor, player: str, request: Request | None = None, filters: Any = None) -> dict[str, Any]:

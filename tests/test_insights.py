@@ -421,7 +421,7 @@ def test_peeker_sees_its_partner_only_in_pair_games() -> None:
     assert search_bot("sampler", 4).peek(pairs) == ()
 
 
-@pytest.mark.parametrize("module", ["reports.skill", "reports.cheats", "api.skill_charts"])
+@pytest.mark.parametrize("module", ["reports.skill", "reports.cheats", "api.skill_charts", "api.insights"])
 def test_doctests(module: str) -> None:
     """The examples in the docstrings (pytest collects doctests under replay/ only)."""
     import doctest

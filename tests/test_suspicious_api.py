@@ -122,6 +122,31 @@ def test_player_page_has_luck_and_skill(client: TestClient) -> None:
     assert EVIL not in client.get("/players/p-00005").text
 
 
+def test_the_luck_and_skill_section_downloads(client: TestClient) -> None:
+    sk = _j(client, "/api/players/p-00003")["skill"]
+    assert isinstance(sk, dict)
+    for part, want in (("phases", sk["phases"]), ("profiles", sk["profiles"]), ("months", sk["months"]),
+                       ("line", [dict(zip(("match", "day", "hands", "points"), x, strict=True)) for x in zip(
+                           sk["line"]["matches"], sk["line"]["days"], sk["line"]["hands"], sk["line"]["points"],
+                           strict=True)]),
+                       ("percentiles", [{"profile": k, **v} for k, v in sk["percentiles"].items()])):  # fmt: skip
+        got = list(csv.DictReader(io.StringIO(client.get(f"/api/skill/{part}.csv?player=p-00003").text)))
+        assert len(got) == len(want) > 0, part
+        first = next(iter(got[0]))
+        assert [g[first] for g in got] == [str(w[first]) for w in want], part
+        table = pq.read_table(io.BytesIO(client.get(f"/api/skill/{part}.parquet?player=p-00003").content))
+        assert table.num_rows == len(want)
+    assert [float(r["points"]) for r in csv.DictReader(io.StringIO(
+        client.get("/api/skill/line.csv?player=p-00003").text))][-1] == sk["points"]  # fmt: skip
+    # the page's filters apply, as on the page
+    none = list(csv.DictReader(io.StringIO(client.get("/api/skill/phases.csv?player=p-00003&profile=nope").text)))
+    assert [int(r["decisions"]) for r in none] == [0, 0, 0, 0]
+    html = client.get("/players/p-00003?profile=international").text
+    assert "/api/skill/months.csv?player=p-00003&amp;profile=international" in html
+    assert client.get("/api/skill/phases.csv?player=nobody").status_code == 404
+    assert client.get("/api/skill/everything.csv?player=p-00003").status_code == 422
+
+
 def test_pair_page_has_play_together(client: TestClient) -> None:
     partners = _j(client, "/api/players/p-00003")["partners"]
     assert isinstance(partners, list) and partners
