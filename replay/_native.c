@@ -12,7 +12,7 @@
  *                                       server's canonical layout, grouped by
  *                                       match (replay.scan)
  *   replay_hand(...)                    a hand's legal plays, passes and draws
- *                                       (replay.fastcheck.check_run), and
+ *                                       (replay.engine), and
  *                                       with column buffers its moves rows
  *   route(data, ...)                    the ingest's routing of lines by
  *                                       match id (replay.ingest._route_python)
@@ -1100,7 +1100,7 @@ fail:
 }
 
 /* ------------------------------------------------------------------------
- * replay_hand: replay.fastcheck.check_run over packed moves
+ * replay_hand: the engine's replay of a clean hand, over packed moves
  */
 
 /* Milliseconds since 1970 of a time ts_ok accepted (replay.events.ts_to_ms:
@@ -1153,8 +1153,8 @@ static int put(PyObject **cols, int c, const void *v, Py_ssize_t n)
     return 0;
 }
 
-/* Legal moves as replay.frames move codes (tile * 2 + end; -1 PASS, -2 DRAW,
- * -3 YIELD), as fastcheck._alternatives lists them. */
+/* Legal moves as replay.moves codes (tile * 2 + end; -1 PASS, -2 DRAW,
+ * -3 YIELD), in replay.engine.legal_moves order. */
 static int alternatives(uint32_t hand, int left, int right, int16_t *out)
 {
     int n = 0;
@@ -1394,7 +1394,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             if (!result && ((1u << t) & fit))
                 must = t;
         }
-        if (keep) { /* the move's row: what replay.fastcheck._move records */
+        if (keep) { /* the move's row: what the validator's MoveRecord holds */
             Py_ssize_t r = i - lo;
             rows.hand[r] = (int32_t)hand_no;
             rows.ply[r] = (int16_t)(r + 1);

@@ -53,8 +53,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from replay.accel import native
-from replay.engine import DRAW, PASS, PLAYS, YIELD, HandState, Move, can_yield
+from replay.engine import HandState, Move, can_yield
 from replay.match import new_match, score_hand
+from replay.moves import DRAW, PASS, YIELD, to_engine
 from replay.rules import Rules
 from replay.tiles import BIT, HIGH, LOW, OTHER, PIPS, SUIT_MASK, pips_of
 
@@ -63,7 +64,6 @@ __all__ = [
     "HandContext",
     "PySolver",
     "Solver",
-    "decode_move",
     "final_value",
     "make_solver",
     "move_values",
@@ -74,11 +74,6 @@ __all__ = [
 
 #: Bumped whenever a value could change: stored analyses of another version are redone.
 SOLVER_VERSION: Final = 1
-
-#: Move codes shared with the C solver and replay.frames: tile * 2 + end; pass, draw, yield.
-PASS_CODE: Final = -1
-DRAW_CODE: Final = -2
-YIELD_CODE: Final = -3
 
 _INF: Final = 0x3FFFFFFF
 _SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
@@ -163,23 +158,12 @@ def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = 20) -> So
     return PySolver(args, table_bits)
 
 
-def decode_move(code: int) -> Move:
-    """The engine's move for a solver move code.
-
-    >>> decode_move(43), decode_move(-1)
-    (Play(tile='63', end='right'), PASS)
-    """
-    if code >= 0:
-        return PLAYS[code >> 1][code & 1]
-    return {PASS_CODE: PASS, DRAW_CODE: DRAW, YIELD_CODE: YIELD}[code]
-
-
 def move_values(solver: Solver, state: HandState, ctx: HandContext, seat: int | None = None) -> tuple[tuple[Move, int], ...]:
     """Every legal move of a live position with its exact value from `seat`'s
     side (the seat to move by default), in :func:`replay.engine.legal_moves` order."""
     solver.set_hand(*hand_args(state, ctx))
     got = solver.values(position(state), state.turn if seat is None else seat)
-    return tuple((decode_move(code), v) for code, v in got)
+    return tuple((to_engine(code), v) for code, v in got)
 
 
 def points_value(rules: Rules, points: Sequence[int], seat: int) -> int:
@@ -260,9 +244,9 @@ class PySolver:
                 hs[turn] |= BIT[t]
                 fits = bool(_FIT[left * 7 + right] & BIT[t])
                 c = (tuple(hs), sp + 1, sm & ~BIT[t], left, right, turn, t if fits else -1, 0, np0, np1, first)
-                return ((DRAW_CODE, sign * self._search(c, -_INF, _INF, view)),)
+                return ((DRAW, sign * self._search(c, -_INF, _INF, view)),)
             c = self._pass(p)
-            return ((PASS_CODE, sign * self._search(c, -_INF, _INF, view)),)
+            return ((PASS, sign * self._search(c, -_INF, _INF, view)),)
         return tuple((mv, sign * self._child(p, mv, -_INF, _INF, view)) for mv in self._moves(p))
 
     def value(self, position: Position, seat: int) -> int:
@@ -302,7 +286,7 @@ class PySolver:
                 return [self.opening * 2] if h & BIT[self.opening] else []
             out = [t * 2 for t in range(28) if h & BIT[t]]
             if may_yield:
-                out.append(YIELD_CODE)
+                out.append(YIELD)
             return out
         lm, rm = SUIT_MASK[left], SUIT_MASK[right]
         fits = (BIT[must] if must >= 0 else h) & (lm | rm)
@@ -346,7 +330,7 @@ class PySolver:
 
     def _child(self, p: tuple[Any, ...], mv: int, alpha: int, beta: int, view: int) -> int:
         hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
-        if mv == YIELD_CODE:
+        if mv == YIELD:
             return self._search((hands, sp, sm, left, right, (turn + 2) % self.n, must, 0, np0, np1, first), alpha, beta, view)
         t, end = mv >> 1, mv & 1
         hs = list(hands)
