@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from replay.accel import native
-from replay.engine import HandState, Move, can_yield, going_out
+from replay.engine import FIT, HandState, Move, can_yield, going_out
 from replay.match import hand_bonuses, hand_points, new_match, score_hand
 from replay.moves import DRAW, PASS, YIELD, to_engine
 from replay.rules import BlockEnd, ChuchazoWhenBothEnds, Rules, RulesSpec, Scoring, spec_of
@@ -75,9 +75,6 @@ __all__ = [
 SOLVER_VERSION: Final = 1
 
 _INF: Final = 0x3FFFFFFF
-_SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
-_BLOCK_WINNER: Final = {"side_total": 0, "lowest_hand": 1, "blocker_vs_right": 2}
-_BLOCK_TIE: Final = {"no_score": 0, "first_side_wins": 1, "last_side_wins": 2}
 
 Position = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int, int, int, int]
 
@@ -178,8 +175,6 @@ def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
 
 # -- the reference search --------------------------------------------------------
 
-_FIT: Final = tuple(SUIT_MASK[a] | SUIT_MASK[b] for a in range(7) for b in range(7))
-
 
 class PySolver:
     """Alpha-beta with a table of bounds, in Python (the C solver's reference).
@@ -216,12 +211,12 @@ class PySolver:
         p = self._read(position)
         sign, view = self._viewer(seat)
         hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
-        if left >= 0 and must < 0 and not hands[turn] & _FIT[left * 7 + right]:
+        if left >= 0 and must < 0 and not hands[turn] & FIT[left * 7 + right]:
             if sm:
                 t = self.stock[sp]
                 hs = list(hands)
                 hs[turn] |= BIT[t]
-                fits = bool(_FIT[left * 7 + right] & BIT[t])
+                fits = bool(FIT[left * 7 + right] & BIT[t])
                 c = (tuple(hs), sp + 1, sm & ~BIT[t], left, right, turn, t if fits else -1, 0, np0, np1, first)
                 return ((DRAW, sign * self._search(c, -_INF, _INF, view)),)
             c = self._pass(p)
@@ -295,7 +290,7 @@ class PySolver:
             hands, sp, sm, left, right, turn, must = p[:7]
             if left < 0 or must >= 0:
                 return p
-            fit = _FIT[left * 7 + right]
+            fit = FIT[left * 7 + right]
             if hands[turn] & fit:
                 return p
             if sm:
@@ -326,7 +321,7 @@ class PySolver:
         anywhere = sm
         for h in hs:
             anywhere |= h
-        if not anywhere & _FIT[nl * 7 + nr]:
+        if not anywhere & FIT[nl * 7 + nr]:
             return self._finish(c, False, turn, t, left, right, view)
         return self._search(c, alpha, beta, view)
 
