@@ -11,6 +11,7 @@ setup(
         Extension(
             "replay._native",
             ["replay/_native.c", "replay/_match.c", "replay/_maker.c", "replay/_solve.c"],
+            depends=["replay/_rules.h", "replay/_hand.h"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wno-unused-function"],
         )

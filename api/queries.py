@@ -9,7 +9,6 @@ dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ import duckdb
 
 from api.analysis_view import hand_analysis
 from api.render import FindingRow, HandData, MoveRow, SeatLabel
+from replay.moves import name as move_name
 from replay.packed import TS, unpack_replay
 from replay.tiles import tile_name
 
@@ -380,13 +380,6 @@ def ply_of_seq(seq_ply: list[tuple[int, int]], seq: int | None) -> int:
 # --- one hand ------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
-def _move_name(code: int) -> str:
-    if code >= 0:
-        return f"{tile_name(code // 2)}:{'left' if code % 2 == 0 else 'right'}"
-    return {-1: "PASS", -2: "DRAW", -3: "YIELD"}.get(code, "?")
-
-
 @dataclass(slots=True)
 class MatchBundle:
     """Everything the replay needs of one match, read at once.
@@ -570,7 +563,7 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
                 ply=ply, seq=seq, seat=seat, kind=kind,
                 tile=tile if (finished or kind == "play") else None,
                 end=end, left=left, right=right, stock=stock,
-                legal_moves=tuple(_move_name(c) for c in legal) if finished else (),
+                legal_moves=tuple(map(move_name, legal)) if finished else (),
                 forced=bool(forced) if finished else False,
                 error=error,
             )

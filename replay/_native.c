@@ -12,7 +12,7 @@
  *                                       server's canonical layout, grouped by
  *                                       match (replay.scan)
  *   replay_hand(...)                    a hand's legal plays, passes and draws
- *                                       (replay.fastcheck.check_run), and
+ *                                       (replay.engine), and
  *                                       with column buffers its moves rows
  *   route(data, ...)                    the ingest's routing of lines by
  *                                       match id (replay.ingest._route_python)
@@ -35,6 +35,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_hand.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -387,31 +389,7 @@ static PyObject *py_sha256(PyObject *self, PyObject *args)
  * Tiles: id of (a, b) with a <= b in lexicographic order (deal-commitment.md)
  */
 
-static int TILE_ID[7][7];
-static int LOW_OF[28], HIGH_OF[28];
-static int OTHER_OF[28][7];
-static uint32_t SUIT[7];
-
-static void init_tiles(void)
-{
-    int id = 0;
-    for (int a = 0; a < 7; a++)
-        for (int b = a; b < 7; b++) {
-            TILE_ID[a][b] = TILE_ID[b][a] = id;
-            LOW_OF[id] = a;
-            HIGH_OF[id] = b;
-            id++;
-        }
-    for (int t = 0; t < 28; t++)
-        for (int n = 0; n < 7; n++)
-            OTHER_OF[t][n] = LOW_OF[t] == n ? HIGH_OF[t] : (HIGH_OF[t] == n ? LOW_OF[t] : -1);
-    for (int n = 0; n < 7; n++) {
-        SUIT[n] = 0;
-        for (int t = 0; t < 28; t++)
-            if (OTHER_OF[t][n] >= 0)
-                SUIT[n] |= 1u << t;
-    }
-}
+/* TILE_ID, TILE_LOW, TILE_HIGH, TILE_OTHER and SUIT_MASK: replay/_rules.h */
 
 /* ------------------------------------------------------------------------
  * The line scanner
@@ -1100,7 +1078,7 @@ fail:
 }
 
 /* ------------------------------------------------------------------------
- * replay_hand: replay.fastcheck.check_run over packed moves
+ * replay_hand: the engine's replay of a clean hand, over packed moves
  */
 
 /* Milliseconds since 1970 of a time ts_ok accepted (replay.events.ts_to_ms:
@@ -1153,12 +1131,12 @@ static int put(PyObject **cols, int c, const void *v, Py_ssize_t n)
     return 0;
 }
 
-/* Legal moves as replay.frames move codes (tile * 2 + end; -1 PASS, -2 DRAW,
- * -3 YIELD), as fastcheck._alternatives lists them. */
+/* Legal plays as replay.moves codes (tile * 2 + end),
+ * in replay.engine.legal_moves order. */
 static int alternatives(uint32_t hand, int left, int right, int16_t *out)
 {
     int n = 0;
-    uint32_t lm = SUIT[left], rm = SUIT[right], m = hand & (lm | rm);
+    uint32_t lm = SUIT_MASK[left], rm = SUIT_MASK[right], m = hand & (lm | rm);
     while (m) {
         int t = __builtin_ctz(m);
         m &= m - 1;
@@ -1175,7 +1153,7 @@ static int pips_of_mask(uint32_t m)
     int s = 0;
     while (m) {
         int t = __builtin_ctz(m);
-        s += LOW_OF[t] + HIGH_OF[t];
+        s += TILE_LOW[t] + TILE_HIGH[t];
         m &= m - 1;
     }
     return s;
@@ -1285,14 +1263,14 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
         if (e->hand != hand_no || seat != turn || (result && closing == 0))
             goto irregular;
         uint32_t mine = hands[seat];
-        uint32_t fit = left >= 0 ? SUIT[left] | SUIT[right] : 0;
+        uint32_t fit = left >= 0 ? SUIT_MASK[left] | SUIT_MASK[right] : 0;
         int16_t alts[64];
         int n_alts = 0, on_end = -1;
         if (keep) { /* the legal moves before this one */
             if (e->kind == K_PASS)
-                alts[n_alts++] = -1;
+                alts[n_alts++] = MOVE_PASS;
             else if (e->kind == K_DRAW)
-                alts[n_alts++] = -2;
+                alts[n_alts++] = MOVE_DRAW;
             else if (left < 0) {
                 if (opening >= 0)
                     alts[n_alts++] = (int16_t)(2 * opening);
@@ -1300,7 +1278,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                     for (uint32_t m = mine; m; m &= m - 1)
                         alts[n_alts++] = (int16_t)(2 * __builtin_ctz(m));
                     if (yield_ok)
-                        alts[n_alts++] = -3;
+                        alts[n_alts++] = MOVE_YIELD;
                 }
             } else
                 n_alts = alternatives(must >= 0 ? 1u << e->tile : mine, left, right, alts);
@@ -1315,25 +1293,25 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                 if (opening >= 0 && t != opening)
                     goto irregular;
                 nl = e->end >> 2; /* the face as written: its first digit goes left */
-                nr = OTHER_OF[t][nl];
+                nr = TILE_OTHER[t][nl];
             } else {
                 if (must >= 0 && t != must)
                     goto irregular;
                 int endv = e->end & 3;
                 if (endv == 0) {
-                    int o = OTHER_OF[t][left];
+                    int o = TILE_OTHER[t][left];
                     if (o < 0)
                         goto irregular;
                     nl = o;
                     nr = right;
                 } else if (endv == 1) {
-                    int o = OTHER_OF[t][right];
+                    int o = TILE_OTHER[t][right];
                     if (o < 0)
                         goto irregular;
                     nl = left;
                     nr = o;
-                } else if (left == right && OTHER_OF[t][left] >= 0) {
-                    nl = OTHER_OF[t][left];
+                } else if (left == right && TILE_OTHER[t][left] >= 0) {
+                    nl = TILE_OTHER[t][left];
                     nr = right;
                     endv = 0;
                 } else {
@@ -1348,7 +1326,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
             right = nr;
             mine &= ~b;
             hands[seat] = mine;
-            pips[seat] -= LOW_OF[t] + HIGH_OF[t];
+            pips[seat] -= TILE_LOW[t] + TILE_HIGH[t];
             must = -1;
             plays++;
             if (!mine) {
@@ -1359,7 +1337,7 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                     any |= hands[s];
                 for (Py_ssize_t k = sp; k < sn; k++)
                     any |= 1u << stock[k];
-                if (!(any & (SUIT[left] | SUIT[right]))) {
+                if (!(any & (SUIT_MASK[left] | SUIT_MASK[right]))) {
                     result = 2;
                     blocker = seat;
                     closing = all_pass ? (int)n : 0;
@@ -1390,11 +1368,11 @@ static PyObject *py_replay_hand(PyObject *self, PyObject *args)
                 goto irregular;
             sp++;
             hands[seat] = mine | (1u << t);
-            pips[seat] += LOW_OF[t] + HIGH_OF[t];
+            pips[seat] += TILE_LOW[t] + TILE_HIGH[t];
             if (!result && ((1u << t) & fit))
                 must = t;
         }
-        if (keep) { /* the move's row: what replay.fastcheck._move records */
+        if (keep) { /* the move's row: what the validator's MoveRecord holds */
             Py_ssize_t r = i - lo;
             rows.hand[r] = (int32_t)hand_no;
             rows.ply[r] = (int16_t)(r + 1);
@@ -1793,7 +1771,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "replay._native", NUL
 
 PyMODINIT_FUNC PyInit__native(void)
 {
-    init_tiles();
 #ifdef HAVE_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1"))
@@ -1802,7 +1779,8 @@ PyMODINIT_FUNC PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0 || PyType_Ready(&Scorer_Type) < 0 ||
+    if (PyModule_AddIntConstant(m, "MOVE_SIZE", (long)sizeof(move_rec)) < 0 ||
+        PyModule_AddStringConstant(m, "RULES_H", RULES_H_DIGEST) < 0 || PyType_Ready(&Scorer_Type) < 0 ||
         PyModule_AddObjectRef(m, "Scorer", (PyObject *)&Scorer_Type) < 0 || PyType_Ready(&Maker_Type) < 0 ||
         PyModule_AddObjectRef(m, "Maker", (PyObject *)&Maker_Type) < 0 || PyType_Ready(&Solver_Type) < 0 ||
         PyModule_AddObjectRef(m, "Solver", (PyObject *)&Solver_Type) < 0) {

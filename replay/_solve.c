@@ -28,13 +28,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NT 28
+#include "_hand.h"
+
+#define NT N_TILES
 #define INF 0x3fffffff
 
-static uint32_t S_SUIT[7];    /* tiles carrying the number n */
-static int8_t S_LOW[NT], S_HIGH[NT];
-static int8_t S_PIPS[NT];
-static int8_t S_OTHER[NT][7]; /* other half when half n covers an end; -1 */
+/* the tile tables are replay/_rules.h's; these two are derived for speed */
 static int16_t S_CHUNK[4][128];
 static uint8_t S_BITS[1 << 14]; /* bits set in 14 bits (no popcnt instruction assumed) */
 static int s_ready = 0;
@@ -43,31 +42,12 @@ static void s_init(void)
 {
     if (s_ready)
         return;
-    int t = 0;
-    for (int a = 0; a < 7; a++)
-        for (int b = a; b < 7; b++, t++) {
-            S_LOW[t] = (int8_t)a;
-            S_HIGH[t] = (int8_t)b;
-            S_PIPS[t] = (int8_t)(a + b);
-        }
-    for (int n = 0; n < 7; n++) {
-        S_SUIT[n] = 0;
-        for (t = 0; t < NT; t++) {
-            S_OTHER[t][n] = -1;
-            if (S_LOW[t] == n)
-                S_OTHER[t][n] = S_HIGH[t];
-            else if (S_HIGH[t] == n)
-                S_OTHER[t][n] = S_LOW[t];
-            if (S_OTHER[t][n] >= 0)
-                S_SUIT[n] |= 1u << t;
-        }
-    }
     for (int k = 0; k < 4; k++)
         for (int m = 0; m < 128; m++) {
             int s = 0;
             for (int i = 0; i < 7; i++)
                 if ((m >> i) & 1 && k * 7 + i < NT)
-                    s += S_PIPS[k * 7 + i];
+                    s += TILE_PIPS[k * 7 + i];
             S_CHUNK[k][m] = (int16_t)s;
         }
     for (int m = 0; m < (1 << 14); m++)
@@ -88,17 +68,12 @@ static inline int nbits(uint32_t m) { return S_BITS[m & 0x3fff] + S_BITS[m >> 14
 /* -- the rules and the hand's context ------------------------------------ */
 
 typedef struct {
+    RulesC spec;      /* the rules as replay.rules.RulesSpec gives them */
     int n;            /* seats */
     int pairs;        /* teams = pairs */
     int sides;        /* 2 with pairs, else n */
     int all_pass;     /* block_end = all_pass: the boneyard goes to the seat after the blocker */
-    int block_winner; /* 0 side_total, 1 lowest_hand, 2 blocker_vs_right */
-    int block_tie;    /* 0 no_score, 1 first_side_wins, 2 last_side_wins */
-    int count_all;
-    int round_down;
-    int capicua, chuchazo, chuchazo_dominao, ones;
-    int scoring;      /* 0 pips, 1 milo, 2 royal_rumble */
-    int pass_on, pass_first, pass_later;
+    int pass_on;      /* pass bonuses */
     /* the hand within its match */
     int leader;
     int opening;      /* the tile the hand must open with; -1 any */
@@ -149,66 +124,7 @@ static inline int side_of(const Rules *r, int seat) { return r->pairs ? seat & 1
 
 /* -- scoring a finished hand ---------------------------------------------- */
 
-/* The side that wins a blocked hand (-1: a tie), as replay.match.block_winner. */
-static int block_side(const Rules *r, const int *pp, int blocker)
-{
-    int n = r->n, S = r->sides;
-    int tot[4] = {0, 0, 0, 0};
-    for (int s = 0; s < n; s++)
-        tot[side_of(r, s)] += pp[s];
-    int side = -1;
-    if (r->block_winner == 0) {
-        int low = INF, cnt = 0;
-        for (int k = 0; k < S; k++) {
-            if (tot[k] < low) {
-                low = tot[k];
-                side = k;
-                cnt = 1;
-            } else if (tot[k] == low)
-                cnt++;
-        }
-        if (cnt != 1)
-            side = -1;
-    } else if (r->block_winner == 1) {
-        int low = INF;
-        for (int s = 0; s < n; s++)
-            if (pp[s] < low)
-                low = pp[s];
-        int among = 0; /* sides holding the lowest hand */
-        for (int s = 0; s < n; s++)
-            if (pp[s] == low)
-                among |= 1 << side_of(r, s);
-        if ((among & (among - 1)) == 0)
-            side = lowbit((uint32_t)among);
-        else {
-            int best = INF, cnt = 0;
-            for (int k = 0; k < S; k++)
-                if (among >> k & 1) {
-                    if (tot[k] < best) {
-                        best = tot[k];
-                        side = k;
-                        cnt = 1;
-                    } else if (tot[k] == best)
-                        cnt++;
-                }
-            if (cnt != 1)
-                side = -1;
-        }
-    } else {
-        int right = (blocker + 1) % n;
-        if (pp[blocker] != pp[right])
-            side = side_of(r, pp[blocker] < pp[right] ? blocker : right);
-    }
-    if (side < 0) {
-        if (r->block_tie == 1)
-            side = side_of(r, r->leader);
-        else if (r->block_tie == 2)
-            side = side_of(r, blocker);
-    }
-    return side;
-}
-
-/* The value of a finished hand from `view`'s side.
+/* The value of a finished hand from `view`'s side (score_end of replay/_hand.h).
  * domino: `seat` went out with `tile` on ends (l0, r0), leaving (l1, r1).
  * block: `seat` played the blocking tile. */
 static int finish(const Solver *sv, const Pos *p, int domino, int seat, int tile, int l0, int r0, int l1, int r1,
@@ -216,80 +132,34 @@ static int finish(const Solver *sv, const Pos *p, int domino, int seat, int tile
 {
     const Rules *r = &sv->r;
     int n = r->n, S = r->sides;
-    int pp[4] = {0, 0, 0, 0};
+    HandEnd h;
+    h.domino = domino;
+    h.seat = seat;
+    h.leader = r->leader;
+    h.note = domino ? going_out(&r->spec, tile, l0, r0) : NOTE_NONE;
+    h.left = l1;
+    h.right = r1;
     for (int s = 0; s < n; s++)
-        pp[s] = pips(p->hand[s]);
+        h.pips[s] = pips(p->hand[s]);
     if (!domino && r->all_pass && p->stockmask)
-        pp[(seat + 1) % n] += pips(p->stockmask); /* the closing draw takes the boneyard */
-    int pts[4] = {0, 0, 0, 0};
-    if (r->scoring == 2) { /* royal_rumble: everyone adds his own pips, the blocker maybe 4 times */
-        for (int s = 0; s < n; s++)
-            pts[s] = pp[s];
-        if (!domino) {
-            int low = INF, cnt = 0;
-            for (int s = 0; s < n; s++) {
-                if (pp[s] < low) {
-                    low = pp[s];
-                    cnt = 1;
-                } else if (pp[s] == low)
-                    cnt++;
-            }
-            if (!(pp[seat] == low && cnt == 1))
-                pts[seat] = 4 * pp[seat];
-        }
-    } else {
-        int side = domino ? side_of(r, seat) : block_side(r, pp, seat);
-        if (r->scoring == 1) {
-            if (side >= 0)
-                pts[side] = domino && l1 == r1 ? 2 : 1;
-        } else {
-            if (side >= 0) {
-                int base = 0;
-                for (int s = 0; s < n; s++)
-                    if (r->count_all || side_of(r, s) != side)
-                        base += pp[s];
-                int bonus = 0;
-                if (domino) {
-                    int both = l0 >= 0 && ((l0 == S_LOW[tile] && r0 == S_HIGH[tile]) ||
-                                           (l0 == S_HIGH[tile] && r0 == S_LOW[tile]));
-                    if (tile == 0) { /* 0-0: a chuchazo, or a dominao on two 0 ends if the table says so */
-                        if (!(both && r->chuchazo_dominao))
-                            bonus += r->chuchazo;
-                    } else if (S_LOW[tile] != S_HIGH[tile] && both)
-                        bonus += r->capicua;
-                    if (l1 == 1 && r1 == 1)
-                        bonus += r->ones;
-                    bonus += r->hand_bonus;
-                } else
-                    bonus += r->first_block;
-                pts[side] += base + bonus;
-            }
-            if (r->pass_on && p->first_side >= 0) {
-                /* the passer's opponents get `first` for the hand's first pass, `later` for each other */
-                for (int k = 0; k < 2; k++) {
-                    int m = p->np[1 - k];
-                    if (m)
-                        pts[k] += (p->first_side == 1 - k) ? r->pass_first + (m - 1) * r->pass_later
-                                                           : m * r->pass_later;
-                }
-            }
-            if (r->round_down)
-                for (int k = 0; k < S; k++)
-                    pts[k] -= pts[k] % r->round_down;
-        }
-    }
-    int mine = side_of(r, view), v = 0;
+        h.pips[(seat + 1) % n] += pips(p->stockmask); /* the closing draw takes the boneyard */
+    h.passes[0] = p->np[0];
+    h.passes[1] = p->np[1];
+    h.first_pass = p->first_side;
+    h.hand_bonus = r->hand_bonus;
+    h.block_bonus = r->first_block;
+    HandPoints got;
+    score_end(&r->spec, &h, &got);
+    int mine = side_of(r, view);
+    long v = 0;
     for (int k = 0; k < S; k++)
-        v += k == mine ? pts[k] : -pts[k];
-    return r->scoring == 2 ? -v : v;
+        v += k == mine ? got.points[k] : -got.points[k];
+    return (int)(r->spec.scoring == SCORING_ROYAL_RUMBLE ? -v : v);
 }
 
 /* -- moves ------------------------------------------------------------------ */
 
-/* a move: tile * 2 + end (0 left, 1 right); -1 pass, -2 draw, -3 yield (replay.frames codes) */
-#define MV_PASS -1
-#define MV_DRAW -2
-#define MV_YIELD -3
+/* a move: replay/moves.py's code, tile * 2 + end (0 left, 1 right), or MOVE_PASS, MOVE_DRAW, MOVE_YIELD */
 
 /* The plays of the seat to move, in replay.engine's order (tile, then left
  * before right; on equal ends left only; the first tile left only). */
@@ -306,10 +176,10 @@ static int gen_plays(const Solver *sv, const Pos *p, int *out)
         for (uint32_t m = h; m; m &= m - 1)
             out[k++] = lowbit(m) * 2;
         if (p->may_yield)
-            out[k++] = MV_YIELD;
+            out[k++] = MOVE_YIELD;
         return k;
     }
-    uint32_t lm = S_SUIT[p->left], rm = S_SUIT[p->right];
+    uint32_t lm = SUIT_MASK[p->left], rm = SUIT_MASK[p->right];
     uint32_t fits = p->must >= 0 ? (1u << p->must) & (lm | rm) : h & (lm | rm);
     for (uint32_t m = fits; m; m &= m - 1) {
         int t = lowbit(m);
@@ -327,14 +197,14 @@ static int do_play(const Solver *sv, Pos *p, int mv, int view, int *value)
     int t = mv >> 1, end = mv & 1, seat = p->turn, n = sv->r.n;
     int l0 = p->left, r0 = p->right;
     p->hand[seat] &= ~(1u << t);
-    p->pips -= S_PIPS[t];
+    p->pips -= TILE_PIPS[t];
     if (l0 < 0) {
-        p->left = S_HIGH[t];
-        p->right = S_LOW[t];
+        p->left = TILE_HIGH[t];
+        p->right = TILE_LOW[t];
     } else if (end == 0)
-        p->left = S_OTHER[t][l0];
+        p->left = TILE_OTHER[t][l0];
     else
-        p->right = S_OTHER[t][r0];
+        p->right = TILE_OTHER[t][r0];
     p->must = -1;
     p->may_yield = 0;
     p->turn = (int8_t)((seat + 1) % n);
@@ -342,7 +212,7 @@ static int do_play(const Solver *sv, Pos *p, int mv, int view, int *value)
         *value = finish(sv, p, 1, seat, t, l0, r0, p->left, p->right, view);
         return 1;
     }
-    uint32_t fit = S_SUIT[p->left] | S_SUIT[p->right];
+    uint32_t fit = SUIT_MASK[p->left] | SUIT_MASK[p->right];
     uint32_t any = p->stockmask;
     for (int s = 0; s < n; s++)
         any |= p->hand[s];
@@ -362,7 +232,7 @@ static void forced_move(const Solver *sv, Pos *p)
         p->sp++;
         p->stockmask &= ~(1u << t);
         p->hand[p->turn] |= 1u << t;
-        if ((S_SUIT[p->left] | S_SUIT[p->right]) >> t & 1)
+        if ((SUIT_MASK[p->left] | SUIT_MASK[p->right]) >> t & 1)
             p->must = (int8_t)t;
         return;
     }
@@ -377,7 +247,7 @@ static void forced_move(const Solver *sv, Pos *p)
 
 static inline int stuck(const Pos *p)
 {
-    return p->left >= 0 && p->must < 0 && !(p->hand[p->turn] & (S_SUIT[p->left] | S_SUIT[p->right]));
+    return p->left >= 0 && p->must < 0 && !(p->hand[p->turn] & (SUIT_MASK[p->left] | SUIT_MASK[p->right]));
 }
 
 /* Draws and passes until the seat to move can play (no branching there).
@@ -467,7 +337,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
 static int child(Solver *sv, const Pos *p, int mv, int alpha, int beta, int view)
 {
     Pos c = *p;
-    if (mv == MV_YIELD) {
+    if (mv == MOVE_YIELD) {
         c.turn = (int8_t)((c.turn + 2) % sv->r.n);
         c.may_yield = 0;
         return search(sv, &c, alpha, beta, view);
@@ -484,17 +354,17 @@ static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
         return -1000;
     int t = mv >> 1, l, r;
     if (p->left < 0) {
-        l = S_HIGH[t];
-        r = S_LOW[t];
+        l = TILE_HIGH[t];
+        r = TILE_LOW[t];
     } else if (mv & 1) {
         l = p->left;
-        r = S_OTHER[t][p->right];
+        r = TILE_OTHER[t][p->right];
     } else {
-        l = S_OTHER[t][p->left];
+        l = TILE_OTHER[t][p->left];
         r = p->right;
     }
-    int hurt = nbits(p->hand[nxt] & (S_SUIT[l] | S_SUIT[r]));
-    return -hurt * 64 + S_PIPS[t] + (S_LOW[t] == S_HIGH[t] ? 12 : 0);
+    int hurt = nbits(p->hand[nxt] & (SUIT_MASK[l] | SUIT_MASK[r]));
+    return -hurt * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
 }
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
@@ -621,10 +491,10 @@ static int exact(Solver *sv, const Pos *p, int mv, int view, int guess)
 static void set_bound(Rules *r)
 {
     r->bounded = 0;
-    if (r->scoring == 0 && !r->pass_on) {
-        int dom = r->capicua > r->chuchazo ? r->capicua : r->chuchazo;
-        dom += r->ones + r->hand_bonus;
-        r->bonus_max = dom > r->first_block ? dom : r->first_block;
+    if (r->spec.scoring == SCORING_PIPS && !r->pass_on) {
+        long dom = r->spec.capicua_bonus > r->spec.chuchazo_bonus ? r->spec.capicua_bonus : r->spec.chuchazo_bonus;
+        dom += r->spec.ones_bonus + r->hand_bonus;
+        r->bonus_max = (int)(dom > r->first_block ? dom : r->first_block);
         r->bounded = 1;
     }
 }
@@ -638,45 +508,27 @@ static int get_int(PyObject *t, Py_ssize_t i, int *out)
     return 0;
 }
 
-/* Solver(rules, table_bits=20): rules is the tuple of replay.solver.solver_rules */
+/* Solver(spec, table_bits=20): spec is the table's replay.rules.RulesSpec */
 static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"rules", "table_bits", NULL};
-    PyObject *rules;
+    static char *names[] = {"spec", "table_bits", NULL};
+    PyObject *spec;
     int bits = 20;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|i", names, &PyTuple_Type, &rules, &bits))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i", names, &spec, &bits))
         return -1;
-    if (PyTuple_GET_SIZE(rules) != 16) {
-        PyErr_SetString(PyExc_ValueError, "rules: 16 ints expected (replay.solver.solver_rules)");
-        return -1;
-    }
-    int v[16];
-    for (int i = 0; i < 16; i++)
-        if (get_int(rules, i, &v[i]) < 0)
-            return -1;
-    if (v[0] < 2 || v[0] > 4 || bits < 4 || bits > 28) {
-        PyErr_SetString(PyExc_ValueError, "players must be 2..4 and table_bits 4..28");
+    if (bits < 4 || bits > 28) {
+        PyErr_SetString(PyExc_ValueError, "table_bits must be 4..28");
         return -1;
     }
     s_init();
     Rules *r = &sv->r;
-    r->n = v[0];
-    r->pairs = v[1];
-    r->sides = r->pairs ? 2 : r->n;
-    r->all_pass = v[2];
-    r->block_winner = v[3];
-    r->block_tie = v[4];
-    r->count_all = v[5];
-    r->round_down = v[6];
-    r->capicua = v[7];
-    r->chuchazo = v[8];
-    r->chuchazo_dominao = v[9];
-    r->ones = v[10];
-    r->scoring = v[11];
-    r->pass_on = v[12];
-    r->pass_first = v[13];
-    r->pass_later = v[14];
-    (void)v[15];
+    if (read_rules(spec, &r->spec) < 0)
+        return -1;
+    r->n = r->spec.n;
+    r->pairs = r->spec.pairs;
+    r->sides = r->spec.sides;
+    r->all_pass = r->spec.block_end == BLOCK_END_ALL_PASS;
+    r->pass_on = r->spec.has_pass_bonus;
     r->leader = 0;
     r->opening = -1;
     r->hand_bonus = 0;
@@ -843,7 +695,7 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
     if (call_args(sv, args, &p, &view, &sign) < 0)
         return NULL;
     if (stuck(&p)) { /* one draw (a fitting tile must then be played), or a pass */
-        mv[0] = p.stockmask ? MV_DRAW : MV_PASS;
+        mv[0] = p.stockmask ? MOVE_DRAW : MOVE_PASS;
         nm = 1;
         Pos c = p;
         forced_move(sv, &c);

@@ -2,9 +2,10 @@
 
 Every function of it has a pure-Python twin that stays the reference: the
 deal-v1 shuffle (:mod:`replay.deal`), the reading of canonical log lines
-(:mod:`replay.scan`) and the replay of a clean hand
-(:func:`replay.fastcheck.check_run`). Set ``REPLAY_PURE=1`` to run without
-it (the tests compare both paths).
+(:mod:`replay.scan`), the replay of a clean hand (:mod:`replay.engine`),
+a match's scoring (:mod:`replay.match`) and the solver
+(:class:`replay.solver.PySolver`). Set ``REPLAY_PURE=1`` to run without it
+(the tests compare both paths).
 
 >>> native is None or native.MOVE_SIZE == 24
 True

@@ -46,13 +46,13 @@ from replay.engine import (
     HandState,
     IllegalMoveError,
     Move,
-    Play,
     apply,
     legal_moves,
     new_hand,
 )
 from replay.knowledge import Tracker
 from replay.match import HandScore, MatchState, first_hand_lead, new_match, next_lead
+from replay.moves import label as move_label
 from replay.report import MatchReport
 from replay.rules import Rules, resolve
 from replay.solver import (
@@ -65,7 +65,7 @@ from replay.solver import (
     move_values,
     position,
 )
-from replay.tiles import HIGH, tile_name
+from replay.tiles import HIGH
 
 __all__ = [
     "ANALYSIS_VERSION",
@@ -78,7 +78,6 @@ __all__ = [
     "classify",
     "inputs_from_replay",
     "inputs_from_report",
-    "move_label",
 ]
 
 #: The version stored with every analysis row: the solver's, and that of the
@@ -268,17 +267,6 @@ def classify(rules: Rules, loss: float | None) -> str | None:
         if loss >= limit - 1e-9:
             got = name
     return got
-
-
-def move_label(move: Move) -> str:
-    """A move as the analysis writes it.
-
-    >>> move_label(PLAYS[23][1]), move_label(PASS), move_label(DRAW), move_label(YIELD)
-    ('54 right', 'pass', 'draw', 'yield')
-    """
-    if isinstance(move, Play):
-        return f"{tile_name(move.tile)} {'left' if move.end == LEFT else 'right'}"
-    return {PASS: "pass", DRAW: "draw", YIELD: "yield"}[move]
 
 
 def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tuple[Move, Move]:

@@ -359,11 +359,19 @@ def going_out_note(state: HandState) -> str | None:
     if state.result != "domino" or state.last is None:
         return None
     tile, left, right = state.last
+    return going_out(tile, left, right, state.rules.chuchazo_when_both_ends == "dominao")
+
+
+def going_out(tile: int, left: int, right: int, dominao_both: bool) -> str | None:
+    """The word for going out with `tile` on ends (`left`, `right`) (-1: the
+    line was empty); `dominao_both`: 0-0 on two ends showing 0 is a dominao.
+
+    >>> going_out(21, 3, 6, False), going_out(0, 0, 0, True), going_out(27, 6, 2, False)
+    ('capicua', 'dominao', None)
+    """
     both = left >= 0 and {left, right} == {LOW[tile], HIGH[tile]}
     if tile == DOUBLE_ZERO:
-        if both and state.rules.chuchazo_when_both_ends == "dominao":
-            return "dominao"
-        return "chuchazo"
+        return "dominao" if both and dominao_both else "chuchazo"
     if IS_DOUBLE[tile]:
         return "dominao" if both else None
     return "capicua" if both and left != right else None

@@ -38,16 +38,7 @@ from replay.deal import (
 from replay.fastinit import positional
 from replay.match import redeal_due
 from replay.report import HandReport, MatchReport, SeatRecord
-from replay.rules import (
-    PROFILES,
-    ChivaEnd,
-    FixedEnd,
-    MiloEnd,
-    RoundsEnd,
-    Rules,
-    RulesError,
-    resolve,
-)
+from replay.rules import PROFILES, Rules, RulesError, RulesSpec, resolve, spec_of
 from replay.scan import DEAL, HAND_END, MOVE, OTHER, REVEAL, Source
 from replay.tiles import BIT, FULL_SET, iter_tiles
 
@@ -61,12 +52,13 @@ _seat_record: Final = positional(SeatRecord)
 # resolve() per (profile, overrides), with the rules' JSON for the report and
 # the Scorer's arguments: a table plays the same rules over and over, and
 # building a Rules value is a pydantic validation.
-_RULES: dict[tuple[str, bytes], tuple[Rules, bytes, tuple[Any, ...]]] = {}
+_RULES: dict[tuple[str, bytes], tuple[Rules, bytes, tuple[RulesSpec, str]]] = {}
 
 
-def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes, tuple[Any, ...]]:
+def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes, tuple[RulesSpec, str]]:
     """The resolved rules, their ``model_dump(mode="json")`` as JSON bytes
-    (each report gets a dict of its own from them) and :func:`scorer_args`."""
+    (each report gets a dict of its own from them) and the ``Scorer``'s
+    arguments: the rules' spec and the profile's word for a shutout."""
     try:
         key: tuple[str, bytes] | None = (profile, orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS))
     except TypeError:  # not JSON (cannot come from a log line)
@@ -75,46 +67,10 @@ def _rules(profile: str, overrides: dict[str, Any]) -> tuple[Rules, bytes, tuple
     if got is None:
         r = resolve(profile, overrides)
         p = PROFILES.get(profile)
-        got = (r, orjson.dumps(r.model_dump(mode="json")), scorer_args(r, p.shutout_note if p else "shutout"))
+        got = (r, orjson.dumps(r.model_dump(mode="json")), (spec_of(r), p.shutout_note if p else "shutout"))
         if key is not None:
             _RULES[key] = got
     return got
-
-
-_SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
-_BLOCK_WINNER: Final = {"side_total": 0, "lowest_hand": 1, "blocker_vs_right": 2}
-_BLOCK_TIE: Final = {"no_score": 0, "first_side_wins": 1, "last_side_wins": 2}
-_BLOCK_LEAD: Final = {"winner_lowest": 0, "blocker": 1, "rotate": 2}
-_TIE_LEAD: Final = {"rotate": 0, "double_six_holder": 1, "blocker": 2}
-_FIRST_LEAD: Final = {"double_six": 0, "highest_double": 1}  # the others need a lead draw: 2
-
-
-def scorer_args(r: Rules, shutout_note: str) -> tuple[Any, ...]:
-    """The arguments of ``_native.Scorer`` for these rules (the enums of _match.c).
-
-    >>> from replay.rules import resolve
-    >>> scorer_args(resolve("international", {}), "shutout")[:7]
-    (4, True, 0, 0, 0, True, 0)
-    """
-    end = r.match_end
-    if isinstance(end, ChivaEnd):
-        kind, a, b = 1, end.wins, 0
-    elif isinstance(end, RoundsEnd):
-        kind, a, b = 2, end.target, end.loser_min
-    elif isinstance(end, MiloEnd):
-        kind, a, b = 3, end.target, 0
-    elif isinstance(end, FixedEnd):
-        kind, a, b = 4, end.hands, 0
-    else:
-        kind, a, b = 0, end.target, 0
-    return (
-        r.players, r.teams == "pairs", _SCORING[r.scoring], _BLOCK_WINNER[r.block_winner],
-        _BLOCK_TIE[r.block_tie], r.count == "all", r.round_down, r.capicua_bonus, r.chuchazo_bonus,
-        r.ones_bonus, r.first_block_bonus, r.chuchazo_when_both_ends == "dominao", tuple(r.hand_bonuses),
-        tuple(r.pass_bonus) if r.pass_bonus is not None else None, kind, a, b,
-        _FIRST_LEAD.get(r.first_lead, 2), r.later_lead == "rotate", _BLOCK_LEAD[r.block_lead],
-        _TIE_LEAD[r.tie_lead], shutout_note,
-    )  # fmt: skip
 
 
 def _chain(anchor: str, reveals: Mapping[int, tuple[str, int, str]]) -> dict[int, bool]:

@@ -4,12 +4,7 @@
 row objects) and hands out `pyarrow.Table`s whose columns carry the names
 and types of the SQL tables, so that `INSERT INTO t BY NAME SELECT * FROM
 frame` is the whole load. Tiles and seats are small ints; a legal move is
-a small int too (:func:`move_code`).
-
->>> MOVE_CODES["63:left"], MOVE_CODES["63:right"], MOVE_CODES["PASS"]
-(42, 43, -1)
->>> move_name(43), move_name(-2)
-('63:right', 'DRAW')
+a small int too (:mod:`replay.moves`).
 """
 
 from __future__ import annotations
@@ -24,54 +19,25 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from replay import moves
 from replay.accel import native
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
 from replay.held import player_rows
 from replay.packed import move_codes, pack_replays
 from replay.report import CODES, Finding, MatchReport, MoveRecord
-from replay.tiles import IS_DOUBLE, N_TILES, PIPS, tile_name
+from replay.tiles import IS_DOUBLE, PIPS
 
 __all__ = [
-    "MOVE_CODES",
     "SCHEMAS",
     "TABLES",
     "Frames",
     "file_table",
     "findings_table",
     "first_leader",
-    "move_code",
-    "move_name",
     "pass_counts",
     "timestamps",
 ]
-
-# -- move codes --------------------------------------------------------------
-
-_SPECIAL: Final = {"PASS": -1, "DRAW": -2, "YIELD": -3}
-
-#: Legal-move names of MoveRecord.legal_moves -> small int:
-#: tile * 2 + end (0 left, 1 right); -1 PASS, -2 DRAW, -3 YIELD.
-MOVE_CODES: Final[dict[str, int]] = {
-    **{f"{tile_name(t)}:{end}": t * 2 + e for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
-    **{f"{tile_name(t)[::-1]}:{end}": t * 2 + e for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
-    **_SPECIAL,
-}
-_NAMES: Final[dict[int, str]] = {
-    **{t * 2 + e: f"{tile_name(t)}:{end}" for t in range(N_TILES) for e, end in enumerate(("left", "right"))},
-    **{v: k for k, v in _SPECIAL.items()},
-}
-
-
-def move_code(name: str) -> int:
-    """The code of a legal-move name (``"63:left"``, ``"PASS"``)."""
-    return MOVE_CODES[name]
-
-
-def move_name(code: int) -> str:
-    """The name of a move code (tiles written high half first)."""
-    return _NAMES[code]
-
 
 # -- schemas -----------------------------------------------------------------
 
@@ -181,9 +147,8 @@ def _lists(rows: Sequence[Sequence[Any] | None], value_type: pa.DataType) -> pa.
 
 def _codes(rows: Sequence[Sequence[str]]) -> pa.Array:
     """Legal-move names as lists of move codes (one flat pass, no inner lists)."""
-    codes = MOVE_CODES
     offsets = pa.array(list(accumulate(map(len, rows), initial=0)), _I32)
-    flat = [codes[n] for n in chain.from_iterable(rows)]
+    flat = list(map(moves.code, chain.from_iterable(rows)))
     return pa.ListArray.from_arrays(offsets, pa.array(flat, _I16))
 
 

@@ -23,7 +23,20 @@ from typing import Final, Literal
 
 from replay.engine import HandState, going_out_note
 from replay.fastinit import positional
-from replay.rules import ChivaEnd, FixedEnd, MiloEnd, PointsEnd, RoundsEnd, Rules
+from replay.rules import (
+    BlockTie,
+    BlockWinner,
+    ChivaEnd,
+    Count,
+    FixedEnd,
+    MiloEnd,
+    PointsEnd,
+    RoundsEnd,
+    Rules,
+    RulesSpec,
+    Scoring,
+    spec_of,
+)
 from replay.tiles import BIT, DOUBLE_SIX, DOUBLES, iter_tiles, weight_key
 
 
@@ -166,10 +179,10 @@ def redeal_due(rules: Rules, hands: Sequence[int]) -> list[int]:
 # --- scoring a hand ----------------------------------------------------------
 
 
-def _lowest_member(rules: Rules, pips: Sequence[int], side: int, leader: int) -> int:
+def _lowest_member(spec: RulesSpec, pips: Sequence[int], side: int, leader: int) -> int:
     """The seat of `side` with the fewest pips, the first from `leader` on ties."""
     n = len(pips)
-    sides = _sides(rules.teams, n)
+    sides = _sides(spec.pairs, n)
     best = -1
     for i in range(n):
         s = (leader + i) % n
@@ -180,15 +193,15 @@ def _lowest_member(rules: Rules, pips: Sequence[int], side: int, leader: int) ->
     return best
 
 
-def _sides(teams: str, n: int) -> tuple[int, ...]:
+def _sides(pairs: bool, n: int) -> tuple[int, ...]:
     """The side of each of n seats (Rules.side_of, looked up once per table shape)."""
-    got = _SIDES.get((teams, n))
+    got = _SIDES.get((pairs, n))
     if got is None:
-        got = _SIDES[(teams, n)] = tuple(s % 2 if teams == "pairs" else s for s in range(n))
+        got = _SIDES[(pairs, n)] = tuple(s % 2 if pairs else s for s in range(n))
     return got
 
 
-_SIDES: dict[tuple[str, int], tuple[int, ...]] = {}
+_SIDES: dict[tuple[bool, int], tuple[int, ...]] = {}
 
 
 def block_winner(state: HandState, pips: Sequence[int] | None = None) -> tuple[int | None, int | None]:
@@ -196,41 +209,41 @@ def block_winner(state: HandState, pips: Sequence[int] | None = None) -> tuple[i
 
     ``pips``: the seats' pips left, if the caller has them (``state.pips()``).
     """
-    r = state.rules
-    if pips is None:
-        pips = state.pips()
+    return _block_winner(spec_of(state.rules), state.pips() if pips is None else pips, state.blocker, state.leader)
+
+
+def _block_winner(spec: RulesSpec, pips: Sequence[int], blocker: int, leader: int) -> tuple[int | None, int | None]:
     n = len(pips)
-    side_of = _sides(r.teams, n).__getitem__
-    if r.scoring == "royal_rumble":
+    side_of = _sides(spec.pairs, n).__getitem__
+    if spec.scoring is Scoring.ROYAL_RUMBLE:
         low = min(pips)
         holders = [s for s in range(n) if pips[s] == low]
         return (side_of(holders[0]), holders[0]) if len(holders) == 1 else (None, None)
-    totals = [0] * r.sides
+    totals = [0] * spec.sides
     for s in range(n):
         totals[side_of(s)] += pips[s]
     side: int | None = None
     seat: int | None = None
-    if r.block_winner == "side_total":
-        side = _unique_min(totals, range(r.sides))
-    elif r.block_winner == "lowest_hand":
+    if spec.block_winner is BlockWinner.SIDE_TOTAL:
+        side = _unique_min(totals, range(spec.sides))
+    elif spec.block_winner is BlockWinner.LOWEST_HAND:
         low = min(pips)
         sides = {side_of(s) for s in range(n) if pips[s] == low}
         side = sides.pop() if len(sides) == 1 else _unique_min(totals, sorted(sides))
     else:  # blocker_vs_right
-        b = state.blocker
-        right = (b + 1) % n
-        if pips[b] != pips[right]:
-            seat = b if pips[b] < pips[right] else right
+        right = (blocker + 1) % n
+        if pips[blocker] != pips[right]:
+            seat = blocker if pips[blocker] < pips[right] else right
             side = side_of(seat)
     if side is None:
-        if r.block_tie == "first_side_wins":
-            side = side_of(state.leader)
-        elif r.block_tie == "last_side_wins":
-            return side_of(state.blocker), state.blocker
+        if spec.block_tie is BlockTie.FIRST_SIDE_WINS:
+            side = side_of(leader)
+        elif spec.block_tie is BlockTie.LAST_SIDE_WINS:
+            return side_of(blocker), blocker
         else:
             return None, None
     if seat is None:
-        seat = _lowest_member(r, pips, side, state.leader)
+        seat = _lowest_member(spec, pips, side, leader)
     return side, seat
 
 
@@ -238,6 +251,97 @@ def _unique_min(values: Sequence[int], among: Sequence[int] | range) -> int | No
     low = min(values[k] for k in among)
     best = [k for k in among if values[k] == low]
     return best[0] if len(best) == 1 else None
+
+
+def hand_points(
+    spec: RulesSpec,
+    pips: Sequence[int],
+    *,
+    domino: bool,
+    seat: int,
+    leader: int,
+    note: str | None,
+    ends: tuple[int, int],
+    passes: tuple[int, int] = (0, 0),
+    first_pass: int = -1,
+    hand_bonus: int = 0,
+    block_bonus: int | None = 0,
+) -> tuple[tuple[int, ...], int | None, int | None, bool]:
+    """The points of a finished hand per side: ``(points, side, winner, took
+    the first-block bonus)``. Everything that scores a hand comes here:
+    :func:`score_hand` and the reference solver.
+
+    `pips`: each seat's pips at the end (a blocked boneyard game's closing
+    draw counted); `seat`: who went out, or who laid the blocking tile;
+    `note`: a domino's going-out word (:func:`replay.engine.going_out_note`);
+    `ends`: the line's ends at the end; `passes`: the passes made while
+    the hand was played, by side, and `first_pass` the side of the first
+    (-1: none), for pass bonuses; `hand_bonus` and `block_bonus`: what a
+    domino and a won block add (:func:`hand_bonuses`; `block_bonus` None
+    once the match's first-block bonus is paid).
+
+    >>> from replay.rules import resolve, spec_of
+    >>> hand_points(spec_of(resolve("dominican")), (0, 12, 3, 7), domino=True, seat=0, leader=0,
+    ...             note="capicua", ends=(3, 5))
+    ((47, 0), 0, 0, False)
+    """
+    n = len(pips)
+    if domino:
+        winner: int | None = seat
+        side: int | None = seat % 2 if spec.pairs else seat
+    else:
+        side, winner = _block_winner(spec, pips, seat, leader)
+    points = [0] * spec.sides
+    took_first_block = False
+    if spec.scoring is Scoring.ROYAL_RUMBLE:
+        low = min(pips)
+        alone = pips.count(low) == 1
+        for s in range(n):
+            p = pips[s]
+            if not domino and s == seat and not (p == low and alone):
+                p = 4 * p
+            points[s] = p
+    elif spec.scoring is Scoring.MILO:
+        if side is not None:
+            points[side] = 2 if domino and ends[0] == ends[1] else 1
+    else:
+        if side is not None:
+            if spec.count is Count.ALL:
+                base = sum(pips)
+            else:
+                sides = _sides(spec.pairs, n)
+                base = sum(pips[s] for s in range(n) if sides[s] != side)
+            bonus = 0
+            if domino:
+                if note == "capicua":
+                    bonus += spec.capicua_bonus
+                elif note == "chuchazo":
+                    bonus += spec.chuchazo_bonus
+                if ends[0] == ends[1] == 1:
+                    bonus += spec.ones_bonus
+                bonus += hand_bonus
+            elif block_bonus is not None:  # the match's first won block
+                bonus += block_bonus
+                took_first_block = True
+            points[side] += base + bonus
+        if spec.pass_bonus is not None and first_pass >= 0:
+            # (pairs only) a side takes `first` for the hand's first pass if
+            # the other side made it, and `later` for every other pass of it
+            first, later = spec.pass_bonus
+            for k in (0, 1):
+                made = passes[1 - k]
+                if made:
+                    points[k] += first + (made - 1) * later if first_pass == 1 - k else made * later
+        if spec.round_down:
+            points = [p - p % spec.round_down for p in points]
+    return tuple(points), side, winner, took_first_block
+
+
+def hand_bonuses(spec: RulesSpec, played: int, first_block_paid: bool) -> tuple[int, int | None]:
+    """What a domino and a won block add to a hand after `played` scored
+    hands: its `hand_bonuses` entry, and the first-block bonus (None once paid)."""
+    hb = spec.hand_bonuses[played] if played < len(spec.hand_bonuses) else 0
+    return hb, None if first_block_paid else spec.first_block_bonus
 
 
 def score_hand(m: MatchState, state: HandState, pips: tuple[int, ...] | None = None) -> HandScore:
@@ -251,60 +355,25 @@ def score_hand(m: MatchState, state: HandState, pips: tuple[int, ...] | None = N
     if pips is None:
         pips = state.pips()
     n = len(pips)
+    spec = spec_of(r)
     note = going_out_note(state)
     notes = (note,) if note else ()
-    blocker = state.blocker if state.result == "block" else None
-    if state.result == "domino":
-        assert state.last is not None
-        seat: int | None = (state.turn - 1) % n
-        side: int | None = r.side_of(seat)  # type: ignore[arg-type]
-    else:
-        side, seat = block_winner(state, pips)
-    points = [0] * r.sides
-    took_first_block = False
-    if r.scoring == "royal_rumble":
-        for s in range(n):
-            p = pips[s]
-            if state.result == "block" and s == state.blocker:
-                low = min(pips)
-                alone = pips[s] == low and pips.count(low) == 1
-                p = p if alone else 4 * p
-            points[s] = p
-    elif r.scoring == "milo":
-        if side is not None:
-            points[side] = 2 if state.result == "domino" and state.left == state.right else 1
-    else:
-        if side is not None:
-            if r.count == "all":
-                base = sum(pips)
-            else:
-                sides = _sides(r.teams, n)
-                base = sum(pips[s] for s in range(n) if sides[s] != side)
-            bonus = 0
-            if state.result == "domino":
-                if note == "capicua":
-                    bonus += r.capicua_bonus
-                elif note == "chuchazo":
-                    bonus += r.chuchazo_bonus
-                if state.left == state.right == 1:
-                    bonus += r.ones_bonus
-                if m.played < len(r.hand_bonuses):
-                    bonus += r.hand_bonuses[m.played]
-            elif not m.first_block_paid:  # the match's first won block
-                bonus += r.first_block_bonus
-                took_first_block = True
-            points[side] += base + bonus
-        if r.pass_bonus is not None:
-            first, later = r.pass_bonus
-            for i, passer in enumerate(state.passes):
-                mine = r.side_of(passer)
-                for k in range(r.sides):
-                    if k != mine:
-                        points[k] += first if i == 0 else later
-        if r.round_down:
-            points = [p - p % r.round_down for p in points]
+    domino = state.result == "domino"
+    passes = [0, 0]
+    first_pass = -1
+    if spec.pass_bonus is not None and state.passes:
+        for passer in state.passes:
+            passes[passer % 2] += 1
+        first_pass = state.passes[0] % 2
+    hand_bonus, block_bonus = hand_bonuses(spec, m.played, m.first_block_paid)
+    points, side, seat, took_first_block = hand_points(
+        spec, pips, domino=domino, seat=(state.turn - 1) % n if domino else state.blocker,
+        leader=state.leader, note=note, ends=(state.left, state.right), passes=(passes[0], passes[1]),
+        first_pass=first_pass, hand_bonus=hand_bonus, block_bonus=block_bonus,
+    )  # fmt: skip
+    blocker = None if domino else state.blocker
     # HandScore(result, winner, side, points, notes, pips, blocker, first_block_bonus)
-    return _hand_score(state.result, seat, side, tuple(points), notes, pips, blocker, took_first_block)
+    return _hand_score(state.result, seat, side, points, notes, pips, blocker, took_first_block)
 
 
 # --- the match -------------------------------------------------------------------
@@ -404,6 +473,8 @@ __all__ = [
     "MatchState",
     "block_winner",
     "first_hand_lead",
+    "hand_bonuses",
+    "hand_points",
     "new_match",
     "next_lead",
     "record",

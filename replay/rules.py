@@ -18,9 +18,11 @@ replay.rules.RulesError: teams = pairs needs 4 players
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from enum import IntEnum
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -93,11 +95,133 @@ class FixedEnd(BaseModel):
     hands: Positive
 
 
+# -- the options that cross into C, as small ints -----------------------------
+#
+# Each enum lists an option's values in the order of its `Literal` in
+# `Rules` (a test holds the two together); a member's name is the log's
+# spelling in capitals. `Rules` keeps the strings, as the log and the
+# store's JSON spell them; `spec_of(rules)` turns them into these ints for
+# the scorers and the solvers (and replay/_rules.h gives C the same ints).
+
+
+class Option(IntEnum):
+    """An option value as the C code takes it; `of` reads the log's spelling.
+
+    >>> Stock.of("doubles_aside"), Stock.DRAW.spelling, int(Scoring.of("milo"))
+    (<Stock.DOUBLES_ASIDE: 2>, 'draw', 1)
+    """
+
+    @classmethod
+    def of(cls, spelling: str) -> Self:
+        """The member the log spells `spelling`."""
+        return cls[spelling.upper()]
+
+    @property
+    def spelling(self) -> str:
+        """The value as the log and the JSON spell it."""
+        return self.name.lower()
+
+
+class Teams(Option):
+    PAIRS = 0
+    INDIVIDUAL = 1
+
+
+class Stock(Option):
+    NONE = 0
+    DRAW = 1
+    DOUBLES_ASIDE = 2
+
+
+class FirstLead(Option):
+    DOUBLE_SIX = 0
+    HIGHEST_DOUBLE = 1
+    DRAW_FOR_LEAD = 2
+    BAYAMON_DRAW = 3
+    DRAWN_DOUBLE = 4
+
+
+class LaterLead(Option):
+    ROTATE = 0
+    WINNER = 1
+
+
+class BlockLead(Option):
+    WINNER_LOWEST = 0
+    BLOCKER = 1
+    ROTATE = 2
+
+
+class TieLead(Option):
+    ROTATE = 0
+    DOUBLE_SIX_HOLDER = 1
+    BLOCKER = 2
+
+
+class BlockEnd(Option):
+    IMMEDIATE = 0
+    ALL_PASS = 1
+
+
+class BlockWinner(Option):
+    SIDE_TOTAL = 0
+    LOWEST_HAND = 1
+    BLOCKER_VS_RIGHT = 2
+
+
+class BlockTie(Option):
+    NO_SCORE = 0
+    FIRST_SIDE_WINS = 1
+    LAST_SIDE_WINS = 2
+
+
+class Count(Option):
+    ALL = 0
+    OPPONENTS = 1
+
+
+class ChuchazoWhenBothEnds(Option):
+    CHUCHAZO = 0
+    DOMINAO = 1
+
+
+class Scoring(Option):
+    PIPS = 0
+    MILO = 1
+    ROYAL_RUMBLE = 2
+
+
+class EndKind(Option):
+    """`match_end.kind`."""
+
+    POINTS = 0
+    CHIVA = 1
+    ROUNDS = 2
+    MILO = 3
+    FIXED = 4
+
+
+#: The enum of each option of `Rules` that crosses into C.
+OPTION_ENUMS: dict[str, type[Option]] = {
+    "teams": Teams,
+    "stock": Stock,
+    "first_lead": FirstLead,
+    "later_lead": LaterLead,
+    "block_lead": BlockLead,
+    "tie_lead": TieLead,
+    "block_end": BlockEnd,
+    "block_winner": BlockWinner,
+    "block_tie": BlockTie,
+    "count": Count,
+    "chuchazo_when_both_ends": ChuchazoWhenBothEnds,
+    "scoring": Scoring,
+}
+
+
+
 MatchEnd = Annotated[
     PointsEnd | ChivaEnd | RoundsEnd | MiloEnd | FixedEnd, Field(discriminator="kind")
 ]
-
-FirstLead = Literal["double_six", "highest_double", "draw_for_lead", "bayamon_draw", "drawn_double"]
 
 
 class Rules(BaseModel):
@@ -108,7 +232,9 @@ class Rules(BaseModel):
     players: Literal[2, 3, 4] = 4
     teams: Literal["pairs", "individual"] = "pairs"
     stock: Literal["none", "draw", "doubles_aside"] = "none"
-    first_lead: FirstLead = "draw_for_lead"
+    first_lead: Literal["double_six", "highest_double", "draw_for_lead", "bayamon_draw", "drawn_double"] = (
+        "draw_for_lead"
+    )
     later_lead: Literal["rotate", "winner"] = "rotate"
     block_lead: Literal["winner_lowest", "blocker", "rotate"] = "winner_lowest"
     tie_lead: Literal["rotate", "double_six_holder", "blocker"] = "rotate"
@@ -454,3 +580,87 @@ def resolve(profile: str, overrides: Mapping[str, Any] | None = None) -> Rules:
     if not isinstance(overrides, Mapping):
         raise RulesError(f"rules must be an object, not {overrides!r}", value=overrides)
     return _build(profile, base.overrides, overrides)
+
+
+# -- the rules as the scorers and solvers take them ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RulesSpec:
+    """A `Rules` value as ints: what `replay.match`'s scoring, the solvers
+    and the C `Scorer`/`Solver` read (by field name), built once per
+    `Rules` by :func:`spec_of`.
+
+    The options keep their names; `end_kind`, `end_a` and `end_b` are
+    `match_end` (the target, wins or hands; and `loser_min`).
+
+    >>> s = spec_of(resolve("pase_sureno"))
+    >>> s.players, s.sides, s.scoring, s.block_end, s.pass_bonus, s.end_kind, s.end_a
+    (4, 2, <Scoring.PIPS: 0>, <BlockEnd.ALL_PASS: 1>, (20, 10), <EndKind.POINTS: 0>, 200)
+    >>> spec_of(resolve("pase_sureno")) is s
+    True
+    """
+
+    players: int
+    teams: Teams
+    stock: Stock
+    first_lead: FirstLead
+    later_lead: LaterLead
+    block_lead: BlockLead
+    tie_lead: TieLead
+    block_end: BlockEnd
+    block_winner: BlockWinner
+    block_tie: BlockTie
+    count: Count
+    round_down: int
+    capicua_bonus: int
+    chuchazo_bonus: int
+    chuchazo_when_both_ends: ChuchazoWhenBothEnds
+    ones_bonus: int
+    first_block_bonus: int
+    hand_bonuses: tuple[int, ...]
+    pass_bonus: tuple[int, int] | None
+    scoring: Scoring
+    end_kind: EndKind
+    end_a: int
+    end_b: int
+
+    @property
+    def pairs(self) -> bool:
+        return self.teams is Teams.PAIRS
+
+    @property
+    def sides(self) -> int:
+        """Number of sides: 2 in pair games, one per seat otherwise."""
+        return 2 if self.teams is Teams.PAIRS else self.players
+
+
+@functools.lru_cache(maxsize=512)
+def spec_of(rules: Rules) -> RulesSpec:
+    """The `RulesSpec` of `rules` (made once per value)."""
+    end = rules.match_end
+    if isinstance(end, ChivaEnd):
+        kind, a, b = EndKind.CHIVA, end.wins, 0
+    elif isinstance(end, RoundsEnd):
+        kind, a, b = EndKind.ROUNDS, end.target, end.loser_min
+    elif isinstance(end, MiloEnd):
+        kind, a, b = EndKind.MILO, end.target, 0
+    elif isinstance(end, FixedEnd):
+        kind, a, b = EndKind.FIXED, end.hands, 0
+    else:
+        kind, a, b = EndKind.POINTS, end.target, 0
+    options = {name: enum.of(getattr(rules, name)) for name, enum in OPTION_ENUMS.items()}
+    return RulesSpec(
+        players=rules.players,
+        round_down=rules.round_down,
+        capicua_bonus=rules.capicua_bonus,
+        chuchazo_bonus=rules.chuchazo_bonus,
+        ones_bonus=rules.ones_bonus,
+        first_block_bonus=rules.first_block_bonus,
+        hand_bonuses=tuple(rules.hand_bonuses),
+        pass_bonus=(rules.pass_bonus[0], rules.pass_bonus[1]) if rules.pass_bonus is not None else None,
+        end_kind=kind,
+        end_a=a,
+        end_b=b,
+        **options,  # type: ignore[arg-type]
+    )

@@ -53,9 +53,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from replay.accel import native
-from replay.engine import DRAW, PASS, PLAYS, YIELD, HandState, Move, can_yield
-from replay.match import new_match, score_hand
-from replay.rules import Rules
+from replay.engine import FIT, HandState, Move, can_yield, going_out
+from replay.match import hand_bonuses, hand_points, new_match, score_hand
+from replay.moves import DRAW, PASS, YIELD, to_engine
+from replay.rules import BlockEnd, ChuchazoWhenBothEnds, Rules, RulesSpec, Scoring, spec_of
 from replay.tiles import BIT, HIGH, LOW, OTHER, PIPS, SUIT_MASK, pips_of
 
 __all__ = [
@@ -63,27 +64,17 @@ __all__ = [
     "HandContext",
     "PySolver",
     "Solver",
-    "decode_move",
     "final_value",
     "make_solver",
     "move_values",
     "points_value",
     "position",
-    "solver_rules",
 ]
 
 #: Bumped whenever a value could change: stored analyses of another version are redone.
 SOLVER_VERSION: Final = 1
 
-#: Move codes shared with the C solver and replay.frames: tile * 2 + end; pass, draw, yield.
-PASS_CODE: Final = -1
-DRAW_CODE: Final = -2
-YIELD_CODE: Final = -3
-
 _INF: Final = 0x3FFFFFFF
-_SCORING: Final = {"pips": 0, "milo": 1, "royal_rumble": 2}
-_BLOCK_WINNER: Final = {"side_total": 0, "lowest_hand": 1, "blocker_vs_right": 2}
-_BLOCK_TIE: Final = {"no_score": 0, "first_side_wins": 1, "last_side_wins": 2}
 
 Position = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int, int, int, int]
 
@@ -113,29 +104,10 @@ class Solver(Protocol):
     def clear(self) -> None: ...
 
 
-def solver_rules(rules: Rules) -> tuple[int, ...]:
-    """The rules as the 16 ints both solvers take.
-
-    >>> from replay.rules import resolve
-    >>> solver_rules(resolve("pase_sureno"))
-    (4, 1, 1, 0, 0, 1, 10, 0, 0, 0, 0, 0, 1, 20, 10, 0)
-    """
-    pb = rules.pass_bonus
-    return (
-        rules.players, int(rules.teams == "pairs"), int(rules.block_end == "all_pass"),
-        _BLOCK_WINNER[rules.block_winner], _BLOCK_TIE[rules.block_tie], int(rules.count == "all"),
-        rules.round_down, rules.capicua_bonus, rules.chuchazo_bonus,
-        int(rules.chuchazo_when_both_ends == "dominao"), rules.ones_bonus, _SCORING[rules.scoring],
-        int(pb is not None), pb[0] if pb else 0, pb[1] if pb else 0, 0,
-    )  # fmt: skip
-
-
 def hand_args(state: HandState, ctx: HandContext) -> tuple[int, int, int, int]:
     """``set_hand``'s arguments: leader, opening tile, domino bonus, block bonus."""
-    r = state.rules
-    hb = r.hand_bonuses[ctx.played_before] if ctx.played_before < len(r.hand_bonuses) else 0
-    fb = 0 if ctx.first_block_paid else r.first_block_bonus
-    return state.leader, state.opening, hb, fb
+    hb, fb = hand_bonuses(spec_of(state.rules), ctx.played_before, ctx.first_block_paid)
+    return state.leader, state.opening, hb, fb or 0
 
 
 def position(state: HandState) -> Position:
@@ -157,21 +129,10 @@ def position(state: HandState) -> Position:
 
 def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = 20) -> Solver:
     """A solver for hands under `rules`: the C one if compiled (and not `pure`)."""
-    args = solver_rules(rules)
+    spec = spec_of(rules)
     if native is not None and not pure:
-        return native.Solver(args, table_bits)
-    return PySolver(args, table_bits)
-
-
-def decode_move(code: int) -> Move:
-    """The engine's move for a solver move code.
-
-    >>> decode_move(43), decode_move(-1)
-    (Play(tile='63', end='right'), PASS)
-    """
-    if code >= 0:
-        return PLAYS[code >> 1][code & 1]
-    return {PASS_CODE: PASS, DRAW_CODE: DRAW, YIELD_CODE: YIELD}[code]
+        return native.Solver(spec, table_bits)
+    return PySolver(spec, table_bits)
 
 
 def move_values(solver: Solver, state: HandState, ctx: HandContext, seat: int | None = None) -> tuple[tuple[Move, int], ...]:
@@ -179,7 +140,7 @@ def move_values(solver: Solver, state: HandState, ctx: HandContext, seat: int | 
     side (the seat to move by default), in :func:`replay.engine.legal_moves` order."""
     solver.set_hand(*hand_args(state, ctx))
     got = solver.values(position(state), state.turn if seat is None else seat)
-    return tuple((decode_move(code), v) for code, v in got)
+    return tuple((to_engine(code), v) for code, v in got)
 
 
 def points_value(rules: Rules, points: Sequence[int], seat: int) -> int:
@@ -214,8 +175,6 @@ def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
 
 # -- the reference search --------------------------------------------------------
 
-_FIT: Final = tuple(SUIT_MASK[a] | SUIT_MASK[b] for a in range(7) for b in range(7))
-
 
 class PySolver:
     """Alpha-beta with a table of bounds, in Python (the C solver's reference).
@@ -225,13 +184,12 @@ class PySolver:
     first pass); ``sp`` indexes the boneyard given with the root.
     """
 
-    def __init__(self, rules: tuple[int, ...], table_bits: int = 20) -> None:
-        if len(rules) != 16:
-            raise ValueError("rules: 16 ints expected (replay.solver.solver_rules)")
-        (self.n, self.pairs, self.all_pass, self.block_winner, self.block_tie, self.count_all,
-         self.round_down, self.capicua, self.chuchazo, self.chuchazo_dominao, self.ones,
-         self.scoring, self.pass_on, self.pass_first, self.pass_later, _) = (int(x) for x in rules)  # fmt: skip
-        self.sides = 2 if self.pairs else self.n
+    def __init__(self, spec: RulesSpec, table_bits: int = 20) -> None:
+        self.spec = spec
+        self.n, self.pairs, self.sides = spec.players, spec.pairs, spec.sides
+        self.all_pass = spec.block_end is BlockEnd.ALL_PASS
+        self.pass_on = spec.pass_bonus is not None
+        self.dominao_both = spec.chuchazo_when_both_ends is ChuchazoWhenBothEnds.DOMINAO
         self.leader, self.opening, self.hand_bonus, self.first_block = 0, -1, 0, 0
         self.stock: tuple[int, ...] = ()
         self._tt: dict[tuple[Any, ...], tuple[int, int, int]] = {}
@@ -253,16 +211,16 @@ class PySolver:
         p = self._read(position)
         sign, view = self._viewer(seat)
         hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
-        if left >= 0 and must < 0 and not hands[turn] & _FIT[left * 7 + right]:
+        if left >= 0 and must < 0 and not hands[turn] & FIT[left * 7 + right]:
             if sm:
                 t = self.stock[sp]
                 hs = list(hands)
                 hs[turn] |= BIT[t]
-                fits = bool(_FIT[left * 7 + right] & BIT[t])
+                fits = bool(FIT[left * 7 + right] & BIT[t])
                 c = (tuple(hs), sp + 1, sm & ~BIT[t], left, right, turn, t if fits else -1, 0, np0, np1, first)
-                return ((DRAW_CODE, sign * self._search(c, -_INF, _INF, view)),)
+                return ((DRAW, sign * self._search(c, -_INF, _INF, view)),)
             c = self._pass(p)
-            return ((PASS_CODE, sign * self._search(c, -_INF, _INF, view)),)
+            return ((PASS, sign * self._search(c, -_INF, _INF, view)),)
         return tuple((mv, sign * self._child(p, mv, -_INF, _INF, view)) for mv in self._moves(p))
 
     def value(self, position: Position, seat: int) -> int:
@@ -302,7 +260,7 @@ class PySolver:
                 return [self.opening * 2] if h & BIT[self.opening] else []
             out = [t * 2 for t in range(28) if h & BIT[t]]
             if may_yield:
-                out.append(YIELD_CODE)
+                out.append(YIELD)
             return out
         lm, rm = SUIT_MASK[left], SUIT_MASK[right]
         fits = (BIT[must] if must >= 0 else h) & (lm | rm)
@@ -332,7 +290,7 @@ class PySolver:
             hands, sp, sm, left, right, turn, must = p[:7]
             if left < 0 or must >= 0:
                 return p
-            fit = _FIT[left * 7 + right]
+            fit = FIT[left * 7 + right]
             if hands[turn] & fit:
                 return p
             if sm:
@@ -346,7 +304,7 @@ class PySolver:
 
     def _child(self, p: tuple[Any, ...], mv: int, alpha: int, beta: int, view: int) -> int:
         hands, sp, sm, left, right, turn, must, may_yield, np0, np1, first = p
-        if mv == YIELD_CODE:
+        if mv == YIELD:
             return self._search((hands, sp, sm, left, right, (turn + 2) % self.n, must, 0, np0, np1, first), alpha, beta, view)
         t, end = mv >> 1, mv & 1
         hs = list(hands)
@@ -363,7 +321,7 @@ class PySolver:
         anywhere = sm
         for h in hs:
             anywhere |= h
-        if not anywhere & _FIT[nl * 7 + nr]:
+        if not anywhere & FIT[nl * 7 + nr]:
             return self._finish(c, False, turn, t, left, right, view)
         return self._search(c, alpha, beta, view)
 
@@ -420,80 +378,20 @@ class PySolver:
             self._tt[key] = (lo, hi, bi)
         return best
 
-    def _block_side(self, pp: list[int], blocker: int) -> int:
-        n, sides = self.n, self.sides
-        tot = [0] * sides
-        for s in range(n):
-            tot[self._side(s)] += pp[s]
-        side = -1
-        if self.block_winner == 0:
-            side = _unique_min(tot, range(sides))
-        elif self.block_winner == 1:
-            low = min(pp)
-            among = sorted({self._side(s) for s in range(n) if pp[s] == low})
-            side = among[0] if len(among) == 1 else _unique_min(tot, among)
-        else:
-            right = (blocker + 1) % n
-            if pp[blocker] != pp[right]:
-                side = self._side(blocker if pp[blocker] < pp[right] else right)
-        if side < 0:
-            if self.block_tie == 1:
-                side = self._side(self.leader)
-            elif self.block_tie == 2:
-                side = self._side(blocker)
-        return side
-
     def _finish(self, p: tuple[Any, ...], domino: bool, seat: int, tile: int, l0: int, r0: int, view: int) -> int:
         hands, _, sm, l1, r1 = p[:5]
         np0, np1, first = p[8:11]
-        n = self.n
         pp = [pips_of(h) for h in hands]
         if not domino and self.all_pass and sm:
-            pp[(seat + 1) % n] += pips_of(sm)
-        pts = [0] * self.sides
-        if self.scoring == 2:
-            pts = list(pp)
-            if not domino:
-                low = min(pp)
-                if not (pp[seat] == low and pp.count(low) == 1):
-                    pts[seat] = 4 * pp[seat]
-        else:
-            side = self._side(seat) if domino else self._block_side(pp, seat)
-            if self.scoring == 1:
-                if side >= 0:
-                    pts[side] = 2 if domino and l1 == r1 else 1
-            else:
-                if side >= 0:
-                    base = sum(pp[s] for s in range(n) if self.count_all or self._side(s) != side)
-                    bonus = 0
-                    if domino:
-                        both = l0 >= 0 and {l0, r0} == {LOW[tile], HIGH[tile]}
-                        if tile == 0:
-                            if not (both and self.chuchazo_dominao):
-                                bonus += self.chuchazo
-                        elif LOW[tile] != HIGH[tile] and both:
-                            bonus += self.capicua
-                        if l1 == r1 == 1:
-                            bonus += self.ones
-                        bonus += self.hand_bonus
-                    else:
-                        bonus += self.first_block
-                    pts[side] += base + bonus
-                if self.pass_on and first >= 0:
-                    for k, m in ((0, np1), (1, np0)):
-                        if m:
-                            pts[k] += self.pass_first + (m - 1) * self.pass_later if first == 1 - k else m * self.pass_later
-                if self.round_down:
-                    pts = [x - x % self.round_down for x in pts]
+            pp[(seat + 1) % self.n] += pips_of(sm)  # the closing draw takes the boneyard
+        points, *_ = hand_points(
+            self.spec, pp, domino=domino, seat=seat, leader=self.leader,
+            note=going_out(tile, l0, r0, self.dominao_both) if domino else None, ends=(l1, r1),
+            passes=(np0, np1), first_pass=first, hand_bonus=self.hand_bonus, block_bonus=self.first_block,
+        )  # fmt: skip
         mine = self._side(view)
-        v = sum(x if k == mine else -x for k, x in enumerate(pts))
-        return -v if self.scoring == 2 else v
-
-
-def _unique_min(values: Sequence[int], among: Sequence[int] | range) -> int:
-    low = min(values[k] for k in among)
-    best = [k for k in among if values[k] == low]
-    return best[0] if len(best) == 1 else -1
+        v = sum(x if k == mine else -x for k, x in enumerate(points))
+        return -v if self.spec.scoring is Scoring.ROYAL_RUMBLE else v
 
 
 def _order_key(mv: int) -> int:

@@ -44,7 +44,6 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
-from replay.fastcheck import check_run
 from replay.fastmatch import fast_report
 from replay.match import (
     HandScore,
@@ -125,9 +124,6 @@ class _Hand:
     deal_ok: bool | None = None
     report: HandReport | None = None
 
-
-_MOVES = frozenset({"play", "pass", "draw"})
-_ASIDE = frozenset({"reveal", "seat_change"})
 
 
 def _legal_names(moves: Sequence[Move]) -> tuple[str, ...]:
@@ -220,42 +216,7 @@ class MatchReplayer:
             if self.past_end and e.type not in ("reveal", "match_end", "seat_change"):
                 continue
             getattr(self, "on_" + e.type)(e)
-            if e.type == "deal":
-                i = self._fast_hand(events, i)
         return self._finish()
-
-    def _fast_hand(self, events: Sequence[ev.Event], i: int) -> int:
-        """Replay a clean hand's moves in one go; the index after them (or `i`)."""
-        h = self.hand
-        r = self.rules
-        if h is None or r is None or h.play_error or self.past_end or h.deal is not events[i - 1]:
-            return i
-        if r.redeal == "five_doubles_auto" and redeal_due(r, h.masks):
-            return i
-        j = i
-        no = h.no
-        moves: list[ev.Event] = []
-        aside: list[ev.Event] = []  # reveals of earlier hands, seat changes
-        while j < len(events):
-            e = events[j]
-            if e.type in _MOVES and e.hand == no:  # type: ignore[union-attr]
-                moves.append(e)
-            elif e.type in _ASIDE and not (e.type == "reveal" and e.hand == no):
-                aside.append(e)
-            else:
-                break
-            j += 1
-        end = events[j] if j < len(events) else None
-        if not moves or end is None or end.type != "hand_end" or end.hand != no:
-            return i
-        got = check_run(h.state, moves, keep_moves=self.keep_moves)
-        if got is None:
-            return i  # something is off: event by event, with findings
-        h.state, h.moves = got
-        h.redeal_checked = True
-        for e in aside:
-            getattr(self, "on_" + e.type)(e)
-        return j
 
     def _order(self) -> list[ev.Event]:
         """Events in seq order; sequence findings; bad lines as findings."""

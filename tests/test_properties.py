@@ -5,9 +5,9 @@
   the boneyard empty at a block, every hand ends, the match ends exactly
   when its rule says, points never negative);
 * a naive, from-scratch rule model run in lockstep with the engine on
-  thousands of positions: same legal moves, same positions;
-* `replay.fastplay` against the engine on thousands of random hands, also
-  with one move replaced by a random (often illegal) one.
+  thousands of positions: same legal moves, same positions.
+
+The C hand replayer is checked against the engine in tests/test_native.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from replay.engine import (
     PASS,
     YIELD,
     HandState,
-    IllegalMoveError,
     Move,
     Play,
     apply,
@@ -33,7 +32,6 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
-from replay.fastplay import FastIllegal, decode, encode, replay_hand
 from replay.match import HandScore, MatchState, new_match, next_lead, record, redeal_due, score_hand
 from replay.rules import (
     PROFILES,
@@ -454,106 +452,3 @@ def test_legal_moves_match_a_naive_model() -> None:
                 naive.same_as(s)
             assert naive.listed() == set() and legal_moves(s) == ()
     assert positions > 5000
-
-
-# --- fastplay against the engine ---------------------------------------------------------
-
-
-def _fast_equals_engine(f: object, s: HandState) -> None:
-    from replay.fastplay import FastHand
-
-    assert isinstance(f, FastHand)
-    assert (f.over, f.result, f.blocker, f.hands, f.left, f.right) == (
-        s.over,
-        s.result,
-        s.blocker,
-        s.hands,
-        s.left,
-        s.right,
-    )
-    assert (f.last, f.passes, f.stock, f.turn, f.plays) == (
-        s.last,
-        s.passes,
-        s.stock,
-        s.turn,
-        s.plays,
-    )
-
-
-def test_fastplay_matches_the_engine() -> None:
-    hands_checked = illegal_checked = 0
-    for k, table in enumerate(TABLES):
-        r = rules_of(table)
-        for game in range(120):
-            rnd = random.Random(7919 * k + game)
-            d = random_deal(r, rnd)
-            masks = [mask_of(h) for h in d.hands]
-            lead = next_lead(new_match(r), masks, drawn_leader=rnd.randrange(r.players))
-            opening = lead.tile if game % 2 else -1
-            s0 = new_hand(r, d.hands, leader=lead.seat, opening=opening, stock=d.stock)
-            s, _, moves = play_randomly(s0, rnd)
-            codes = [encode(m) for m in moves]
-            assert [decode(c) for c in codes] == moves
-            f = replay_hand(r, masks, lead.seat, codes, d.stock, opening)
-            _fast_equals_engine(f, s)
-            hands_checked += 1
-            # a random prefix, then one random move: both accept or both refuse it
-            cut = rnd.randrange(len(codes) + 1)
-            code = rnd.randrange(59)
-            p = s0
-            for m in moves[:cut]:
-                p = apply(p, m)
-            try:
-                after = apply(p, decode(code))
-            except IllegalMoveError:
-                with pytest.raises(FastIllegal) as e:
-                    replay_hand(r, masks, lead.seat, codes[:cut] + [code], d.stock, opening)
-                assert e.value.index == cut
-                illegal_checked += 1
-            else:
-                _fast_equals_engine(
-                    replay_hand(r, masks, lead.seat, codes[:cut] + [code], d.stock, opening), after
-                )
-    assert hands_checked > 3000 and illegal_checked > 1000
-
-
-def test_fastplay_on_hand_built_hands() -> None:
-    from tests.test_engine import (
-        BLOCK_2P,
-        BLOCK_2P_SCRIPT,
-        BLOCK_2P_STOCK,
-        DOMINO_2P,
-        DOMINO_2P_SCRIPT,
-        DOMINO_2P_STOCK,
-        T,
-        run,
-        to_move,
-    )
-
-    r = resolve("pr_2p")
-    hands = [T(h) for h in DOMINO_2P]
-    masks = [mask_of(h) for h in hands]
-    codes = [encode(to_move(x)) for x in DOMINO_2P_SCRIPT.split()]
-    f = replay_hand(r, masks, 0, codes, T(DOMINO_2P_STOCK), opening=27)
-    s = run(new_hand(r, hands, leader=0, opening=27, stock=T(DOMINO_2P_STOCK)), DOMINO_2P_SCRIPT)
-    _fast_equals_engine(f, s)
-    assert (f.result, f.hands, len(f.stock)) == ("domino", (0, s.hands[1]), 12)
-
-    hands = [T(h) for h in BLOCK_2P]
-    masks = [mask_of(h) for h in hands]
-    script = BLOCK_2P_SCRIPT + " D" * 14 + " P P"
-    codes = [encode(to_move(x)) for x in script.split()]
-    f = replay_hand(r, masks, 0, codes, T(BLOCK_2P_STOCK), opening=27)
-    assert (f.over, f.result, f.blocker, f.stock, f.passes) == (True, "block", 1, (), ())
-    assert pips_of(f.hands[0]) == 86
-    # the drawer may not pass before the boneyard is drawn; nothing after the end
-    with pytest.raises(FastIllegal) as e:
-        replay_hand(r, masks, 0, codes[:12] + [encode(PASS)], T(BLOCK_2P_STOCK), opening=27)
-    assert (e.value.index, e.value.seat) == (12, 0)
-    with pytest.raises(FastIllegal) as e:
-        replay_hand(r, masks, 0, codes + [encode(PASS)], T(BLOCK_2P_STOCK), opening=27)
-    assert (e.value.index, e.value.reason) == (len(codes), "the hand is over")
-    # a fixed opening is enforced
-    with pytest.raises(FastIllegal) as e:
-        replay_hand(r, masks, 0, [encode(Play(T("54")[0], 0))], T(BLOCK_2P_STOCK), opening=27)
-    assert e.value.index == 0

@@ -6,11 +6,25 @@ The expected table is written out here from rules.md, independently of
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import importlib.util
+from pathlib import Path
+from typing import Any, get_args
 
 import pytest
 
-from replay.rules import OPTION_NAMES, PROFILES, Rules, RulesError, resolve
+from replay import accel
+from replay.rules import (
+    OPTION_ENUMS,
+    OPTION_NAMES,
+    PROFILES,
+    EndKind,
+    Rules,
+    RulesError,
+    RulesSpec,
+    resolve,
+    spec_of,
+)
 
 # --- the table of rules.md, written out -------------------------------------
 
@@ -435,3 +449,56 @@ def test_rules_are_frozen_and_derived_facts() -> None:
         "pass_bonus": [20, 10],
         "round_down": 10,
     }
+
+
+# -- the options as C takes them ---------------------------------------------------
+
+
+def test_option_enums_list_the_option_values_in_order() -> None:
+    for name, enum in OPTION_ENUMS.items():
+        assert get_args(Rules.model_fields[name].annotation) == tuple(m.spelling for m in enum), name
+        assert [int(m) for m in enum] == list(range(len(enum))), name
+        for m in enum:
+            assert enum.of(m.spelling) is m
+
+
+def test_spec_carries_every_option_that_scores_or_leads() -> None:
+    fields = {f.name for f in dataclasses.fields(RulesSpec)}
+    # every option but the ones C never reads (players count is `players`; match_end is end_*)
+    assert OPTION_NAMES - fields == {"lead_to_partner", "match_end", "redeal", "next_match_lead"}
+    assert {"end_kind", "end_a", "end_b"} <= fields
+    for name in PROFILES:
+        r = resolve(name)
+        s = spec_of(r)
+        assert spec_of(r) is s
+        for option, enum in OPTION_ENUMS.items():
+            assert getattr(s, option) is enum.of(getattr(r, option))
+        assert (s.players, s.sides, s.pairs) == (r.players, r.sides, r.teams == "pairs")
+        assert s.end_kind is EndKind.of(r.match_end.kind)
+
+
+def test_rules_json_keeps_the_log_spellings() -> None:
+    r = resolve("pase_sureno")
+    spec_of(r)
+    assert r.model_dump(mode="json")["block_end"] == "all_pass"
+    assert Rules.model_validate_json(r.model_dump_json()) == r
+
+
+def _header_tool() -> Any:
+    path = Path(__file__).resolve().parents[1] / "scripts" / "gen_rules_header.py"
+    spec = importlib.util.spec_from_file_location("gen_rules_header", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rules_header_is_current() -> None:
+    tool = _header_tool()
+    assert tool.HEADER.read_text() == tool.header(), "run scripts/gen_rules_header.py"
+
+
+@pytest.mark.skipif(accel.native is None, reason="replay._native is not built (or REPLAY_PURE is set)")
+def test_native_build_has_the_current_header() -> None:
+    digest = _header_tool().header().split('RULES_H_DIGEST "', 1)[1][:16]
+    assert digest == accel.native.RULES_H, "rebuild: python setup.py build_ext --inplace"  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ seldom.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -24,9 +25,8 @@ if accel.native is None:  # pragma: no cover - depends on the build
     pytest.skip("replay._native is not built (or REPLAY_PURE is set)", allow_module_level=True)
 
 from replay.engine import HandState, new_hand
-from replay.fastmatch import scorer_args
 from replay.match import MatchState, new_match, next_lead, record, score_hand
-from replay.rules import PROFILES, Rules, RulesError, resolve
+from replay.rules import PROFILES, Rules, RulesError, resolve, spec_of
 from replay.tiles import BIT, IS_DOUBLE
 from tests.test_native import play_out
 
@@ -74,7 +74,7 @@ def random_rules(rnd: random.Random) -> tuple[str, Rules]:
 
 
 def scorer(profile: str, r: Rules) -> Any:
-    return native.Scorer(*scorer_args(r, PROFILES[profile].shutout_note))
+    return native.Scorer(spec_of(r), PROFILES[profile].shutout_note)
 
 
 def lead_of(
@@ -202,4 +202,4 @@ def test_scorer_declines_what_it_cannot_score() -> None:
     with pytest.raises(ValueError):
         sc.lead((1, 2), -1, -1)  # one mask per seat
     with pytest.raises(ValueError):
-        native.Scorer(*((5,) + scorer_args(r, "shutout")[1:]))
+        native.Scorer(dataclasses.replace(spec_of(r), players=5), "shutout")

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.accel import native
-from replay.engine import DRAW, PASS, HandState, Play, apply, legal_moves, new_hand
+from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
+from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
 from replay.solver import HandContext, final_value, make_solver, move_values, points_value, position
 from replay.tiles import IS_DOUBLE, parse_tile
@@ -193,11 +194,7 @@ def values(s: HandState, ctx: HandContext | None = None) -> list[tuple[str, int]
 
 
 def _name(m: Any) -> str:
-    if isinstance(m, Play):
-        from replay.analysis import move_label
-
-        return move_label(m)
-    return {PASS: "pass", DRAW: "draw"}[m]
+    return move_label(m)
 
 
 def test_a_forced_capicua() -> None:
