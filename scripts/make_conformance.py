@@ -17,7 +17,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from replay.engine import LEFT, RIGHT, YIELD, HandState, Play, apply, can_apply, legal_moves, new_hand
+from replay.engine import (
+    LEFT,
+    RIGHT,
+    YIELD,
+    HandState,
+    Play,
+    apply,
+    can_apply,
+    legal_moves,
+    new_hand,
+)
 from replay.match import new_match, next_lead, record, redeal_due, score_hand
 from replay.rules import PROFILES
 from tests.conformance.corpus import brute, code, digest, successors, tiles_left, to_json, write

@@ -25,7 +25,16 @@ from replay.match import new_match, score_hand
 from replay.rules import PROFILES
 from tests.conformance import adapters
 from tests.conformance.adapters import REPLAYERS, SCORERS, SOLVERS, final_of, require
-from tests.conformance.corpus import FILES, brute, digest, from_json, move, read, successors, tiles_left
+from tests.conformance.corpus import (
+    FILES,
+    brute,
+    digest,
+    from_json,
+    move,
+    read,
+    successors,
+    tiles_left,
+)
 from tests.conformance.tables import RULES, TABLE_IDS, TABLES
 
 RULES_OF = dict(zip(TABLE_IDS, RULES, strict=True))

@@ -14,16 +14,13 @@ that a change to those calls is made here once.
 
 ``None`` stands for an implementation not built here (the C ones without
 the extension, or under REPLAY_PURE=1): :func:`require` skips the test,
-or fails it when the build is expected (:func:`native_expected`).
+or fails it when the build is expected (tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import pytest
 
 from replay.accel import native
 from replay.engine import LEFT, HandState, Play, apply
@@ -34,24 +31,18 @@ from replay.scan import MOVE
 from replay.solver import HandContext, make_solver, move_values
 from replay.tiles import HIGH, LOW, tile_name
 from tests.conformance.corpus import code, move
+from tests.conftest import native_expected, require_native
+
+__all__ = ["REPLAYERS", "SCORERS", "SOLVERS", "native", "native_expected", "require"]
 
 #: What a replayer answers: hands, boneyard size, left, right, turn, passes,
 #: blocker, result, last, plays, pips (replay_hand's tuple).
 Final = tuple[Any, ...]
 
 
-def native_expected() -> bool:
-    """Whether the C extension must be there: on CI, unless the pure leg runs."""
-    return bool(os.environ.get("CI")) and not os.environ.get("REPLAY_PURE")
-
-
 def require(impl: Any, what: str) -> Any:
     """`impl`, or skip the test (fail it where the C build is expected)."""
-    if impl is not None:
-        return impl
-    if native_expected():
-        pytest.fail(f"{what}: replay._native is not built, and CI expects it (REPLAY_PURE=1 runs without)")
-    pytest.skip(f"{what}: replay._native is not built here (or REPLAY_PURE is set)")
+    return impl if impl is not None else require_native(what)
 
 
 def final_of(s: HandState) -> Final:
