@@ -87,7 +87,7 @@ def matches() -> list[dict[str, Any]]:
         m = new_match(r, PROFILES[table[0]].shutout_note)
         drawn = rnd.randrange(r.players) if r.lead_draw_used else None
         rematch = rnd.randrange(r.players) if not r.lead_draw_used and rnd.random() < 0.3 else None
-        played = []
+        played: list[dict[str, Any]] = []
         while not m.over and len(played) < MATCH_HANDS:
             dealt, rest = deal(r, rnd)
             masks = [sum(1 << t for t in h) for h in dealt]

@@ -15,12 +15,14 @@ skipped; on CI without REPLAY_PURE they must be there.
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
-from replay.engine import HandState, apply, legal_moves, new_hand
+from replay.engine import YIELD, HandState, apply, legal_moves, new_hand
 from replay.match import new_match, score_hand
 from replay.rules import PROFILES
 from tests.conformance import adapters
@@ -28,6 +30,7 @@ from tests.conformance.adapters import REPLAYERS, SCORERS, SOLVERS, final_of, re
 from tests.conformance.corpus import (
     FILES,
     brute,
+    code,
     digest,
     from_json,
     move,
@@ -36,6 +39,7 @@ from tests.conformance.corpus import (
     tiles_left,
 )
 from tests.conformance.tables import RULES, TABLE_IDS, TABLES
+from tests.conftest import hands, seeds
 
 RULES_OF = dict(zip(TABLE_IDS, RULES, strict=True))
 PROFILE_OF = {tid: t[0] for tid, t in zip(TABLE_IDS, TABLES, strict=True)}
@@ -158,3 +162,18 @@ def test_brute_force_confirms_the_small_endgames() -> None:
         assert want == line["values"]
         checked += 1
     assert checked > 50
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=hands(), seed=seeds)
+@pytest.mark.parametrize("impl", list(REPLAYERS))
+def test_replayer_on_random_hands(impl: str, start: HandState, seed: int) -> None:
+    """Beyond the corpus: random hands of the shared tables, the engine's end position."""
+    replay = require(REPLAYERS[impl], f"replayer {impl}")
+    rnd = random.Random(seed)
+    s, codes = start, []
+    while not s.over:
+        m = rnd.choice([m for m in legal_moves(s) if m is not YIELD])
+        codes.append(code(m))
+        s = apply(s, m)
+    assert replay(start, codes) == final_of(s)

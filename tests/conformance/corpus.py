@@ -62,7 +62,7 @@ def to_json(s: HandState) -> dict[str, Any]:
 
 
 def from_json(rules: Rules, d: dict[str, Any]) -> HandState:
-    vals = []
+    vals: list[Any] = []
     for f in FIELDS:
         v = d[f]
         vals.append(tuple(v) if isinstance(v, list) else v)
