@@ -22,7 +22,6 @@ import duckdb
 import orjson
 import pytest
 
-from replay.accel import native
 from replay.cli import main as cli_main
 from replay.ingest import ingest, keep_file, read_match_records, reingest
 from replay.reader import UsageError
@@ -30,6 +29,7 @@ from replay.report import ValidationReport
 from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
 from replay.store import layout, load_spool, open_store, pending_batches, table_counts
 from replay.validate import validate_paths
+from tests.conftest import native_built, require_native
 
 EXCLUDE = {"batch", "read_at", "mno"}  # differ between runs by design (mno: the order stored)
 
@@ -272,11 +272,13 @@ def table_hashes(db: Path, tables: tuple[str, ...]) -> dict[str, Any]:
         conn.close()
 
 
-@pytest.mark.skipif(native is None, reason="the C accelerator is not built")
 def test_the_c_fast_path_stores_what_the_python_path_stores(sample: Path, tmp_path: Path) -> None:
     """Routing, scanning, hand-by-hand validation and the moves rows made in C
     give the very same store as REPLAY_PURE=1 (pydantic per line, the engine
-    per move); defect logs make sure both paths meet in one store."""
+    per move); defect logs make sure both paths meet in one store. (Each
+    path runs in a process of its own: this runs in the pure leg too.)"""
+    if not native_built():
+        require_native("the C fast path's store")
     logs = tmp_path / "logs"
     shutil.copytree(sample, logs)
     for code in ("TILE_NOT_IN_HAND", "DRAW_MISMATCH", "SCORE_MISMATCH", "HAND_INCOMPLETE"):

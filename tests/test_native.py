@@ -10,7 +10,8 @@
   the ``ordered`` flag and the event tuples.
 
 The whole module is skipped when the extension is not built (or
-``REPLAY_PURE`` is set).
+``REPLAY_PURE`` is set), and fails where CI expects the build
+(tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from replay import accel
+from tests.conftest import RULES, TABLE_IDS, random_hand, require_native
 
 if accel.native is None:  # pragma: no cover - depends on the build
-    pytest.skip("replay._native is not built (or REPLAY_PURE is set)", allow_module_level=True)
+    require_native("the C accelerator's twin tests", module=True)
 
 import replay.deal as deal_mod
 import replay.reader as reader_mod
@@ -61,10 +63,9 @@ from replay.engine import (
     apply,
     can_apply,
     legal_moves,
-    new_hand,
 )
 from replay.reader import MAX_LINE_BYTES, EventLine, LogReader
-from replay.rules import PROFILES, Rules, resolve
+from replay.rules import Rules, resolve
 from replay.scan import DEAL, HAND_END, MOVE, OTHER, REVEAL, scan_paths
 from replay.tiles import BIT, HIGH, IS_DOUBLE, LOW, mask_of, parse_tile, tile_name
 from replay.tiles import OTHER as OTHER_HALF
@@ -344,23 +345,6 @@ def test_deal_vectors_both_paths(case: dict[str, Any]) -> None:
 # written; end "left" / "right" / None
 Step = tuple[str, int, int, str, str | None]
 
-TABLES: list[tuple[str, dict[str, Any]]] = [(p, {}) for p in sorted(PROFILES)] + [
-    ("international", {"block_end": "all_pass"}),
-    ("international", {"stock": "draw", "block_end": "all_pass"}),
-    ("international", {"players": 3, "teams": "individual", "first_lead": "bayamon_draw"}),
-]
-RULES: list[Rules] = [resolve(p, o or None) for p, o in TABLES]
-
-
-def random_hand(r: Rules, rnd: random.Random) -> HandState:
-    tiles = [t for t in range(28) if not (r.stock == "doubles_aside" and IS_DOUBLE[t])]
-    rnd.shuffle(tiles)
-    n = r.players
-    hands = [tiles[7 * s : 7 * s + 7] for s in range(n)]
-    leader = rnd.randrange(n)
-    opening = rnd.choice(hands[leader]) if rnd.random() < 0.25 else -1
-    return new_hand(r, hands, leader=leader, opening=opening, stock=tiles[7 * n :])
-
 
 def play_out(s: HandState, rnd: random.Random) -> tuple[HandState, list[Step]]:
     """Random legal moves (no lead yield) to the end, as log steps."""
@@ -469,9 +453,6 @@ def c_replay(state: HandState, steps: Sequence[Step], hand: int = 5, *, pad: boo
 
 def test_move_layout() -> None:
     assert MOVE.size == native.MOVE_SIZE == 24
-
-
-TABLE_IDS = [p + ("+" + ",".join(o) if o else "") for p, o in TABLES]
 
 
 @pytest.mark.parametrize(("rules", "name"), list(zip(RULES, TABLE_IDS, strict=True)), ids=TABLE_IDS)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from replay.engine import (
     DRAW,
@@ -41,36 +40,9 @@ from replay.rules import (
     PointsEnd,
     RoundsEnd,
     Rules,
-    resolve,
 )
-from replay.tiles import BIT, DOUBLES, FULL_SET, IS_DOUBLE, SUIT_MASK, mask_of, pips_of
-
-ALL = sorted(PROFILES)
-#: a few override tables on top of the profiles, for the options no profile uses
-EXTRA: list[tuple[str, dict[str, object]]] = [
-    ("international", {"lead_to_partner": True, "block_end": "all_pass"}),
-    ("doscientos", {"block_winner": "blocker_vs_right", "block_tie": "first_side_wins"}),
-    (
-        "doscientos",
-        {
-            "block_winner": "lowest_hand",
-            "block_tie": "last_side_wins",
-            "tie_lead": "double_six_holder",
-        },
-    ),
-    ("international", {"players": 3, "teams": "individual", "first_lead": "bayamon_draw"}),
-    ("international", {"players": 2, "teams": "individual", "first_lead": "highest_double"}),
-    ("pr_3p", {"match_end": {"kind": "chiva", "wins": 4}}),
-    ("pr_2p", {"match_end": {"kind": "chiva", "wins": 3}}),
-    ("international", {"stock": "draw", "block_end": "all_pass"}),
-    ("quinientos", {"ones_bonus": 100, "first_block_bonus": 100, "pass_bonus": [20, 10]}),
-]
-TABLES: list[tuple[str, dict[str, object]]] = [(p, {}) for p in ALL] + EXTRA
-TABLE_IDS = [p + ("+" + ",".join(sorted(o)) if o else "") for p, o in TABLES]
-
-
-def rules_of(table: tuple[str, dict[str, object]]) -> Rules:
-    return resolve(table[0], table[1] or None)
+from replay.tiles import BIT, DOUBLES, FULL_SET, SUIT_MASK, mask_of, pips_of
+from tests.conftest import TABLE_IDS, TABLES, deal, rules_of, seeds
 
 
 @dataclass
@@ -81,16 +53,8 @@ class Dealt:
 
 
 def random_deal(r: Rules, rnd: random.Random) -> Dealt:
-    if r.stock == "doubles_aside":
-        tiles = [t for t in range(28) if not IS_DOUBLE[t]]
-        aside = DOUBLES
-    else:
-        tiles = list(range(28))
-        aside = 0
-    rnd.shuffle(tiles)
-    n = r.players
-    hands = [tiles[7 * s : 7 * s + 7] for s in range(n)]
-    rest = tiles[7 * n :]
+    aside = DOUBLES if r.stock == "doubles_aside" else 0
+    hands, rest = deal(r, rnd)
     if r.stock == "draw":
         return Dealt(hands, rest, aside)
     return Dealt(hands, [], aside | mask_of(rest))
@@ -237,7 +201,7 @@ def deal_and_lead(
 
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
+@given(seed=seeds)
 def test_random_hands(table: tuple[str, dict[str, object]], seed: int) -> None:
     r = rules_of(table)
     rnd = random.Random(seed)
@@ -255,7 +219,7 @@ def test_random_hands(table: tuple[str, dict[str, object]], seed: int) -> None:
 
 @pytest.mark.parametrize("table", TABLES, ids=TABLE_IDS)
 @settings(max_examples=12, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
+@given(seed=seeds)
 def test_random_matches(table: tuple[str, dict[str, object]], seed: int) -> None:
     r = rules_of(table)
     name = table[0]

@@ -20,57 +20,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay import accel
+from tests.conftest import MATCH_OPTIONS, deal, require_native, seeds
+from tests.conftest import random_rules as draw_rules
 
 if accel.native is None:  # pragma: no cover - depends on the build
-    pytest.skip("replay._native is not built (or REPLAY_PURE is set)", allow_module_level=True)
+    require_native("the C Scorer's twin tests", module=True)
 
 from replay.engine import HandState, new_hand
 from replay.match import MatchState, new_match, next_lead, record, score_hand
-from replay.rules import PROFILES, Rules, RulesError, resolve, spec_of
-from replay.tiles import BIT, IS_DOUBLE
+from replay.rules import PROFILES, Rules, resolve, spec_of
+from replay.tiles import BIT
 from tests.test_native import play_out
 
 native: Any = accel.native
 
-# Options whose every value the Scorer reads (the rest only shape the play).
-CHOICES: dict[str, list[Any]] = {
-    "later_lead": ["rotate", "winner"],
-    "block_lead": ["winner_lowest", "blocker", "rotate"],
-    "tie_lead": ["rotate", "double_six_holder", "blocker"],
-    "block_winner": ["side_total", "lowest_hand", "blocker_vs_right"],
-    "block_tie": ["no_score", "first_side_wins", "last_side_wins"],
-    "count": ["all", "opponents"],
-    "round_down": [0, 5, 10],
-    "capicua_bonus": [0, 25, 100],
-    "chuchazo_bonus": [0, 50],
-    "chuchazo_when_both_ends": ["chuchazo", "dominao"],
-    "ones_bonus": [0, 10],
-    "first_block_bonus": [0, 30],
-    "hand_bonuses": [[], [100], [50, 25, 0, 10]],
-    "pass_bonus": [None, [20, 10], [0, 5]],
-    "first_lead": ["double_six", "highest_double", "draw_for_lead"],
-    "match_end": [
-        {"kind": "points", "target": 40},
-        {"kind": "points", "target": 150},
-        {"kind": "chiva", "wins": 2},
-        {"kind": "rounds", "target": 3, "loser_min": 1},
-        {"kind": "milo", "target": 4},
-        {"kind": "fixed", "hands": 3},
-    ],
-}
-
-
 def random_rules(rnd: random.Random) -> tuple[str, Rules]:
-    """A profile with a few random overrides that resolve (conflicts skipped)."""
-    while True:
-        profile = rnd.choice(sorted(PROFILES))
-        overrides = {
-            k: rnd.choice(v) for k, v in rnd.sample(sorted(CHOICES.items()), rnd.randint(0, 6))
-        }
-        try:
-            return profile, resolve(profile, overrides)
-        except RulesError:
-            continue
+    """A profile with up to six random overrides of the options the Scorer reads."""
+    return draw_rules(rnd, MATCH_OPTIONS, at_most=6)
 
 
 def scorer(profile: str, r: Rules) -> Any:
@@ -99,13 +65,6 @@ def position(s: HandState) -> tuple[Any, ...]:
 def same_match(m: MatchState, sc: Any) -> None:
     assert (sc.played, sc.score, sc.wins, sc.over) == (m.played, m.score, m.wins, m.over)
     assert (sc.result, sc.winner, sc.notes) == (m.result, m.winner, m.notes)
-
-
-def deal(r: Rules, rnd: random.Random) -> tuple[list[list[int]], list[int]]:
-    tiles = [t for t in range(28) if not (r.stock == "doubles_aside" and IS_DOUBLE[t])]
-    rnd.shuffle(tiles)
-    n = r.players
-    return [tiles[7 * s : 7 * s + 7] for s in range(n)], tiles[7 * n :]
 
 
 def masks_of(hands: list[list[int]]) -> tuple[int, ...]:
@@ -147,7 +106,7 @@ def test_scorer_plays_whole_matches_as_match_py(seed: int) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(
-    seed=st.integers(0, 2**32 - 1),
+    seed=seeds,
     results=st.lists(
         st.tuples(
             st.booleans(),  # domino?

@@ -22,7 +22,9 @@ from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
 from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
 from replay.solver import HandContext, final_value, make_solver, move_values, points_value, position
-from replay.tiles import IS_DOUBLE, parse_tile
+from replay.tiles import parse_tile
+from tests.conftest import SCORE_OPTIONS, deal, needs_native, seeds
+from tests.conftest import random_rules as draw_rules
 
 PURE = [True] if native is None else [False, True]
 
@@ -37,16 +39,6 @@ def brute(state: HandState, ctx: HandContext, seat: int) -> int:
     two = r.teams == "pairs" or r.players == 2
     maxing = r.side_of(state.turn) == r.side_of(seat) if two else state.turn == seat
     return max(vals) if maxing else min(vals)
-
-
-def deal(rules: Rules, rng: random.Random) -> tuple[list[list[int]], list[int]]:
-    tiles = list(range(28))
-    rng.shuffle(tiles)
-    if rules.stock == "doubles_aside":
-        tiles = [t for t in tiles if not IS_DOUBLE[t]]
-    n = rules.players
-    hands = [tiles[i * 7 : (i + 1) * 7] for i in range(n)]
-    return hands, tiles[n * 7 :] if rules.stock == "draw" else []
 
 
 def endgame(rules: Rules, rng: random.Random, tiles_left: int) -> HandState | None:
@@ -74,28 +66,8 @@ def mini_deal(rules: Rules, rng: random.Random) -> HandState:
 
 
 def random_rules(rng: random.Random) -> Rules:
-    """A profile with random overrides of the options a hand's score depends on."""
-    while True:
-        o: dict[str, Any] = {
-            "block_winner": rng.choice(["side_total", "lowest_hand", "blocker_vs_right"]),
-            "block_tie": rng.choice(["no_score", "first_side_wins", "last_side_wins"]),
-            "count": rng.choice(["all", "opponents"]),
-            "round_down": rng.choice([0, 5, 10]),
-            "capicua_bonus": rng.choice([0, 25, 7]),
-            "chuchazo_bonus": rng.choice([0, 50, 3]),
-            "chuchazo_when_both_ends": rng.choice(["chuchazo", "dominao"]),
-            "ones_bonus": rng.choice([0, 11]),
-            "first_block_bonus": rng.choice([0, 13]),
-            "hand_bonuses": rng.choice([[], [100, 75, 50, 25], [9]]),
-            "pass_bonus": rng.choice([None, [20, 10], [7, 3]]),
-            "block_end": rng.choice(["immediate", "all_pass"]),
-            "lead_to_partner": rng.choice([False, True]),
-            "scoring": rng.choice(["pips", "pips", "milo", "royal_rumble"]),
-        }
-        try:
-            return resolve(rng.choice(sorted(PROFILES)), o)
-        except ValueError:
-            continue
+    """A profile with random values of every option a hand's score depends on."""
+    return draw_rules(rng, SCORE_OPTIONS)[1]
 
 
 def check(s: HandState, ctx: HandContext, seat: int) -> None:
@@ -137,7 +109,7 @@ def test_whole_tiny_hands_with_their_openings() -> None:
         check(mini_deal(rules, rng), HandContext(rng.randrange(5), rng.random() < 0.5), rng.randrange(rules.players))
 
 
-@pytest.mark.skipif(native is None, reason="the C solver is not compiled here")
+@needs_native
 def test_the_table_changes_no_value() -> None:
     """The C solver with and without its transposition table, deeper than the brute force goes."""
     rng = random.Random(11)
@@ -155,7 +127,7 @@ def test_the_table_changes_no_value() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["international", "pagat", "domena_2p", "pr_3p", "milo"]))
+@given(seeds, st.sampled_from(["international", "pagat", "domena_2p", "pr_3p", "milo"]))
 def test_two_sides_are_zero_sum_and_the_best_move_is_the_value(seed: int, profile: str) -> None:
     rules = resolve(profile)
     rng = random.Random(seed)
@@ -266,9 +238,8 @@ def test_points_value_turns_penalties_round() -> None:
     assert points_value(resolve("royal_rumble"), (4, 10, 12, 0), 0) == 22 - 4
 
 
+@needs_native
 def test_bad_positions_are_refused() -> None:
-    if native is None:
-        pytest.skip("the C solver is not compiled here")
     solver = make_solver(resolve("international"))
     good = (((1 << 7) - 1, 0, 0, 0), (), -1, -1, 0, -1, 0, 0, 0, -1)
     assert solver.values(good, 0)
