@@ -50,6 +50,7 @@ __all__ = [
     "check_schemas",
     "clean_tmp",
     "default_db_path",
+    "delete_match",
     "derive_player_rows",
     "encode_tables",
     "fsync_path",
@@ -1284,14 +1285,32 @@ class _BatchLoader:
                 "AND f.code = 'REMATCH_UNKNOWN') GROUP BY c.match"
             ).fetchall()
         if rows:
-            wanted = {m: set(shas) for m, shas in rows}
-            from replay.ingest import revalidate
+            self._redo({m: set(shas) for m, shas in rows})
 
-            tables = revalidate(conn, self.data_dir, wanted, self.batch, self.manifest)
-            self._delete(set(wanted))
-            self.insert_tables(tables)
-            self.new |= set(wanted)
-            self.without_players |= set(wanted)
+    def _redo(self, wanted: Mapping[str, set[str]]) -> None:
+        """Validate stored matches again from their kept files and replace them."""
+        from replay.ingest import revalidate
+
+        tables = revalidate(self.conn, self.data_dir, wanted, self.batch, self.manifest)
+        self._delete(set(wanted))
+        self.insert_tables(tables)
+        self.new |= set(wanted)
+        self.without_players |= set(wanted)
+
+    def remove(self, ids: set[str]) -> None:
+        """Delete matches, and validate their rematches again without them
+        (as if they had never been stored: REMATCH_UNKNOWN)."""
+        conn = self.conn
+        self._delete(ids)
+        with _registered(conn, "_gone", _ids(ids)):
+            conn.execute("DELETE FROM peek_analysis WHERE match IN (SELECT match FROM _gone)")
+            rows = conn.execute(
+                "SELECT c.match, list(DISTINCT mf.sha256) FROM matches c "
+                "JOIN match_files mf ON mf.match = c.match "
+                "WHERE c.rematch_of IN (SELECT match FROM _gone) GROUP BY c.match"
+            ).fetchall()
+        if rows:
+            self._redo({m: set(shas) for m, shas in rows})
 
     def _analysis(self) -> int:
         """Put a batch's analysis rows in place of the same hands' rows, for the
@@ -1393,7 +1412,7 @@ class _Derived:
         if self.new:
             with _registered(conn, "_pm", _ids(self.new)):
                 conn.execute("INSERT INTO player_pending SELECT match FROM _pm")
-        if self.new or self.old_seeds:
+        if self.new or self.old_seeds or self.old_players:
             self._refresh()
 
     def _refresh(self) -> None:
@@ -1462,6 +1481,29 @@ class _Derived:
             )
             for t in ("_aseeds", "_amatch", "_aplayers"):
                 conn.execute(f"DROP TABLE {t}")
+
+
+def delete_match(conn: duckdb.DuckDBPyConnection, match: str, *, data_dir: Path | None = None) -> bool:
+    """Delete a match as re-ingest replaces one (:class:`_BatchLoader`'s delete
+    and :class:`_Derived`), in one transaction; False if it is not stored.
+
+    The store is then as if the match had never been loaded: the other
+    matches of its seeds lose the SEED_REUSED findings that named it (and
+    their verdicts follow), its rematches are validated again without it,
+    ``players`` and the player tables drop what was its, and the after-commit
+    subscribers (player reports, ratings, insights) run as after a load.
+    ``data_dir`` (where the kept logs are) defaults to the database's folder.
+    """
+    data = data_dir if data_dir is not None else _db_layout(conn).data
+    with transaction(conn):
+        found = one(conn, "SELECT batch FROM matches WHERE match = ?", [match])
+        if found:
+            loader = _BatchLoader(conn, str(found[0] or ""), "delete", {}, {}, data)
+            loader.remove({match})
+            _Derived(conn, [loader]).run()
+    if found:
+        derive_player_rows(conn)
+    return found is not None
 
 
 # -- thin reads for the API ------------------------------------------------------
