@@ -71,6 +71,7 @@ from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
 from replay.store import delete_match
+from reports import derived
 from reports.player import ReportFilters, kept_report, player_report
 
 HERE = Path(__file__).parent
@@ -308,6 +309,7 @@ def create_app(
     With `deepen`, stored hands analysed with fewer sampled deals a decision
     get that many, in the background (api.deepen).
     """
+    derived.subscribe()  # the reports' tables follow the store's loads and deletes
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

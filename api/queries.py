@@ -18,7 +18,7 @@ import duckdb
 
 from api.analysis_view import hand_analysis
 from api.render import FindingRow, HandData, MoveRow, SeatLabel
-from replay.packed import TS, unpack_replay
+from replay.store.replay_blob import TS, unpack_replay
 from replay.tiles import tile_name
 
 Cursor = duckdb.DuckDBPyConnection

@@ -284,11 +284,11 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def speed(hands: int, say: Any) -> dict[str, float]:
     """The refresh from nothing on a copy of the store: the ratings alone, the
-    insights alone, then both as a load runs them (replay.store.keep_ratings:
+    insights alone, then both as a load runs them (reports.derived.keep_ratings:
     side by side), then once more with nothing new."""
     import duckdb
 
-    from replay.store import keep_ratings
+    from reports.derived import keep_ratings
     from reports.ratings import refresh_ratings
     from reports.skill import refresh_insights
 

@@ -75,7 +75,7 @@ __all__ = [
 #: Bumped whenever a value could change: stored analyses of another version are redone.
 SOLVER_VERSION: Final = 1
 
-#: Move codes shared with the C solver and replay.frames: tile * 2 + end; pass, draw, yield.
+#: Move codes shared with the C solver and replay.store.rows: tile * 2 + end; pass, draw, yield.
 PASS_CODE: Final = -1
 DRAW_CODE: Final = -2
 YIELD_CODE: Final = -3

@@ -64,7 +64,7 @@ from typing import Any, Final
 import duckdb
 from scipy import stats
 
-from replay.store import _registered, transaction
+from replay.store import registered, transaction
 from reports.skill import seat_ranges
 
 __all__ = [
@@ -414,7 +414,7 @@ def _store_peek(conn: Cursor, rows: list[dict[str, Any]]) -> None:
         ("match", pa.string()), ("hand", pa.int32()), ("ply", pa.int16()), ("seat", pa.int8()),
         ("version", pa.int32()), ("samples", pa.int16()), ("seed", pa.int64()),
         ("peek", pa.list_(pa.float64())), ("y_peek", pa.float64())]))  # fmt: skip
-    with _registered(conn, "_peek", table), transaction(conn):
+    with registered(conn, "_peek", table), transaction(conn):
         conn.execute("DELETE FROM peek_analysis WHERE (match, hand, ply) IN (SELECT match, hand, ply FROM _peek)")
         conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _peek")
 

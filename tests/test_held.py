@@ -1,4 +1,4 @@
-"""The player rows the workers make (replay.held) against the SQL derivation
+"""The player rows the workers make (replay.store.player_rows) against the SQL derivation
 (replay.store._PLAYER_ROWS), which stays for batches spooled before them:
 the same rows, on every sample log and on simulated matches of every profile."""
 
@@ -38,7 +38,7 @@ def _brought_and_derived(db: Path) -> tuple[dict[str, list[tuple[Any, ...]]], di
 
 
 def test_sample_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import replay.store as store_mod
+    import replay.store.derive as store_mod
 
     used: list[int] = []
     real = store_mod._insert_held

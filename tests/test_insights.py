@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from replay.analyze import analyze_store
 from replay.ingest import ingest
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
-from replay.store import delete_match, keep_ratings, open_store
+from replay.store import delete_match, open_store
 from reports.cheats import ALPHA, audit_player, evidence, player_signals, signal, suspicious
+from reports.derived import keep_ratings
 from reports.skill import (
     pair_skill,
     percentiles,

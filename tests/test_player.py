@@ -160,7 +160,7 @@ def test_migration_002_backfills_an_old_store(
             "OR h.dealt_doubles IS DISTINCT FROM s.dealt_doubles "
             "OR h.dealt_tiles IS DISTINCT FROM s.dealt_tiles"
         ).fetchall()
-        assert differ == [(0,)]  # the SQL backfill and replay.frames agree
+        assert differ == [(0,)]  # the SQL backfill and replay.store.rows agree
         assert c.execute("SELECT count(*) FROM hands WHERE dealt_tiles IS NULL").fetchall() == [
             (0,)
         ]

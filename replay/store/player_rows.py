@@ -17,7 +17,7 @@ hand of a pairs match, the SQL joins each seat's row to both partners; here
 each seat gets its own partner.
 
 >>> import pyarrow as pa
->>> from replay.frames import SCHEMAS
+>>> from replay.store.rows import SCHEMAS
 >>> m = pa.table({"match": ["m"], "profile": ["x"], "rules": ['{"teams": "none"}'],
 ...               "result": [None], "winner": [None], "notes": [[]], "batch": ["b"]})
 >>> s = pa.table({"match": ["m", "m"], "seat": [0, 1], "player": ["p", "q"], "name": [None, None],
