@@ -134,7 +134,7 @@ def test_migration_002_backfills_an_old_store(
     old = tmp_path / "data" / "replay.duckdb"
     old.parent.mkdir(parents=True)
     with monkeypatch.context() as m:
-        m.setattr(store_mod, "migrations", lambda: first)
+        m.setattr(store_mod.schema, "migrations", lambda: first)
         c = open_store(old)
     assert schema_version(c) == 1
     hand_cols = [r[0] for r in c.execute("DESCRIBE hands").fetchall()]
@@ -335,7 +335,7 @@ def test_player_tables_follow_a_replaced_match(tmp_path: Path, monkeypatch: pyte
     again from both): the player tables hold the final rows, no stale ones."""
     from replay.ingest import ingest
 
-    monkeypatch.setattr(store_mod, "RESORT_MIN_ROWS", 0)  # rewritten in player order as it grows
+    monkeypatch.setattr(store_mod.derive, "RESORT_MIN_ROWS", 0)  # rewritten in player order as it grows
     lines = [x for x in (SAMPLES / "domena_4p.jsonl").read_bytes().splitlines(keepends=True) if x.strip()]
     more = [x for x in (SAMPLES / "dominican.jsonl").read_bytes().splitlines(keepends=True) if x.strip()]
     log = tmp_path / "logs" / "table.jsonl"

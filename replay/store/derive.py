@@ -16,8 +16,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from replay.crossmatch import SeedUse, reused
 from replay.store import hooks
-from replay.store.schema import match_ids, one, registered
+from replay.store.player_rows import player_rows
+from replay.store.schema import after_migrating, match_ids, one, registered
 from replay.store.spool import SPOOL_SUFFIX
 
 if TYPE_CHECKING:
@@ -39,12 +41,12 @@ __all__ = [
 class HeldRows:
     """The player rows that loaded batches brought (replay.store.player_rows), set aside
     at each commit for one sorted insert when the player tables are derived
-    (:func:`derive_player_rows`), instead of the SQL joins.
+    (:func:`derive_player_rows`), instead of making them from the stored rows.
 
     The files wait in ``spool/.tmp/held-<id>.<pid>`` (a killed process's are
     dropped by the next load; its matches stay marked in ``player_pending``
-    and are derived in SQL). A match written more than once meanwhile, or
-    written otherwise (validated again in the loader), is left to the SQL.
+    and are made from the stored rows). A match written more than once meanwhile, or
+    written otherwise (validated again in the loader), is made from the stored rows too.
     Use as a context manager: the folder goes at the end.
     """
 
@@ -70,7 +72,7 @@ class HeldRows:
         for i, b in enumerate(loaders):
             mine = [m for m, j in covered.items() if j == i]
             if any(b.parts[t].suffix != SPOOL_SUFFIX for t in PLAYER_TABLES if t in b.parts):
-                mine = []  # a Parquet batch: its rows are derived in SQL
+                mine = []  # a Parquet batch: its rows are made from the stored rows
             self.others |= b.new - set(mine)
             if not mine:
                 continue
@@ -81,7 +83,7 @@ class HeldRows:
                     target = self.where / f"{b.batch}.{t}{SPOOL_SUFFIX}"
                     os.replace(b.parts[t], target)
                     moved.append((t, target))
-            except OSError:  # the batch is in; its rows are derived in SQL
+            except OSError:  # the batch is in; its rows are made from the stored rows
                 self.others |= set(mine)
                 continue
             for t, target in moved:
@@ -138,11 +140,9 @@ def derive_player_rows(
         before = int(had[0]) if had else 0
         if held is not None and held.taken:
             before = _insert_held(conn, held, before)  # the rows the batches brought
-        if one(conn, "SELECT 1 FROM _pm LIMIT 1"):  # the others, in SQL
-            conn.execute(_PLAYER_ROWS.format(seats="seats", hands="hands", matches="matches"))
+        if one(conn, "SELECT 1 FROM _pm LIMIT 1"):  # the others, from their stored rows
+            _insert_stored(conn, before)
             conn.execute(_FORGET_REPORTS)
-            after = one(conn, "SELECT count(*) FROM player_held")
-            _note_run(conn, before, (int(after[0]) if after else 0) - before)
         conn.execute("DROP TABLE _pm")
         conn.execute("DELETE FROM player_pending")
         conn.execute("COMMIT")
@@ -207,6 +207,42 @@ def _insert_held(conn: duckdb.DuckDBPyConnection, held: HeldRows, had: int) -> i
             conn.execute("DELETE FROM _pm WHERE match IN (SELECT match FROM _fast)")
         conn.execute("DROP TABLE _fast")
     return had
+
+
+def _insert_stored(conn: duckdb.DuckDBPyConnection, had: int) -> int:
+    """Insert the player rows of the pending matches (``_pm``), made from their
+    stored ``matches``, ``seats`` and ``hands`` rows by the workers' own
+    :func:`~replay.store.player_rows.player_rows`, in sorted runs of
+    :data:`STORED_RUN_MATCHES` matches; the number of player_held rows now."""
+    pending = [m for (m,) in conn.execute("SELECT match FROM _pm ORDER BY match").fetchall()]
+    for k in range(0, len(pending), STORED_RUN_MATCHES):
+        with registered(conn, "_run", match_ids(pending[k : k + STORED_RUN_MATCHES])):
+            parts = [
+                conn.sql(f"SELECT {cols} FROM {t} WHERE match IN (SELECT match FROM _run)").to_arrow_table()
+                for t, cols in _STORED_COLUMNS.items()
+            ]
+        rows = player_rows(*parts)
+        for t in PLAYER_TABLES:
+            keys = [(c.strip(), "ascending") for c in _PLAYER_ORDER[t].split(",")]
+            run = rows[t].take(pc.sort_indices(rows[t], sort_keys=keys))
+            with registered(conn, "_stored", run):
+                conn.execute(f"INSERT INTO {t} BY NAME SELECT * FROM _stored")
+        after = one(conn, "SELECT count(*) FROM player_held")
+        now = int(after[0]) if after else 0
+        _note_run(conn, had, now - had)
+        had = now
+    return had
+
+
+#: What :func:`~replay.store.player_rows.player_rows` reads of the stored tables.
+_STORED_COLUMNS: Final = {
+    "matches": "match, profile, rules, result, winner, notes, batch",
+    "seats": "match, seat, player, name, bot, from_hand, seq",
+    "hands": "match, hand, result, winner, points, notes, passes, dealt_pips, dealt_doubles, dealt_tiles, "
+             "started",
+}  # fmt: skip
+#: Matches whose player rows are made from the stored rows at once (one sorted run).
+STORED_RUN_MATCHES: Final = 20_000
 
 
 def _sorted_run(
@@ -357,61 +393,6 @@ HELD_RUN_FILES: Final = 8
 _FORGET_REPORTS: Final = """DELETE FROM player_reports WHERE player IN
     (SELECT DISTINCT of_player FROM player_seats WHERE match IN (SELECT match FROM _pm))"""
 
-#: Their rows for the matches of the table ``_pm`` (as migrations 003 to 005),
-#: read from {seats}, {hands} and {matches}. A held hand is a seat row joined
-#: to the hands of its range: no row per player and hand of the match first
-#: (what player_hands was).
-_PLAYER_ROWS: Final = """
-CREATE OR REPLACE TEMP TABLE _pm_seats AS
-SELECT match, seat, player, name, bot, from_hand,
-       coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
-                2147483647) AS to_hand, seq
-FROM {seats} WHERE match IN (SELECT match FROM _pm);
-
-INSERT INTO player_seats
-SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
-FROM (SELECT DISTINCT match, player FROM _pm_seats) p
-JOIN _pm_seats s ON s.match = p.match
-JOIN (SELECT match, batch FROM {matches} WHERE match IN (SELECT match FROM _pm)) m ON m.match = p.match
-ORDER BY p.player, s.match, s.seq, s.seat;
-
-INSERT INTO player_held
-WITH m AS (
-    -- the rules' JSON read once a match, not once a player and hand
-    SELECT match, profile, rules->>'teams' AS teams, rules->>'stock' AS stock,
-           rules->>'block_end' AS block_end, result AS match_result, winner AS match_winner,
-           notes AS match_notes
-    FROM {matches} WHERE match IN (SELECT match FROM _pm)
-), held AS (
-    SELECT s.player AS of_player, s.seat, s.bot, h.match, h.hand, h.result, h.winner, h.points,
-           h.notes, h.passes, h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started,
-           m.profile, m.teams, m.stock, m.block_end, m.match_result, m.match_winner, m.match_notes
-    FROM _pm_seats s
-    JOIN (SELECT match, hand, result, winner, points, notes, passes, dealt_pips, dealt_doubles,
-                 dealt_tiles, started
-          FROM {hands} WHERE match IN (SELECT match FROM _pm)) h
-      ON h.match = s.match AND h.hand >= s.from_hand AND h.hand < s.to_hand
-    JOIN m ON m.match = s.match
-), partner AS (
-    SELECT x.of_player, x.match, x.hand, ps.player, ps.name, ps.bot
-    FROM held x
-    JOIN _pm_seats ps ON ps.match = x.match
-     AND ps.seat = (x.seat + 2) % 4 AND x.hand >= ps.from_hand AND x.hand < ps.to_hand
-    WHERE x.teams = 'pairs'
-)
-SELECT x.of_player, x.match, x.hand, x.seat, x.bot, p.player, p.name, p.bot,
-       x.result, x.winner,
-       x.points[(CASE WHEN x.teams = 'pairs' THEN x.seat % 2 ELSE x.seat END) + 1],
-       list_sum(x.points), CASE WHEN x.result = 'domino' AND x.winner = x.seat THEN x.notes END,
-       x.passes[x.seat + 1], x.dealt_pips[x.seat + 1], x.dealt_doubles[x.seat + 1], x.dealt_tiles[x.seat + 1],
-       timezone('UTC', x.started), x.profile, x.teams, x.stock, x.block_end, x.match_result, x.match_winner,
-       list_has_any(x.match_notes, ['shutout', 'chiva', 'zapato'])
-FROM held x
-LEFT JOIN partner p ON p.of_player = x.of_player AND p.match = x.match AND p.hand = x.hand
-ORDER BY x.of_player, x.match, x.hand, x.seat;
-
-DROP TABLE _pm_seats
-"""
 
 class Derived:
     """What a group of batches changes beyond its own rows, once for the group:
@@ -473,20 +454,7 @@ class Derived:
                 "DELETE FROM findings WHERE code = 'SEED_REUSED' "
                 "AND match IN (SELECT match FROM _amatch)"
             )
-            # One finding per match and seed, worded as validate.seed_reuse.
-            # It names the line the seed was read from (the anchor: match_start).
-            conn.execute(
-                "INSERT INTO findings (match, hand, seq, code, severity, message, file, line, sha256, mno) "
-                "SELECT a.match, nullif(min(a.hand), 0), NULL, 'SEED_REUSED', 'error', "
-                "  'the ' || CASE WHEN min(a.hand) = 0 THEN 'anchor' "
-                "    ELSE 'seed of hand ' || min(a.hand) END "
-                "  || ' is also used by match ' || string_agg(DISTINCT b.match, ', ' ORDER BY b.match), "
-                "  arg_min(a.file, a.hand), arg_min(a.line, a.hand), arg_min(a.sha256, a.hand), "
-                "  (SELECT m.mno FROM matches m WHERE m.match = a.match) "
-                "FROM seeds a JOIN seeds b ON a.seed = b.seed AND a.match <> b.match "
-                "WHERE a.match IN (SELECT match FROM _amatch) "
-                "GROUP BY a.match, a.seed"
-            )
+            self._seed_findings()
             conn.execute(
                 "UPDATE matches SET errors = c.errors, warnings = c.warnings, verdict = CASE "
                 "  WHEN matches.verdict = 'unreadable' THEN 'unreadable' "
@@ -513,3 +481,46 @@ class Derived:
             )
             for t in ("_aseeds", "_amatch", "_aplayers"):
                 conn.execute(f"DROP TABLE {t}")
+
+    def _seed_findings(self) -> None:
+        """SEED_REUSED findings of the matches of ``_amatch``, as
+        :func:`replay.crossmatch.reused` words them, from the ``seeds`` rows
+        of the seeds they share (each finding names the line its seed was
+        read from: for the anchor, match_start)."""
+        conn = self.conn
+        rows = conn.execute(
+            "WITH mine AS (SELECT DISTINCT seed FROM seeds WHERE match IN (SELECT match FROM _amatch)), "
+            "shared AS (SELECT seed FROM seeds WHERE seed IN (SELECT seed FROM mine) "
+            "  GROUP BY seed HAVING count(DISTINCT match) > 1) "
+            "SELECT seed, match, hand, file, line, sha256 FROM seeds WHERE seed IN (SELECT seed FROM shared) "
+            "ORDER BY match, hand, seed"
+        ).fetchall()
+        if not rows:
+            return
+        sha = {(m, h): x for _, m, h, _, _, x in rows}
+        wanted = {m for (m,) in conn.execute("SELECT match FROM _amatch").fetchall()}
+        found = reused(SeedUse(seed, m, h, f, n) for seed, m, h, f, n, _ in rows)
+        got = [f for m in sorted(found) if m in wanted for f in found[m]]
+        table = pa.table({
+            "match": pa.array([f.match for f in got], pa.string()),
+            "hand": pa.array([f.hand for f in got], pa.int32()),
+            "code": pa.array([f.code for f in got], pa.string()),
+            "severity": pa.array([f.severity for f in got], pa.string()),
+            "message": pa.array([f.message for f in got], pa.string()),
+            "file": pa.array([f.file for f in got], pa.string()),
+            "line": pa.array([f.line for f in got], pa.int64()),
+            "sha256": pa.array([sha[(f.match, f.hand or 0)] for f in got], pa.string()),
+        })  # fmt: skip
+        with registered(conn, "_reused", table):
+            conn.execute(
+                "INSERT INTO findings (match, hand, seq, code, severity, message, file, line, sha256, mno) "
+                "SELECT r.match, r.hand, NULL, r.code, r.severity, r.message, r.file, r.line, r.sha256, m.mno "
+                "FROM _reused r LEFT JOIN matches m ON m.match = r.match"
+            )
+
+
+def _migrated(conn: duckdb.DuckDBPyConnection) -> None:
+    derive_player_rows(conn, reports=False)  # the matches of a store from before 003 (005 marks them)
+
+
+after_migrating(_migrated)

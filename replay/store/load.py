@@ -337,7 +337,7 @@ class BatchLoader:
         self.old_players: list[str] = []
         self.gone: set[str] = set()  # matches deleted by this batch (most written again)
         # matches whose player rows are the batch's own (replay.store.player_rows), and
-        # those written otherwise (derived in SQL)
+        # those written otherwise (made from the stored rows)
         self.with_players: set[str] = set()
         self.without_players: set[str] = set()
 

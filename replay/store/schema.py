@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -27,6 +27,7 @@ import duckdb
 import pyarrow as pa
 
 __all__ = [
+    "after_migrating",
     "DEFAULT_DB",
     "Layout",
     "NUMBERED",
@@ -139,7 +140,21 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
                 "INSERT INTO schema_version VALUES (?, ?, now())", [version, name]
             )
         done.append(version)
+    if done:
+        for step in _AFTER_MIGRATING:
+            step(conn)
     return done
+
+
+#: What runs once migrations were applied: the rows they leave to be made
+#: in Python (the player rows 005 marks: :mod:`replay.store.derive` adds it).
+_AFTER_MIGRATING: list[Callable[[duckdb.DuckDBPyConnection], object]] = []
+
+
+def after_migrating(step: Callable[[duckdb.DuckDBPyConnection], object]) -> None:
+    """Run ``step(conn)`` after any migration was applied (once a store)."""
+    if step not in _AFTER_MIGRATING:
+        _AFTER_MIGRATING.append(step)
 
 
 def open_store(
