@@ -36,6 +36,7 @@ from replay.analysis import (
     inputs_from_report,
 )
 from replay.reader import UsageError
+from replay.store import hooks
 
 if TYPE_CHECKING:
     from replay.cluster import ClusterPool
@@ -281,9 +282,7 @@ def analyze_store(
             flush()
         finally:
             bar.close()
-        from reports.skill import refresh_insights
-
-        refresh_insights(conn)  # the player insights read the new rows (migration 014)
+        hooks.matches_changed(conn)  # the player insights read the new rows (migration 014)
         conn.execute("CHECKPOINT")
         return summary
     finally:

@@ -520,7 +520,10 @@ class Derived:
 
 
 def _migrated(conn: duckdb.DuckDBPyConnection) -> None:
-    derive_player_rows(conn, reports=False)  # the matches of a store from before 003 (005 marks them)
+    """Derive the player rows of a store from before 003 (005 marks its matches)."""
+    have = {t for (t,) in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if {"player_pending", "player_reports"} <= have:  # (not a store migrated part of the way)
+        derive_player_rows(conn, reports=False)
 
 
 after_migrating(_migrated)
