@@ -74,6 +74,9 @@ def _bench_api() -> Any:
 def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path) -> dict[str, Any]:
     """Simulate, ingest with the analysis, audit everyone; each player's looks."""
     from replay.ingest import ingest
+    from reports import derived
+
+    derived.subscribe()  # the ratings, reports and insights follow the loads, as `replay ingest`
     from replay.simulate import SimConfig, simulate, write_lines
     from replay.store import open_store
     from reports.cheats import audit_player

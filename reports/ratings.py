@@ -441,7 +441,7 @@ ORDER BY t.pos
 
 # Every seat's occupants with the played hands each held and their side's
 # points in them: seat rows as ranges of hands [from_hand, to_hand), as the
-# player tables have them (replay.store._PLAYER_ROWS).
+# player tables have them (replay.store.player_rows).
 _SEAT_RANGES = """
 CREATE OR REPLACE TEMP TABLE _rseats AS
 SELECT s.match, s.seat, s.player, s.bot, s.from_hand, s.seq,

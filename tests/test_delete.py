@@ -149,9 +149,10 @@ def test_seed_reused_after_delete(cases: Path) -> None:
     """What the issue saw through the API: no finding names the deleted match,
     and no player of it alone is left."""
     pytest.importorskip("fastapi")
-    from fastapi.testclient import TestClient  # the web stack is optional
+    # the web stack is an optional dependency: imported once it is known to be there
+    from fastapi.testclient import TestClient  # noqa: PLC0415
 
-    from api.app import create_app
+    from api.app import create_app  # noqa: PLC0415
 
     where = cases / "api"
     with_it, without, _ = _both(where, ROOT / "sample_logs_defects/SEED_REUSED.jsonl", "m-seed-reused-0-b")

@@ -16,14 +16,15 @@ The loader also validates matches again when their lines are spread over
 runs; how is the ingest's business (``replay.ingest.revalidate``), which it
 hands in with :func:`use_revalidator`.
 
+>>> subs = Subscribers()
 >>> seen = []
->>> keep = on_players(lambda conn: seen.append(conn) or 2)
->>> keep is on_players(keep)  # subscribing twice is subscribing once
+>>> keep = subs.on_players(lambda conn: seen.append(conn) or 2)
+>>> keep is subs.on_players(keep)  # subscribing twice is subscribing once
 True
->>> players_changed("conn"), seen
+>>> subs.players_changed("conn"), seen
 (2, ['conn'])
->>> unsubscribe(keep)
->>> players_changed("conn")
+>>> subs.unsubscribe(keep)
+>>> subs.players_changed("conn")
 0
 """
 
@@ -42,6 +43,7 @@ import pyarrow as pa
 __all__ = [
     "Keeper",
     "Revalidator",
+    "Subscribers",
     "matches_changed",
     "matches_changed_beside",
     "on_matches",
@@ -67,73 +69,80 @@ class Revalidator(Protocol):
     ) -> dict[str, pa.Table]: ...
 
 
+class Subscribers:
+    """A registry of subscribers (the store's is this module's functions)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._players: list[Keeper] = []
+        self._matches: list[Keeper] = []
+
+    def _add(self, to: list[Keeper], keep: Keeper) -> Keeper:
+        with self._lock:
+            if keep not in to:
+                to.append(keep)
+        return keep
+
+    def on_players(self, keep: Keeper) -> Keeper:
+        """Call ``keep(conn)`` after the player tables changed (usable as a decorator)."""
+        return self._add(self._players, keep)
+
+    def on_matches(self, keep: Keeper) -> Keeper:
+        """Call ``keep(cursor)`` after matches changed, beside the player derivation."""
+        return self._add(self._matches, keep)
+
+    def unsubscribe(self, keep: Keeper) -> None:
+        """Stop calling ``keep``."""
+        with self._lock:
+            for subs in (self._players, self._matches):
+                if keep in subs:
+                    subs.remove(keep)
+
+    def _run(self, subs: list[Keeper], conn: Any) -> int:
+        with self._lock:
+            todo = list(subs)
+        done = 0
+        for keep in todo:
+            got = keep(conn)
+            done += got if isinstance(got, int) else 0
+        return done
+
+    def players_changed(self, conn: Any) -> int:
+        """Run the :meth:`on_players` subscribers, in order; the sum of their counts."""
+        return self._run(self._players, conn)
+
+    def matches_changed(self, conn: Any) -> int:
+        """Run the :meth:`on_matches` subscribers, in order; the sum of their counts."""
+        return self._run(self._matches, conn)
+
+    @contextlib.contextmanager
+    def matches_changed_beside(self, conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """:meth:`matches_changed` in a thread, on a cursor (and so a transaction)
+        of its own, while the block runs; waited for (and its error raised) at
+        the end. The ratings read only what a load committed (matches, seats,
+        hands) and are Python on the GIL, the player tables and reports mostly
+        DuckDB and polars off it: side by side they take the time of the longer."""
+        with self._lock:
+            idle = not self._matches
+        if idle:
+            yield
+            return
+        with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-ratings") as pool:
+            done = pool.submit(self.matches_changed, cur)
+            yield
+            done.result()
+
+
+_store = Subscribers()
+on_players = _store.on_players
+on_matches = _store.on_matches
+unsubscribe = _store.unsubscribe
+players_changed = _store.players_changed
+matches_changed = _store.matches_changed
+matches_changed_beside = _store.matches_changed_beside
+
 _lock = threading.Lock()
-_players: list[Keeper] = []
-_matches: list[Keeper] = []
 _revalidator: list[Revalidator] = []
-
-
-def _add(to: list[Keeper], keep: Keeper) -> Keeper:
-    with _lock:
-        if keep not in to:
-            to.append(keep)
-    return keep
-
-
-def on_players(keep: Keeper) -> Keeper:
-    """Call ``keep(conn)`` after the player tables changed (usable as a decorator)."""
-    return _add(_players, keep)
-
-
-def on_matches(keep: Keeper) -> Keeper:
-    """Call ``keep(cursor)`` after matches changed, beside the player derivation."""
-    return _add(_matches, keep)
-
-
-def unsubscribe(keep: Keeper) -> None:
-    """Stop calling ``keep``."""
-    with _lock:
-        for subs in (_players, _matches):
-            if keep in subs:
-                subs.remove(keep)
-
-
-def _run(subs: list[Keeper], conn: Any) -> int:
-    with _lock:
-        todo = list(subs)
-    done = 0
-    for keep in todo:
-        got = keep(conn)
-        done += got if isinstance(got, int) else 0
-    return done
-
-
-def players_changed(conn: duckdb.DuckDBPyConnection) -> int:
-    """Run the :func:`on_players` subscribers, in order; the sum of their counts."""
-    return _run(_players, conn)
-
-
-def matches_changed(conn: duckdb.DuckDBPyConnection) -> int:
-    """Run the :func:`on_matches` subscribers, in order; the sum of their counts."""
-    return _run(_matches, conn)
-
-
-@contextlib.contextmanager
-def matches_changed_beside(conn: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """:func:`matches_changed` in a thread, on a cursor (and so a transaction) of
-    its own, while the block runs; waited for (and its error raised) at the
-    end. The ratings read only what a load committed (matches, seats, hands)
-    and are Python on the GIL, the player tables and reports mostly DuckDB
-    and polars off it: side by side they take the time of the longer."""
-    with _lock:
-        idle = not _matches
-    if idle:
-        yield
-        return
-    with conn.cursor() as cur, ThreadPoolExecutor(1, thread_name_prefix="replay-ratings") as pool:
-        done = pool.submit(matches_changed, cur)
-        yield
-        done.result()
 
 
 def use_revalidator(revalidator: Revalidator) -> None:
