@@ -14,8 +14,8 @@ import sys
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from replay.store.rows import SCHEMAS
 from replay.store.replay_blob import pack_replays, unpack_replay
+from replay.store.rows import SCHEMAS
 
 T = pa.timestamp("ms", tz="UTC")
 
