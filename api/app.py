@@ -70,6 +70,8 @@ from api.lru import LRU
 from api.pages import render, u, warm
 from api.pool import RenderPool
 from api.render import HandData, hand_json, trend_svg
+from replay.store import delete_match
+from reports import derived
 from reports.player import ReportFilters, kept_report, player_report
 
 HERE = Path(__file__).parent
@@ -307,6 +309,7 @@ def create_app(
     With `deepen`, stored hands analysed with fewer sampled deals a decision
     get that many, in the background (api.deepen).
     """
+    derived.subscribe()  # the reports' tables follow the store's loads and deletes
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -795,12 +798,12 @@ def _routes(app: FastAPI) -> None:  # noqa: C901 - one place that lists every ro
 
     @app.delete("/api/matches/{match_id:path}")
     def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
-        if not q.delete_match(cur, match_id):
-            raise HTTPException(404, f"no match {match_id!r}")
-        from replay.store import keep_ratings
-
-        keep_ratings(cur)  # the ratings after it are rated again without it
-        request.app.state.store.bump()
+        store = request.app.state.store
+        with store.load_lock:  # the store's one writer: no spool load meanwhile
+            # its seeds' SEED_REUSED, players, reports and ratings follow
+            if not delete_match(cur, match_id):
+                raise HTTPException(404, f"no match {match_id!r}")
+        store.bump()
         return _json({"deleted": match_id})
 
     # players

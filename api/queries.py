@@ -1,7 +1,7 @@
 """Reads for the pages and their JSON twins: plain SQL over the store's tables.
 
 Every function takes a cursor (one per request) and returns JSON-ready
-values. Nothing here writes, except `delete_match`. Hidden information (the
+values. Nothing here writes. Hidden information (the
 dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
 `hand_of` for a hand without a result.
 """
@@ -18,7 +18,7 @@ import duckdb
 from api.analysis_view import hand_analysis
 from api.render import FindingRow, HandData, MoveRow, SeatLabel
 from replay.moves import name as move_name
-from replay.packed import TS, unpack_replay
+from replay.store.replay_blob import TS, unpack_replay
 from replay.tiles import tile_name
 
 Cursor = duckdb.DuckDBPyConnection
@@ -798,38 +798,6 @@ def list_moves(cur: Cursor, filters: MatchFilters, *, hand: int | None = None, p
     rows = _rows(cur, sql + " LIMIT ? OFFSET ?", params + [per_page, (page - 1) * per_page])
     return {"total": n, "page": page, "pages": max(1, math.ceil(n / per_page)), "per_page": per_page,
             "moves": rows}
-
-
-# --- deletion -------------------------------------------------------------------------------
-
-
-def delete_match(cur: Cursor, match: str) -> int:
-    """Remove a match from every table that holds match rows; returns rows removed from matches."""
-    found = _scalar(cur, "SELECT count(*) FROM matches WHERE match = ?", [match])
-    if not found:
-        return 0
-    tables = [
-        r[0]
-        for r in cur.execute(
-            """SELECT table_name FROM information_schema.columns
-               WHERE column_name = 'match' AND table_schema = 'main' ORDER BY table_name"""
-        ).fetchall()
-    ]
-    cur.execute("BEGIN")
-    try:
-        # the kept reports of its players go with it (migration 007); the next
-        # derivation works them out again
-        cur.execute(
-            "DELETE FROM player_reports WHERE player IN "
-            "(SELECT DISTINCT of_player FROM player_seats WHERE match = ?)", [match]
-        )
-        for t in tables:
-            cur.execute(f'DELETE FROM "{t}" WHERE match = ?', [match])
-        cur.execute("COMMIT")
-    except Exception:
-        cur.execute("ROLLBACK")
-        raise
-    return found
 
 
 def matches_by_id(cur: Cursor, ids: list[str]) -> list[dict[str, Any]]:

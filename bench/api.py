@@ -89,7 +89,7 @@ def with_analysis(db: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from synth import has_analysis, synthesize_analysis
 
-    from replay.store import keep_ratings
+    from reports.derived import keep_ratings
 
     conn = duckdb.connect(str(db))
     try:

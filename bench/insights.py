@@ -74,6 +74,9 @@ def _bench_api() -> Any:
 def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path) -> dict[str, Any]:
     """Simulate, ingest with the analysis, audit everyone; each player's looks."""
     from replay.ingest import ingest
+    from reports import derived
+
+    derived.subscribe()  # the ratings, reports and insights follow the loads, as `replay ingest`
     from replay.simulate import SimConfig, simulate, write_lines
     from replay.store import open_store
     from reports.cheats import audit_player
@@ -284,11 +287,11 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def speed(hands: int, say: Any) -> dict[str, float]:
     """The refresh from nothing on a copy of the store: the ratings alone, the
-    insights alone, then both as a load runs them (replay.store.keep_ratings:
+    insights alone, then both as a load runs them (reports.derived.keep_ratings:
     side by side), then once more with nothing new."""
     import duckdb
 
-    from replay.store import keep_ratings
+    from reports.derived import keep_ratings
     from reports.ratings import refresh_ratings
     from reports.skill import refresh_insights
 

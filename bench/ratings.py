@@ -49,6 +49,9 @@ def dataset(matches: int) -> Path:
     if (folder / ".complete").exists():
         return db
     from replay.ingest import ingest
+    from reports import derived
+
+    derived.subscribe()  # the ratings, reports and insights follow the loads, as `replay ingest`
 
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "logs").mkdir(parents=True)

@@ -564,7 +564,7 @@ def inputs_from_replay(match: str, rules_json: Mapping[str, Any], rematch_of: st
                        hands: Mapping[int, Mapping[str, Any]], moves: Mapping[int, Sequence[Sequence[Any]]],
                        stocks: Mapping[int, Sequence[int] | None]) -> list[HandInput]:  # fmt: skip
     """The hands of a stored match, from its packed replay
-    (:func:`replay.packed.unpack_replay`'s hands and moves) and the boneyards'
+    (:func:`replay.store.replay_blob.unpack_replay`'s hands and moves) and the boneyards'
     orders by hand (the ``hands`` table's ``stock``: the replay keeps only their sizes)."""
     rules = resolve_options(rules_json)
     order = sorted(hands)
@@ -609,8 +609,8 @@ def analyze(inputs: Iterable[HandInput], analyzer: Analyzer,
 
 def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
     """The ``move_analysis`` and ``hand_analysis`` rows of some hands, as Arrow
-    tables with the store's columns (replay.frames.SCHEMAS)."""
-    from replay.frames import SCHEMAS
+    tables with the store's columns (replay.store.rows.SCHEMAS)."""
+    from replay.store.rows import SCHEMAS
 
     moves: dict[str, list[Any]] = {f: [] for f in SCHEMAS["move_analysis"].names}
     hands: dict[str, list[Any]] = {f: [] for f in SCHEMAS["hand_analysis"].names}
@@ -691,7 +691,7 @@ def analyze_tables(tables: Mapping[str, pa.Table], samples: int, seed: int) -> d
     ``matches`` table again, its ``analysis`` column naming the batch."""
     import orjson
 
-    from replay.packed import unpack_replay
+    from replay.store.replay_blob import unpack_replay
 
     global _WORKER
     if _WORKER is None or (_WORKER.samples, _WORKER.seed) != (samples, seed):

@@ -36,6 +36,7 @@ from replay.analysis import (
     inputs_from_report,
 )
 from replay.reader import UsageError
+from replay.store import hooks
 
 if TYPE_CHECKING:
     from replay.cluster import ClusterPool
@@ -209,7 +210,7 @@ def _stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, lis
     """Each match's hands as the analysis reads them, from its packed replay."""
     import orjson
 
-    from replay.packed import unpack_replay
+    from replay.store.replay_blob import unpack_replay
 
     for i in range(0, len(matches), 256):
         chunk = list(matches[i : i + 256])
@@ -281,9 +282,7 @@ def analyze_store(
             flush()
         finally:
             bar.close()
-        from reports.skill import refresh_insights
-
-        refresh_insights(conn)  # the player insights read the new rows (migration 014)
+        hooks.matches_changed(conn)  # the player insights read the new rows (migration 014)
         conn.execute("CHECKPOINT")
         return summary
     finally:
@@ -300,9 +299,9 @@ def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
     (the pages' cache key, the insights' refresh). A hand stored again since
     it was read, with another number of plies, is left alone: its new rows
     come with its own analysis."""
-    from replay.store import _registered, transaction
+    from replay.store import registered, transaction
 
-    with _registered(conn, "_ha", tables["hand_analysis"]), _registered(conn, "_ma", tables["move_analysis"]), \
+    with registered(conn, "_ha", tables["hand_analysis"]), registered(conn, "_ma", tables["move_analysis"]), \
             transaction(conn):  # fmt: skip
         conn.execute(
             "CREATE OR REPLACE TEMP TABLE _dh AS SELECT a.match, a.hand FROM _ha a "

@@ -160,6 +160,17 @@ def _optional(sub: argparse._SubParsersAction) -> None:
         getattr(module, hook)(sub)
 
 
+def _wire() -> None:
+    """The composition root of the commands that write the store: the reports
+    keep their tables after its commits, and it validates matches again
+    through the ingest (which hands it its revalidator on import)."""
+    # here, not at the top: `validate` and `schema` load neither DuckDB nor polars
+    import replay.ingest  # noqa: F401, PLC0415
+    from reports import derived  # noqa: PLC0415
+
+    derived.subscribe()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
@@ -167,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.command not in _CORE:
+        _wire()
     try:
         return int(args.func(args))
     except UsageError as exc:

@@ -67,7 +67,6 @@ from replay import handoff
 from replay.accel import native
 from replay.cluster import ClusterError, ClusterPool
 from replay.fastmatch import fast_report
-from replay.frames import Frames, file_table, findings_table, first_leader
 
 # The reader's line splitting and gzip handling, so that line numbers and
 # broken files count exactly as in `replay validate`.
@@ -100,18 +99,18 @@ from replay.store import (
     derive_player_rows,
     encode_tables,
     fsync_path,
-    keep_reports,
+    hooks,
     layout,
     load_batches,
     load_spool,
     one,
     open_store,
     pending_batches,
-    ratings_beside,
     stored_files,
     write_batch,
     write_encoded,
 )
+from replay.store.rows import Frames, file_table, findings_table, first_leader
 from replay.validate import _line_finding as _validate_line_finding  # noqa: PLC2701
 from replay.validate import seed_reuse, validate_match, with_findings
 
@@ -674,6 +673,9 @@ def revalidate(
     return tables
 
 
+hooks.use_revalidator(revalidate)  # the store's loader validates through it
+
+
 # -- the main process: routing lines to matches ----------------------------------
 
 
@@ -839,12 +841,12 @@ class _Loader(threading.Thread):
         if self.error is None:  # the player tables, once for the run
             t0 = time.perf_counter()
             try:
-                with ratings_beside(self.conn):  # the ratings meanwhile, beside both
+                with hooks.matches_changed_beside(self.conn):  # the ratings meanwhile, beside both
                     self._timed(derive_player_rows, self.conn, reports=False, held=self.held)
                     self.held.drop()
                     t1 = time.perf_counter()
                     if self.error is None:
-                        self._timed(keep_reports, self.conn)
+                        self._timed(hooks.players_changed, self.conn)
             except BaseException as exc:
                 self.error = self.error or exc
             self.derive_seconds, self.report_seconds = t1 - t0, time.perf_counter() - t1

@@ -20,6 +20,7 @@ from typing import Any
 
 from replay import events as ev
 from replay.accel import native
+from replay.crossmatch import seed_reuse
 from replay.deal import (
     DealError,
     derive_deal,
@@ -1043,57 +1044,6 @@ def validate_match(
 
 
 # --- several matches ------------------------------------------------------------
-
-
-def seed_reuse(
-    reports: Sequence[MatchReport], seen: Mapping[str, str] | None = None
-) -> dict[str, list[Finding]]:
-    """SEED_REUSED findings per match: an anchor or seed used by two matches."""
-    # A first pass finds the seeds that could be reused (in two matches here,
-    # or already seen); only those get the bookkeeping below, in the same
-    # order as if every seed had it.
-    first: dict[str, str] = {}
-    shared: set[str] = set()
-    for rep in reports:
-        mid = rep.match
-        if rep.anchor and first.setdefault(rep.anchor.lower(), mid) != mid:
-            shared.add(rep.anchor.lower())
-        for h in rep.hands:
-            if h.server_seed and first.setdefault(h.server_seed.lower(), mid) != mid:
-                shared.add(h.server_seed.lower())
-    if seen:
-        shared.update(s for s in first if s in seen)
-    if not shared:
-        return {}
-    owners: dict[str, set[str]] = {}
-    where: dict[tuple[str, str], tuple[int | None, str]] = {}
-    lines: dict[tuple[str, int], tuple[str, int]] = {}  # (match, hand; 0 the anchor) -> file, line
-    for rep in reports:
-        lines.update(((rep.match, h), (f, n)) for h, f, n in rep.seed_lines)
-        seeds: list[tuple[str, int | None, str]] = []
-        if rep.anchor and rep.anchor.lower() in shared:
-            seeds.append((rep.anchor.lower(), None, "anchor"))
-        for h in rep.hands:
-            if h.server_seed and h.server_seed.lower() in shared:
-                seeds.append((h.server_seed.lower(), h.hand, f"seed of hand {h.hand}"))
-        for seed, hand, what in seeds:
-            owners.setdefault(seed, set()).add(rep.match)
-            where.setdefault((seed, rep.match), (hand, what))
-    out: dict[str, list[Finding]] = {}
-    for seed, matches in owners.items():
-        others_seen = {seen[seed]} if seen and seed in seen else set()
-        everyone = matches | others_seen
-        if len(everyone) < 2:
-            continue
-        for mid in sorted(matches):
-            hand, what = where[(seed, mid)]
-            others = sorted(everyone - {mid})
-            file, line = lines.get((mid, hand or 0), (None, None))
-            out.setdefault(mid, []).append(
-                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}",
-                        hand, None, file, line, match=mid)
-            )  # fmt: skip
-    return out
 
 
 def with_findings(report: MatchReport, extra: Sequence[Finding]) -> MatchReport:

@@ -52,6 +52,7 @@ import numpy as np
 import polars as pl
 
 from replay.rules import PROFILES
+from replay.store import StoreLocked, default_db_path, open_store
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
 from reports.charts import fairness_charts
@@ -681,8 +682,6 @@ def add_audit_parser(subparsers: Any) -> None:
 
 
 def run_audit_command(args: argparse.Namespace) -> int:
-    from replay.store import StoreLocked, default_db_path, open_store
-
     db = args.db or default_db_path()
     filters = Filters(args.table, args.profile, args.player, args.match, args.date_from, args.date_to)
     try:

@@ -54,17 +54,24 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import math
 import random
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final
 
 import duckdb
+import pyarrow as pa
 from scipy import stats
 
-from replay.store import _registered, transaction
+from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
+from replay.analyze import _pool, _stored_inputs
+from replay.engine import apply, legal_moves, new_hand
+from replay.knowledge import Tracker
+from replay.store import StoreLocked, default_db_path, open_store, registered, transaction
 from reports.skill import seat_ranges
 
 __all__ = [
@@ -278,10 +285,6 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
     each alternative's pimc) from move_analysis: only those plies are graded.
     A ply without the sampled grade (the store's analysis not sampled yet,
     api.deepen) gets it here too, from deals of its own."""
-    from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
-    from replay.engine import apply, legal_moves, new_hand
-    from replay.knowledge import Tracker
-
     a = _ANALYZERS.get((samples, seed))
     if a is None:
         a = _ANALYZERS[samples, seed] = Analyzer(samples=samples, seed=seed)
@@ -336,7 +339,6 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
     `write_lock` is held while it writes (a server's load lock: the loads and
     the background sampling rewrite the same tables), not while it grades."""
     lock = write_lock if write_lock is not None else contextlib.nullcontext()
-    from replay.analyze import _pool, _stored_inputs
 
     asked = dt.datetime.now(dt.UTC)
     with lock:
@@ -398,23 +400,19 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
 
 
 def _targets_table(targets: Iterable[tuple[str, int, int]]) -> Any:
-    import pyarrow as pa
-
     m, h, s = zip(*targets, strict=True) if targets else ((), (), ())
     return pa.table({"match": pa.array(m, pa.string()), "hand": pa.array(h, pa.int32()),
                      "seat": pa.array(s, pa.int8())})  # fmt: skip
 
 
 def _store_peek(conn: Cursor, rows: list[dict[str, Any]]) -> None:
-    import pyarrow as pa
-
     if not rows:
         return
     table = pa.Table.from_pylist(rows, schema=pa.schema([
         ("match", pa.string()), ("hand", pa.int32()), ("ply", pa.int16()), ("seat", pa.int8()),
         ("version", pa.int32()), ("samples", pa.int16()), ("seed", pa.int64()),
         ("peek", pa.list_(pa.float64())), ("y_peek", pa.float64())]))  # fmt: skip
-    with _registered(conn, "_peek", table), transaction(conn):
+    with registered(conn, "_peek", table), transaction(conn):
         conn.execute("DELETE FROM peek_analysis WHERE (match, hand, ply) IN (SELECT match, hand, ply FROM _peek)")
         conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _peek")
 
@@ -448,11 +446,6 @@ def add_insights_parser(subparsers: Any) -> None:
 
 
 def run_insights_command(args: Any) -> int:
-    import json
-    import sys
-
-    from replay.store import StoreLocked, default_db_path, open_store
-
     db = args.db or default_db_path()
     if not 1 <= args.hands <= 100_000 or not 1 <= args.samples <= 1000:
         sys.stderr.write("replay insights: --hands must be 1..100000 and --samples 1..1000\n")

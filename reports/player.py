@@ -26,7 +26,7 @@ import numpy as np
 import orjson
 import polars as pl
 
-from replay.store import _registered, transaction
+from replay.store import registered, transaction
 
 EXPECTED_PIPS = 42.0
 VAR_PIPS = 49.0
@@ -409,7 +409,7 @@ def store_reports(conn: duckdb.DuckDBPyConnection) -> int:
             {"player": list(reports), "report": [orjson.dumps(r).decode() for r in reports.values()]},
             schema={"player": pl.String, "report": pl.String},
         )
-        with _registered(conn, "_reports", rows), transaction(conn):
+        with registered(conn, "_reports", rows), transaction(conn):
             conn.execute("DELETE FROM player_reports WHERE player IN (SELECT player FROM _reports)")
             conn.execute("INSERT INTO player_reports SELECT player, report FROM _reports")
         done += len(reports)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -57,7 +57,7 @@ import duckdb
 import pyarrow as pa
 from openskill.models import PlackettLuce
 
-from replay.store import _registered  # a table registered for the block
+from replay.store import registered  # a table registered for the block
 
 __all__ = [
     "ALL",
@@ -441,7 +441,7 @@ ORDER BY t.pos
 
 # Every seat's occupants with the played hands each held and their side's
 # points in them: seat rows as ranges of hands [from_hand, to_hand), as the
-# player tables have them (replay.store._PLAYER_ROWS).
+# player tables have them (replay.store.player_rows).
 _SEAT_RANGES = """
 CREATE OR REPLACE TEMP TABLE _rseats AS
 SELECT s.match, s.seat, s.player, s.bot, s.from_hand, s.seq,
@@ -506,7 +506,7 @@ def contests(conn: duckdb.DuckDBPyConnection, todo: pa.Table) -> Iterator[tuple[
     """
     if not len(todo):
         return
-    with _registered(conn, "_rt0", todo):
+    with registered(conn, "_rt0", todo):
         conn.execute(
             "CREATE OR REPLACE TEMP TABLE _rt AS SELECT t.pos, t.match, t.mno, "
             "coalesce(m.ended, m.started) AS ended, coalesce(m.rules->>'teams', 'individual') AS teams, "
@@ -603,9 +603,17 @@ def restart_pos(conn: duckdb.DuckDBPyConnection) -> int | None:
     return int(min(found)) if found else None
 
 
-def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> int:
+def refresh_ratings(
+    conn: duckdb.DuckDBPyConnection, *, model: Any = None,
+    then: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
+) -> int:
     """Bring the ratings (migration 013) up to date with the store; the number
     of matches rated.
+
+    ``then`` keeps what is worked out from the ratings (the rating pages:
+    :func:`reports.derived.keep_ratings` subscribes
+    ``reports.leaderboard.keep_rating_pages``), in the same transaction,
+    whenever the ratings changed or none of it is kept yet.
 
     The rated matches are compared with those that should be (by id and
     `mno`): new matches after the last one rated are rated on from the
@@ -624,13 +632,12 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         if start is None:
             conn.execute("DROP TABLE _rq")
             keep_in_order(conn, "rating_history", "player, partner, pool, pos")  # (a store of an older version)
-            if not _scalar(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'rating_pages'") or \
+            if then is None or \
+                    not _scalar(conn, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'rating_pages'") or \
                     _scalar(conn, "SELECT count(*) FROM rating_pages"):
                 conn.execute("COMMIT")
                 return 0
-            from reports.leaderboard import keep_rating_pages
-
-            keep_rating_pages(conn)  # none kept yet: a store of an older version
+            then(conn)  # none kept yet: a store of an older version
             conn.execute("COMMIT")
             return 0
         top = _scalar(conn, "SELECT coalesce(max(pos), 0) FROM rating_matches")
@@ -649,12 +656,11 @@ def refresh_ratings(conn: duckdb.DuckDBPyConnection, *, model: Any = None) -> in
         conn.execute("DROP TABLE _rq")
         done = _rate_into(conn, r, todo)
         conn.execute("DELETE FROM ratings")
-        with _registered(conn, "_rcur", r.current()):
+        with registered(conn, "_rcur", r.current()):
             conn.execute("INSERT INTO ratings BY NAME SELECT * FROM _rcur")
         keep_in_order(conn, "rating_history", "player, partner, pool, pos")
-        from reports.leaderboard import keep_rating_pages
-
-        keep_rating_pages(conn)  # the player pages' sections: every place may have moved
+        if then is not None:
+            then(conn)  # the player pages' sections: every place may have moved
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(duckdb.Error):
@@ -707,9 +713,9 @@ def _rate_into(conn: duckdb.DuckDBPyConnection, r: Ratings, todo: pa.Table) -> i
 
 
 def _flush(conn: duckdb.DuckDBPyConnection, r: Ratings, matches: dict[str, list[Any]]) -> None:
-    with _registered(conn, "_rhist", r.take_rows()):
+    with registered(conn, "_rhist", r.take_rows()):
         conn.execute("INSERT INTO rating_history BY NAME SELECT * FROM _rhist")
-    with _registered(conn, "_rmat", pa.table(matches, schema=_MATCH_SCHEMA)):
+    with registered(conn, "_rmat", pa.table(matches, schema=_MATCH_SCHEMA)):
         conn.execute("INSERT INTO rating_matches BY NAME SELECT * FROM _rmat")
     for v in matches.values():
         v.clear()

@@ -50,6 +50,9 @@ def dataset() -> Path:
     if (CACHE / ".complete").exists():
         return db
     from replay.ingest import ingest
+    from reports import derived
+
+    derived.subscribe()  # the ratings, reports and insights follow the loads, as `replay ingest`
 
     shutil.rmtree(CACHE, ignore_errors=True)
     CACHE.mkdir(parents=True)

@@ -39,6 +39,9 @@ def main() -> int:
 
     from api.app import create_app
     from replay.ingest import ingest
+    from reports import derived
+
+    derived.subscribe()  # the ratings, reports and insights follow the loads, as `replay ingest`
 
     with tempfile.TemporaryDirectory(prefix="replay-shots-") as tmp:
         db = Path(tmp) / "data" / "replay.duckdb"

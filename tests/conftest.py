@@ -1,4 +1,4 @@
-"""What the tests share: the tables they play, the random deals and rules
+"""What the tests share (and the tests' composition root): the tables they play, the random deals and rules
 they draw, hypothesis strategies over them, and which build of the C
 accelerator they run against.
 
@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
+import replay.ingest  # noqa: F401  (hands the store its revalidator)
 from replay.accel import native
 from replay.engine import HandState
 from replay.rules import Rules
+from reports import derived
 from tests.conformance.tables import (
     MATCH_OPTIONS,
     PROFILE_NAMES,
@@ -37,6 +39,11 @@ from tests.conformance.tables import (
     rules_of,
     table_id,
 )
+
+
+# the tests' composition root: the store's subscribers, wired as the `replay`
+# command and the app factory wire them
+derived.subscribe()
 
 __all__ = [
     "MATCH_OPTIONS",

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from replay.analyze import analyze_store
 from replay.ingest import ingest
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
-from replay.store import keep_ratings, open_store
+from replay.store import delete_match, open_store
 from reports.cheats import ALPHA, audit_player, evidence, player_signals, signal, suspicious
+from reports.derived import keep_ratings
 from reports.skill import (
     pair_skill,
     percentiles,
@@ -191,9 +192,8 @@ def test_refresh_follows_every_change(mixed_store: Path, tmp_path: Path) -> None
     try:
         assert refresh_insights(conn) == 0  # nothing new: nothing redone
         matches = [m for (m,) in conn.execute("SELECT match FROM insight_matches ORDER BY match").fetchall()]
-        # a match deleted with every row (the API's delete), another analysed again
-        from api.queries import delete_match
-
+        # a match deleted (the store's delete: its subscribers refresh the
+        # insights too), another analysed again
         delete_match(conn, matches[0])
         conn.execute("UPDATE matches SET analysis = 'again' WHERE match = ?", [matches[1]])
         conn.execute("UPDATE hand_analysis SET result = list_transform(result, lambda v: v + 1) WHERE match = ?",

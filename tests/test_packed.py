@@ -1,4 +1,4 @@
-"""replay.packed: a match's replay rows in one value, and back.
+"""replay.store.replay_blob: a match's replay rows in one value, and back.
 
 Every match of the test store is compared with its SQL reads in
 tests/test_api.py; here the corners: NULLs of every kind, strings outside
@@ -14,8 +14,8 @@ import sys
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from replay.frames import SCHEMAS
-from replay.packed import pack_replays, unpack_replay
+from replay.store.replay_blob import pack_replays, unpack_replay
+from replay.store.rows import SCHEMAS
 
 T = pa.timestamp("ms", tz="UTC")
 
@@ -99,7 +99,7 @@ def test_a_body_depends_on_its_match_alone() -> None:
 def test_the_workers_path_needs_no_polars() -> None:
     """Workers are forked: polars' thread pool, started in the parent, would
     leave a polars call in the child waiting for ever."""
-    code = "import sys, replay.packed, replay.frames; assert 'polars' not in sys.modules, 'polars imported'"
+    code = "import sys, replay.store.replay_blob, replay.store.rows; assert 'polars' not in sys.modules, 'polars imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
@@ -108,7 +108,7 @@ def _as_format_1(body: bytes) -> bytes:
     """A FORMAT 2 body written as FORMAT 1 wrote it (the moves as records)."""
     import numpy as np
 
-    from replay.packed import _HEAD, _SIZE, _ZSTD, MOVE
+    from replay.store.replay_blob import _HEAD, _SIZE, _ZSTD, MOVE
 
     _, whole = _SIZE.unpack_from(body)
     raw = _ZSTD.decompress(memoryview(body)[_SIZE.size :], whole, asbytes=True)

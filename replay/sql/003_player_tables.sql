@@ -4,9 +4,12 @@
 -- player_seats: for each player (of_player), every seat row of every match
 -- they sat in (the partner needs the other seats). player_hands: for each
 -- player, every hand of those matches, with the match columns the report
--- uses. Rows are derived from seats, hands and matches: here for existing
--- data, by replay.store at load time for the matches a batch (re)writes,
--- inserted in player order so that a player's rows sit in few row groups.
+-- uses. Rows are made from seats, hands and matches by
+-- replay.store.player_rows (the one definition): at load time for the
+-- matches a batch (re)writes, and for a store migrated from before this
+-- version by the derivation that follows the migrations (005 marks its
+-- matches), inserted in player order so that a player's rows sit in few
+-- row groups.
 
 CREATE TABLE player_seats (
     of_player VARCHAR NOT NULL,
@@ -43,27 +46,5 @@ CREATE TABLE player_hands (
     match_notes  VARCHAR[]
 );
 
-INSERT INTO player_seats
-SELECT p.player, s.match, s.seat, s.player, s.name, s.bot, s.from_hand, s.to_hand, s.seq, m.batch
-FROM (SELECT DISTINCT match, player FROM seats) p
-JOIN (SELECT *, coalesce(lead(from_hand) OVER (PARTITION BY match, seat ORDER BY from_hand, seq),
-                2147483647) AS to_hand FROM seats) s ON s.match = p.match
-JOIN matches m ON m.match = p.match
-ORDER BY p.player, s.match, s.seq, s.seat;
-
-INSERT INTO player_hands
-SELECT p.player, h.match, h.hand, h.result, h.winner, h.points, h.notes, h.passes,
-       h.dealt_pips, h.dealt_doubles, h.dealt_tiles, h.started,
-       m.profile, m.rules->>'teams', m.rules->>'stock', m.rules->>'block_end',
-       m.result, m.winner, m.notes
-FROM (SELECT DISTINCT match, player FROM seats) p
-JOIN matches m ON m.match = p.match
-JOIN hands h ON h.match = p.match
-ORDER BY p.player, h.match, h.hand;
-
--- Rows of player_hands when it was last rewritten in player order: a load
--- rewrites both tables in order once they have grown by a quarter since
--- (replay.store), so that the batches' appended runs do not spread a
--- player over every row group.
 CREATE TABLE player_order (sorted_rows BIGINT NOT NULL);
 INSERT INTO player_order SELECT count(*) FROM player_hands;

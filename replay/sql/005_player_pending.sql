@@ -15,6 +15,10 @@
 
 CREATE TABLE player_pending (match VARCHAR NOT NULL);
 
+-- A store migrated from before 003 has no player rows yet: its matches are
+-- marked, and derived once the migrations are done.
+INSERT INTO player_pending SELECT match FROM matches WHERE match NOT IN (SELECT match FROM player_seats);
+
 DROP TABLE player_hands;
 
 -- player_order counted player_hands rows when the tables were last sorted;

@@ -1,23 +1,26 @@
 """The player tables' rows of a batch (migrations 003 to 005), made from its
 Arrow tables in the worker that made them.
 
-`player_rows` gives what :data:`replay.store._PLAYER_ROWS` derives in SQL
-from the stored ``seats``, ``hands`` and ``matches`` rows of the same
-matches: ``player_seats`` (every seat row of a match, once for each player
+`player_rows` is the one definition of these rows: the workers make them
+from a batch's tables, and the store (replay.store.derive) from the stored
+``seats``, ``hands`` and ``matches`` rows of matches that came otherwise (a
+match validated again in the loader, an older batch, a migrated store):
+``player_seats`` (every seat row of a match, once for each player
 seated in it) and ``player_held`` (a row per hand and seat, the occupant at
 that hand, the partner in pairs, and the seat's own figures taken out of the
 per-seat lists). The loader sets them aside at each commit and the
 derivation inserts them sorted (replay.store.HeldRows): at 1M hands 11 s
-against 22 s for the SQL's joins, for about 4 CPU-s of the workers (40 ms
-a batch). tests/test_held.py checks the rows are the SQL's, on every sample
-log and on simulated matches of every profile.
+against 22 s for the joins in SQL the store used to run, for about 4 CPU-s
+of the workers (40 ms a batch). tests/test_held.py keeps that SQL as a
+reference and checks the rows are its rows, on every sample log and on
+simulated matches of every profile.
 
 One difference by design: where a log seats the same player twice in one
-hand of a pairs match, the SQL joins each seat's row to both partners; here
-each seat gets its own partner.
+hand of a pairs match, the reference SQL joins each seat's row to both
+partners; here each seat gets its own partner.
 
 >>> import pyarrow as pa
->>> from replay.frames import SCHEMAS
+>>> from replay.store.rows import SCHEMAS
 >>> m = pa.table({"match": ["m"], "profile": ["x"], "rules": ['{"teams": "none"}'],
 ...               "result": [None], "winner": [None], "notes": [[]], "batch": ["b"]})
 >>> s = pa.table({"match": ["m", "m"], "seat": [0, 1], "player": ["p", "q"], "name": [None, None],
@@ -43,7 +46,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["HELD_SCHEMA", "PLAYER_SEATS_SCHEMA", "player_rows"]
+from replay.rules import PROFILES
+
+__all__ = ["HELD_SCHEMA", "PLAYER_SEATS_SCHEMA", "SHUTOUTS", "player_rows"]
 
 _I8, _I16, _I32, _I64 = pa.int8(), pa.int16(), pa.int32(), pa.int64()
 _STR, _BOOL = pa.string(), pa.bool_()
@@ -64,7 +69,8 @@ HELD_SCHEMA: Final = pa.schema([
 
 #: A seat row with no later one for its seat (SQL's coalesce(lead(...), 2^31 - 1)).
 NO_END: Final = 2**31 - 1
-_SHUTOUTS: Final = frozenset(("shutout", "chiva", "zapato"))
+#: The match notes that name a shutout: each profile's word for it.
+SHUTOUTS: Final = frozenset(p.shutout_note for p in PROFILES.values())
 
 
 def _json_text(value: Any) -> str | None:
@@ -143,7 +149,7 @@ def player_rows(matches: pa.Table, seats: pa.Table, hands: pa.Table) -> dict[str
         block_end.append(got[2])
     pairs = np.array([t == "pairs" for t in teams], bool)
     shutout = pa.array(
-        [None if ns is None else not _SHUTOUTS.isdisjoint(ns) for ns in _col(matches, "notes").to_pylist()], _BOOL
+        [None if ns is None else not SHUTOUTS.isdisjoint(ns) for ns in _col(matches, "notes").to_pylist()], _BOOL
     )
 
     # seat rows: each one's range of hands, [from_hand, to_hand)

@@ -23,9 +23,9 @@ from replay import moves
 from replay.accel import native
 from replay.events import ts_to_ms
 from replay.fastmatch import MoveColumns
-from replay.held import player_rows
-from replay.packed import move_codes, pack_replays
 from replay.report import CODES, Finding, MatchReport, MoveRecord
+from replay.store.player_rows import player_rows
+from replay.store.replay_blob import move_codes, pack_replays
 from replay.tiles import IS_DOUBLE, PIPS
 
 __all__ = [

@@ -135,7 +135,7 @@ def pack_replays(
     seats, hands and moves tables, in the order of its matches.
 
     ``codes``: the moves' kinds and ends as int8 codes (`KINDS`, `ENDS`; -1
-    another value, -128 NULL) where the caller has them (replay.frames: the
+    another value, -128 NULL) where the caller has them (replay.store.rows: the
     rows made in C carry them); else they are read from the strings.
     """
     order = tables["matches"].column("match").combine_chunks()
