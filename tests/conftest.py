@@ -40,7 +40,6 @@ from tests.conformance.tables import (
     table_id,
 )
 
-
 # the tests' composition root: the store's subscribers, wired as the `replay`
 # command and the app factory wire them
 derived.subscribe()
