@@ -18,10 +18,10 @@ import orjson
 import pytest
 
 from replay.cli import _report
-from replay.cluster import ClusterError, ClusterPool, connect, parse_address
 from replay.ingest import _Task, _work, ingest, reingest, validate_routed
+from replay.ingest.batch_id import CodeMismatch, code_version
+from replay.ingest.pool import ClusterError, ClusterPool, connect, parse_address
 from replay.reader import iter_paths
-from replay.shards import CodeMismatch, code_version
 from replay.simulate import SimConfig, defect_log, simulate
 from replay.store import layout, load_spool, open_store, pending_batches
 from replay.validate import validate_paths
@@ -215,7 +215,7 @@ def test_a_worker_refuses_a_task_from_other_code() -> None:
 
 
 def test_a_cluster_with_other_code_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay import cluster as mod
+    from replay.ingest import pool as mod
 
     class Client:
         def run(self, fn: Any) -> dict[str, str]:

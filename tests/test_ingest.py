@@ -156,24 +156,24 @@ def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> Non
 def test_the_pool_stores_the_same_with_and_without_shared_memory(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A chunk's bytes go by shared memory (replay.handoff); where /dev/shm
+    """A chunk's bytes go by shared memory (replay.ingest.shm); where /dev/shm
     cannot hold a segment they go by pipe, with the same store."""
     import os
 
-    from replay import handoff
+    from replay.ingest import shm
 
     a, b = tmp_path / "a" / "r.duckdb", tmp_path / "b" / "r.duckdb"
     made: list[int] = []
-    real_put = handoff.Segments.put
+    real_put = shm.Segments.put
 
-    def put(self: handoff.Segments, blobs: Any) -> Any:
+    def put(self: shm.Segments, blobs: Any) -> Any:
         held = real_put(self, blobs)
         made.append(held is not None)
         return held
 
-    monkeypatch.setattr(handoff.Segments, "put", put)
+    monkeypatch.setattr(shm.Segments, "put", put)
     ingest([sample], db=a, workers=2, chunk_hands=40)
-    assert made and all(made) == handoff.available()
+    assert made and all(made) == shm.available()
 
     def full(fd: int, offset: int, length: int) -> None:
         raise OSError(28, "No space left on device")

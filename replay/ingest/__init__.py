@@ -22,9 +22,9 @@ else.
 A rematch waits for the match it follows (its first leader decides the
 rematch's first lead): in the same chunk, in a side chunk sent once the
 earlier match's result is back, or from the store. The chunks depend only
-on the lines read, so a batch is named by its content (replay.shards).
+on the lines read, so a batch is named by its content (replay.ingest.batch_id).
 
-With ``--cluster`` (replay.cluster) the pool is a dask.distributed cluster:
+With ``--cluster`` (replay.ingest.pool) the pool is a dask.distributed cluster:
 the tasks carry their lines, the results the batch's files, written into
 the spool here (docs/scale.md).
 """
@@ -63,11 +63,12 @@ import orjson
 import pyarrow as pa
 
 from replay import events as ev
-from replay import handoff
 from replay.accel import native
-from replay.cluster import ClusterError, ClusterPool
 from replay.fastmatch import fast_report
 from replay.frames import Frames, file_table, findings_table, first_leader
+from replay.ingest import shm
+from replay.ingest.batch_id import CodeMismatch, Shard, check_code, code_version
+from replay.ingest.pool import ClusterError, ClusterPool
 
 # The reader's line splitting and gzip handling, so that line numbers and
 # broken files count exactly as in `replay validate`.
@@ -88,7 +89,6 @@ from replay.reader import (  # noqa: PLC2701
 )
 from replay.report import FileReport, Finding, MatchReport, ValidationReport
 from replay.scan import scan_buffer
-from replay.shards import CodeMismatch, Shard, check_code, code_version
 from replay.store import (
     GROUP_BATCHES,
     HeldRows,
@@ -408,7 +408,7 @@ class _Task:
     items: list[_Item] = field(default_factory=list)
     refetch: list[tuple[bytes, list[int]]] = field(default_factory=list)  # read again from files
     leaders: dict[str, int | None] = field(default_factory=dict)
-    # the items' blobs in a shared memory segment (replay.handoff): its name
+    # the items' blobs in a shared memory segment (replay.ingest.shm): its name
     # and each blob's (start, end); the items then carry empty blobs
     shared: tuple[str, array[int]] | None = None
     # the pid of the process that loads the batch itself (store.write_batch's owner)
@@ -416,7 +416,7 @@ class _Task:
     # (samples, seed) of the hand analysis (replay.analysis) the batch carries; None: none
     analysis: tuple[int, int] | None = None
     kind: str = "ingest"  # or "validate": the reports come back, no batch is made
-    version: str = ""  # the sender's code (replay.shards.code_version), checked by a worker
+    version: str = ""  # the sender's code (replay.ingest.batch_id.code_version), checked by a worker
     order: str = ""  # the batch's place among those of its run (a content-named batch)
 
 
@@ -486,7 +486,7 @@ def _work(task: _Task) -> _Result:
     """
     check_code(task.version)
     if task.shared is not None:
-        for item, blob in zip(task.items, handoff.receive(*task.shared), strict=True):
+        for item, blob in zip(task.items, shm.receive(*task.shared), strict=True):
             item.blob = blob
         task.shared = None
     gc.collect()
@@ -939,7 +939,7 @@ class _Run:
         self.lay = lay
         self.kind = kind  # "ingest", or "validate" (no store: the reports come back)
         self.analysis = analysis
-        # a pool elsewhere (replay.cluster): tasks carry their bytes, results
+        # a pool elsewhere (replay.ingest.pool): tasks carry their bytes, results
         # bring the batches' files, and this process writes them
         self.remote = bool(getattr(pool, "remote", False))
         self.version = code_version()
@@ -964,9 +964,9 @@ class _Run:
         self.max_inflight = workers + min(workers, 4) if self.remote else workers
         # the chunks' bytes go to the workers through shared memory, not the pipe
         self.segments = (
-            handoff.Segments() if pool is not None and not self.remote and handoff.available() else None
+            shm.Segments() if pool is not None and not self.remote and shm.available() else None
         )
-        self.held: dict[Future[_Result], handoff.Held] = {}
+        self.held: dict[Future[_Result], shm.Held] = {}
         self.loader = _Loader(conn, lay.data, durable) if conn is not None and lay is not None else None
         # this process loads its batches itself: they need not be durable
         # (store.write_batch's owner); for another holder of the store they must be
@@ -1172,7 +1172,7 @@ class _Run:
 
         Where a match goes depends only on the lines read (and the store),
         never on when results come back: so the chunks, and the content
-        names of their batches (replay.shards), are the same whatever the
+        names of their batches (replay.ingest.batch_id), are the same whatever the
         workers' pace. A rematch of a match still being read follows it into
         its chunk; one of a match sent off in an earlier chunk goes into
         the side chunks, each sent once the leaders it needs are back.
@@ -1309,7 +1309,7 @@ class _Run:
         self, items: list[_Item], fis: list[int], leaders: Mapping[str, int | None],
         refetch: list[tuple[bytes, list[int]]],
     ) -> str:
-        """The chunk's batch named by its content (replay.shards): its files, its
+        """The chunk's batch named by its content (replay.ingest.batch_id): its files, its
         matches' lines in them (or the matches read again whole from them), the
         leaders it is given."""
         shard = Shard(self.mode if not refetch else "replace")
@@ -1445,7 +1445,7 @@ class _Run:
         order = f"{self.run_id}-{self.seq:06d}"
         meta: dict[str, Any] = {"mode": self.mode, "files": {}}
         batch = order
-        if self.mode == "add":  # named by the files it records (replay.shards)
+        if self.mode == "add":  # named by the files it records (replay.ingest.batch_id)
             shard = Shard(self.mode, kind="files")
             for f in self.files:
                 shard.extra(f.sha256, f.stored, *sorted({f.path, *extra_paths.get(f.sha256, [])}))
@@ -1743,11 +1743,11 @@ def ingest(
     Raises :class:`replay.reader.UsageError` for a path that does not exist or a
     folder with no log in it. A file that is no table log is stored as one
     bad line and named in ``summary.not_logs``. With ``cluster`` (an
-    address, or a :class:`replay.cluster.ClusterPool`) the shards are
+    address, or a :class:`replay.ingest.pool.ClusterPool`) the shards are
     validated (and analysed) there instead of in ``workers`` processes.
     """
     if isinstance(cluster, str):
-        from replay.cluster import connect
+        from replay.ingest.pool import connect
 
         with connect(cluster) as remote:
             return ingest(paths, db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,
@@ -1848,7 +1848,7 @@ def reingest(
     ``cluster`` and ``analysis`` as for :func:`ingest`.
     """
     if isinstance(cluster, str):
-        from replay.cluster import connect
+        from replay.ingest.pool import connect
 
         with connect(cluster) as remote:
             return reingest(db=db, chunk_hands=chunk_hands, progress_out=progress_out, cluster=remote,

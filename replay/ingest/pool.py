@@ -7,7 +7,7 @@ for the local pool (so a match spread over files is validated whole, and
 a rematch after the match it follows). The worker validates it and sends
 back the batch's files as bytes (:func:`replay.store.encode_tables`), which
 this process writes into its spool under the batch's content name
-(:mod:`replay.shards`); the loader loads them as today. Workers need no
+(:mod:`replay.ingest.batch_id`); the loader loads them as today. Workers need no
 shared folder and never see the data directory or the database.
 
 ``ADDRESS`` is a scheduler (``tcp://host:8786``, started with ``dask
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, Final
 
-from replay.shards import code_version
+from replay.ingest.batch_id import code_version
 
 __all__ = ["ClusterError", "ClusterPool", "connect", "parse_address"]
 
@@ -53,7 +53,7 @@ def parse_address(spec: str) -> tuple[str, int | None]:
     >>> parse_address("local:x")
     Traceback (most recent call last):
     ...
-    replay.cluster.ClusterError: --cluster local:N wants a number of workers, not 'x'
+    replay.ingest.pool.ClusterError: --cluster local:N wants a number of workers, not 'x'
     """
     if spec == "local":
         return "local", None
