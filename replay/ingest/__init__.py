@@ -72,20 +72,20 @@ from replay.ingest.pool import ClusterError, ClusterPool
 
 # The reader's line splitting and gzip handling, so that line numbers and
 # broken files count exactly as in `replay validate`.
-from replay.reader import (  # noqa: PLC2701
+from replay.reader import (
     MAX_LINE_BYTES,
     NOT_A_LOG,
     BadLine,
+    BrokenFile,
     EventLine,
     Record,
     UsageError,
-    _Broken,
-    _chunks,
-    _not_utf8,
-    _split,
-    _whole_lines,
     iter_paths,
+    not_utf8,
     parse_line,
+    read_chunks,
+    split_lines,
+    whole_lines,
 )
 from replay.report import FileReport, Finding, MatchReport, ValidationReport
 from replay.scan import scan_buffer
@@ -112,7 +112,7 @@ from replay.store import (
     write_batch,
     write_encoded,
 )
-from replay.validate import _line_finding as _validate_line_finding  # noqa: PLC2701
+from replay.validate import line_finding as validate_line_finding
 from replay.validate import seed_reuse, validate_match, with_findings
 
 __all__ = [
@@ -330,7 +330,7 @@ def _parse(raw: bytes, label: str, n: int) -> Record:
     try:
         text = raw.decode()
     except UnicodeDecodeError as exc:
-        return _not_utf8(raw, exc, label, n)
+        return not_utf8(raw, exc, label, n)
     return parse_line(text, label, n)
 
 
@@ -363,8 +363,8 @@ def read_match_records(
     out: dict[str, list[Record]] = {m: [] for m in keys.values()}
     for label, path in files:
         n = 0
-        with contextlib.suppress(_Broken):  # the break is a finding of the file
-            for raw in _split(_chunks(path)):
+        with contextlib.suppress(BrokenFile):  # the break is a finding of the file
+            for raw in split_lines(read_chunks(path)):
                 n += 1
                 if raw is None:
                     continue
@@ -510,7 +510,7 @@ def _work_batch(task: _Task) -> _Result:
     validating = task.kind == "validate"
     frames = Frames(task.batch, where) if not validating else None
     reports: list[MatchReport] = []
-    line_finding = _validate_line_finding if validating else _line_finding
+    line_finding = validate_line_finding if validating else _line_finding
     leaders = dict(task.leaders)
     out_leaders: dict[bytes, int | None] = {}
     summary: list[tuple[bytes, str, int, tuple[str, ...]]] = []
@@ -943,7 +943,7 @@ class _Run:
         # bring the batches' files, and this process writes them
         self.remote = bool(getattr(pool, "remote", False))
         self.version = code_version()
-        self.line_finding = _validate_line_finding if kind == "validate" else _line_finding
+        self.line_finding = validate_line_finding if kind == "validate" else _line_finding
         self.first: dict[bytes, tuple[int, int]] = {}  # (file index, line) a match starts at
         self.reports: dict[bytes, list[MatchReport]] = {}  # kind "validate"
         self.spooled = 0.0  # seconds writing the batches workers elsewhere sent
@@ -1052,7 +1052,7 @@ class _Run:
         base = self.bytes_done
         n = 0
         try:
-            for data in _whole_lines(_counting(_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz)), ROUTE_BYTES):
+            for data in whole_lines(_counting(read_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz)), ROUTE_BYTES):
                 off = 0
                 while True:
                     off, n, got = native.route(data, off, n, MAX_LINE_BYTES)
@@ -1078,7 +1078,7 @@ class _Run:
                     raw = data[off:stop]
                     off = stop + 1
                     self._route_line(fi, label, raw if len(raw) <= MAX_LINE_BYTES else None, n)
-        except _Broken as exc:
+        except BrokenFile as exc:
             n += 1
             self._top(fi, BadLine(label, n, "MALFORMED_LINE", f"line {n}: {exc}", None, None, None,
                                   exc.partial.decode(errors="replace")))  # fmt: skip
@@ -1141,14 +1141,14 @@ class _Run:
         base = self.bytes_done
         n = tick = 0
         try:
-            for raw in _split(_counting(_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz))):
+            for raw in split_lines(_counting(read_chunks(kf.kept), lambda k: self._tick(base, k, kf, gz))):
                 n += 1
                 self._route_line(fi, label, raw, n)
                 tick += 1
                 if tick >= 4096:
                     tick = 0
                     self._collect(block=False)
-        except _Broken as exc:
+        except BrokenFile as exc:
             n += 1
             self._top(fi, BadLine(label, n, "MALFORMED_LINE", f"line {n}: {exc}", None, None, None,
                                   exc.partial.decode(errors="replace")))  # fmt: skip
@@ -1336,8 +1336,8 @@ class _Run:
         for fi in fis:
             kf = self.files[fi]
             n = 0
-            with contextlib.suppress(_Broken):  # the break is a finding of the file
-                for raw in _split(_chunks(kf.kept)):
+            with contextlib.suppress(BrokenFile):  # the break is a finding of the file
+                for raw in split_lines(read_chunks(kf.kept)):
                     n += 1
                     if raw is None:
                         continue
