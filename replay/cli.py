@@ -143,7 +143,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
 
     hooks = (
         ("replay.simulate", "add_simulate_parser"),
-        ("replay.ingest", "add_ingest_parsers"),
+        ("replay.ingest.cli", "add_ingest_parsers"),
         ("replay.analyze", "add_analyze_parser"),
         ("replay.export", "add_export_parser"),
         ("api.serve", "add_serve_parser"),
