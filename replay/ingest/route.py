@@ -58,7 +58,7 @@ from replay.report import Finding, MatchReport
 from replay.store import Layout, one, write_batch, write_encoded
 from replay.validate import line_finding as validate_line_finding
 
-__all__ = ["CHUNK_HANDS", "ROUTE_BYTES", "Pending", "Run"]
+__all__ = ["CHUNK_HANDS", "ROUTE_BYTES", "Run"]
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
@@ -66,7 +66,7 @@ CHUNK_HANDS: Final = 10000
 ROUTE_BYTES: Final = 8 * 1024 * 1024
 
 
-class Pending:
+class _Pending:
     """Lines of a match still being read."""
 
     __slots__ = ("fi", "hands", "lines", "parent", "raws", "segments", "start")
@@ -91,7 +91,7 @@ class Pending:
         return Item(key, b"\n".join(self.raws), self.lines, self.segments, self.parent)
 
 
-def _parent_of(p: Pending) -> bytes | None:
+def _parent_of(p: _Pending) -> bytes | None:
     if p.start is None:
         return None
     try:
@@ -161,7 +161,7 @@ class Run:
         # before the first batch is made
         self.durable = durable if self.loader is None else None
         # routing state
-        self.groups: dict[bytes, Pending] = {}
+        self.groups: dict[bytes, _Pending] = {}
         self.done: dict[bytes, tuple[int, ...]] = {}  # dispatched: its files
         self.reopened: set[bytes] = set()
         self.chunk: list[Item] = []
@@ -173,7 +173,7 @@ class Run:
         self.side_size = 0
         self.side_closed: list[tuple[list[Item], set[bytes]]] = []  # with the leaders they need
         self.sending = False
-        self.parked: dict[bytes, list[tuple[bytes, Pending]]] = {}
+        self.parked: dict[bytes, list[tuple[bytes, _Pending]]] = {}
         self.waiting: set[bytes] = set()  # keys parked behind a parent
         self.leaders: dict[bytes, int | None] = {}
         self.inflight: dict[Future[Result], int] = {}
@@ -268,7 +268,7 @@ class Run:
                                   exc.partial.decode(errors="replace")))  # fmt: skip
         self.lines[fi] = n
 
-    def _pending(self, key: bytes, fi: int) -> Pending | None:
+    def _pending(self, key: bytes, fi: int) -> _Pending | None:
         """The match being read under ``key`` (new if need be), its segments
         following ``fi``; None for lines after the match was sent off (it is
         read again, whole, at the end of the run)."""
@@ -280,7 +280,7 @@ class Run:
                 if fi not in done:
                     self.done[key] = (*done, fi)
                 return None
-            p = self.groups[key] = Pending(fi)
+            p = self.groups[key] = _Pending(fi)
         elif p.fi != fi:
             p.fi = fi
             p.segments.append((fi, len(p.lines)))
@@ -350,7 +350,7 @@ class Run:
 
     # -- dispatch
 
-    def _ready(self, key: bytes, p: Pending) -> None:
+    def _ready(self, key: bytes, p: _Pending) -> None:
         """A match is complete (or the run is over): into the chunk, or after
         the match it is a rematch of.
 
@@ -381,7 +381,7 @@ class Run:
                   [parent.decode("utf-8", "surrogatepass")])  # fmt: skip
         return None if row is None or row[0] is None else int(row[0])
 
-    def _add(self, key: bytes, p: Pending, *, side: bool = False) -> None:
+    def _add(self, key: bytes, p: _Pending, *, side: bool = False) -> None:
         """The match, and the rematches parked behind it, into a chunk (the side
         chunk with ``side``); the chunk goes once it is full."""
         self._put(key, p, side)
@@ -391,7 +391,7 @@ class Run:
         elif self.chunk_size >= self.chunk_hands:
             self._flush()
 
-    def _put(self, key: bytes, p: Pending, side: bool) -> None:
+    def _put(self, key: bytes, p: _Pending, side: bool) -> None:
         if self.kind == "validate":
             self.first.setdefault(key, (p.segments[0][0], p.lines[0] if p.lines else 0))
         if side:
@@ -516,7 +516,7 @@ class Run:
         in the worker), as items: for a worker that has no kept copies."""
         wanted = {key for key, _ in refetch}
         fis = sorted({fi for _, idx in refetch for fi in idx})
-        got: dict[bytes, Pending] = {}
+        got: dict[bytes, _Pending] = {}
         for fi in fis:
             kf = self.files[fi]
             n = 0
@@ -537,7 +537,7 @@ class Run:
                         assert key is not None
                         p = got.get(key)
                         if p is None:
-                            p = got[key] = Pending(fi)
+                            p = got[key] = _Pending(fi)
                         p.add(fi, raw, n)
         return [got[key].item(key) for key, _ in refetch if key in got]
 

@@ -230,7 +230,7 @@ def ingest(
     analysis: tuple[int, int] | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> IngestSummary:
-    """Ingest log files and folders into the store at ``db`` (see the module doc).
+    """Ingest log files and folders into the store at ``db`` (the flow: :mod:`replay.ingest`).
 
     ``labels`` names files otherwise than by the path given (an upload's
     temporary file by the name it was sent with), as findings and
