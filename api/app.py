@@ -277,7 +277,7 @@ def _ingest_memory() -> str | None:
     """
     from replay import ingest
 
-    return getattr(ingest, "_MEMORY", None)
+    return ingest.MEMORY_LIMIT
 
 
 def _open(db_path: str) -> Cursor:

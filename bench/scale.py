@@ -46,8 +46,8 @@ from ingest import dataset  # noqa: E402  (bench/ingest.py)
 
 def run(files: list[Path], workers: int, chunk_hands: int, analysis: tuple[int, int] | None) -> dict[str, Any]:
     """One ingest on a fresh LocalCluster of ``workers`` processes."""
-    from replay.cluster import connect
     from replay.ingest import ingest
+    from replay.ingest.pool import connect
 
     work = Path(tempfile.mkdtemp(prefix="replay-scale-"))
     try:

@@ -39,7 +39,7 @@ from replay.reader import UsageError
 from replay.store import hooks
 
 if TYPE_CHECKING:
-    from replay.cluster import ClusterPool
+    from replay.ingest.pool import ClusterPool
 
 __all__ = ["add_analyze_parser", "analyze_paths", "analyze_store", "run_analyze"]
 
@@ -50,7 +50,7 @@ def _work(inputs: list[HandInput], samples: int, seed: int, version: str = "") -
     """One match's hands (in a pool worker, a cluster's worker, or here);
     ``version``: the sender's code, which a cluster's worker must run too."""
     if version:
-        from replay.shards import check_code
+        from replay.ingest.batch_id import check_code
 
         check_code(version)
     global _ANALYZER
@@ -114,7 +114,7 @@ def run_tasks(
         return
     version = ""
     if cluster is not None:
-        from replay.shards import code_version
+        from replay.ingest.batch_id import code_version
 
         version, workers = code_version(), cluster._max_workers
     try:
@@ -372,7 +372,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     if not 0 <= args.samples <= 10000:
         raise UsageError("--samples must be 0..10000")
     if args.cluster:
-        from replay.cluster import ClusterError, connect
+        from replay.ingest.pool import ClusterError, connect
 
         try:
             with connect(args.cluster) as pool:

@@ -19,8 +19,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from replay.validate import validate_paths, without_gc
 
     if args.cluster:
-        from replay.cluster import ClusterError, connect
         from replay.ingest import validate_routed
+        from replay.ingest.pool import ClusterError, connect
         from replay.reader import iter_paths
 
         list(iter_paths(args.paths))  # a missing path is a usage error before any cluster starts
@@ -143,7 +143,7 @@ def _optional(sub: argparse._SubParsersAction) -> None:
 
     hooks = (
         ("replay.simulate", "add_simulate_parser"),
-        ("replay.ingest", "add_ingest_parsers"),
+        ("replay.ingest.cli", "add_ingest_parsers"),
         ("replay.analyze", "add_analyze_parser"),
         ("replay.export", "add_export_parser"),
         ("api.serve", "add_serve_parser"),

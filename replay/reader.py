@@ -37,14 +37,19 @@ __all__ = [
     "MAX_LINE_BYTES",
     "NOT_A_LOG",
     "BadLine",
+    "BrokenFile",
     "EventLine",
     "FileStats",
     "LogReader",
     "Record",
     "UsageError",
     "iter_paths",
+    "not_utf8",
     "parse_line",
+    "read_chunks",
     "read_lines",
+    "split_lines",
+    "whole_lines",
 ]
 
 MALFORMED_LINE: Final = "MALFORMED_LINE"
@@ -265,7 +270,7 @@ def _describe(exc: ValidationError, most: int = 3) -> str:
 # -- one file ----------------------------------------------------------------
 
 
-class _Broken(Exception):
+class BrokenFile(Exception):
     """Reading stopped: the file could not be opened or decompressed."""
 
     partial: bytes = b""  # the unfinished line where it broke
@@ -336,11 +341,13 @@ def not_a_log(head: bytes, complete: bool) -> str | None:
     return f"{NOT_A_LOG}: {why}; a table log is UTF-8 JSON Lines"
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
+def read_chunks(path: Path) -> Iterator[bytes]:
+    """The bytes of a log file (gzip or not) in pieces; :class:`BrokenFile`
+    where reading breaks, or at once for a file that is no table log."""
     try:
         f: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise _Broken(f"cannot open file: {exc.strerror or exc}") from exc
+        raise BrokenFile(f"cannot open file: {exc.strerror or exc}") from exc
     what = "file"
     with f:
         try:
@@ -349,7 +356,7 @@ def _chunks(path: Path) -> Iterator[bytes]:
                 stream: Any = gzip.GzipFile(fileobj=f, mode="rb")
                 what = "gzip"
             elif path.name.endswith(".gz") and head:
-                raise _Broken("not a gzip file (named .gz but no gzip header)")
+                raise BrokenFile("not a gzip file (named .gz but no gzip header)")
             else:
                 stream, what = f, "file"
             # the start is looked at before any line is given out (see not_a_log)
@@ -364,19 +371,19 @@ def _chunks(path: Path) -> Iterator[bytes]:
                 broke = exc
             why = not_a_log(b"".join(first)[: _SNIFF * 2], complete=got < _SNIFF and broke is None)
             if why is not None:
-                raise _Broken(why)
+                raise BrokenFile(why)
             yield from first
             if broke is not None:
                 raise broke
             while chunk := stream.read1(_CHUNK):
                 yield chunk
         except EOFError as exc:
-            raise _Broken(f"truncated {what}: {exc}") from exc
+            raise BrokenFile(f"truncated {what}: {exc}") from exc
         except (OSError, zlib.error) as exc:  # BadGzipFile is an OSError
-            raise _Broken(f"corrupt or unreadable {what}: {exc}") from exc
+            raise BrokenFile(f"corrupt or unreadable {what}: {exc}") from exc
 
 
-def _split(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
+def split_lines(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
     """Lines of a byte stream without their ``\\n``; None for a line too long.
 
     An unfinished last line (no final newline) is a line too. If reading
@@ -407,7 +414,7 @@ def _split(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
             tail = parts.pop()
             pending, size, too_long = ([tail], len(tail), False) if tail else ([], 0, False)
             yield from parts
-    except _Broken as exc:
+    except BrokenFile as exc:
         exc.partial = b"".join(pending)
         raise
     if too_long:
@@ -416,7 +423,7 @@ def _split(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
         yield b"".join(pending)
 
 
-def _whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
+def whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
     """The chunks regrouped into pieces of whole lines of about ``size`` bytes
     (the last may lack its newline). If reading breaks, the unfinished line
     goes with the exception (``partial``) after the whole lines before it."""
@@ -433,7 +440,7 @@ def _whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
                     yield b"".join(pending)
                     rest = chunk[cut:]
                     pending, got = ([rest], len(rest)) if rest else ([], 0)
-    except _Broken as exc:
+    except BrokenFile as exc:
         data = b"".join(pending)
         cut = data.rfind(b"\n") + 1
         if cut:
@@ -444,7 +451,8 @@ def _whole_lines(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
-def _not_utf8(raw: bytes, exc: UnicodeDecodeError, file: str, line: int) -> BadLine:
+def not_utf8(raw: bytes, exc: UnicodeDecodeError, file: str, line: int) -> BadLine:
+    """The bad line of ``raw``, which is not UTF-8 (``exc``)."""
     text = raw.decode(errors="replace")
     try:  # the match may still be readable: then the finding goes there
         obj = orjson.loads(text)
@@ -497,7 +505,7 @@ class LogReader:
         set_event, set_raw = _SET_EVENT, _SET_RAW
         n = bad = 0
         try:
-            for raw in _split(_chunks(self.path)):
+            for raw in split_lines(read_chunks(self.path)):
                 n += 1
                 # Fast path, inlined (it is most of the time per line): an
                 # event line as the server writes it, valid for its type.
@@ -529,7 +537,7 @@ class LogReader:
                 if rec.__class__ is BadLine:
                     bad += 1
                 yield rec
-        except _Broken as exc:
+        except BrokenFile as exc:
             n += 1
             bad += 1
             raw_text = exc.partial.decode(errors="replace")
@@ -551,7 +559,7 @@ def _any_line(raw: bytes | None, file: str, n: int) -> Record | None:
     try:
         text = raw.decode()
     except UnicodeDecodeError as exc:
-        return _not_utf8(raw, exc, file, n)
+        return not_utf8(raw, exc, file, n)
     return parse_line(text, file, n)
 
 

@@ -29,13 +29,13 @@ from replay.reader import (
     MALFORMED_LINE,
     MAX_LINE_BYTES,
     BadLine,
+    BrokenFile,
     EventLine,
     Record,
     _any_line,
-    _Broken,
-    _chunks,
-    _whole_lines,
     iter_paths,
+    read_chunks,
+    whole_lines,
 )
 from replay.report import FileReport, Finding
 
@@ -152,8 +152,8 @@ def _read_at(data: bytes, off: int, file: str, line: int) -> Record:
 
 
 def _buffers(path: Path) -> Iterator[bytes]:
-    """The file's bytes in pieces of whole lines (see reader._whole_lines)."""
-    return _whole_lines(_chunks(path), BUFFER_BYTES)
+    """The file's bytes in pieces of whole lines (see reader.whole_lines)."""
+    return whole_lines(read_chunks(path), BUFFER_BYTES)
 
 
 @dataclass(slots=True)
@@ -202,7 +202,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
     try:
         for data in buffers:
             take(data)
-    except _Broken as exc:
+    except BrokenFile as exc:
         lines += 1
         raw_text = exc.partial.decode(errors="replace")
         loose.append((lines, BadLine(file, lines, MALFORMED_LINE, f"line {lines}: {exc}", None, None, None, raw_text)))

@@ -88,11 +88,11 @@ def group_records(records: Iterable[Record]) -> tuple[dict[str, list[Record]], l
         elif rec.match is not None:
             by_match.setdefault(rec.match, []).append(rec)
         else:
-            top.append(_line_finding(rec))
+            top.append(line_finding(rec))
     return by_match, top
 
 
-def _line_finding(rec: BadLine) -> Finding:
+def line_finding(rec: BadLine) -> Finding:
     return Finding(
         rec.code, rec.message, rec.hand, rec.seq, rec.file, rec.line, rec.match
     )
@@ -229,7 +229,7 @@ class MatchReplayer:
             if rec.__class__ is BadLine:
                 assert isinstance(rec, BadLine)
                 self.match_id = self.match_id or (rec.match or "")
-                self.findings.append(_line_finding(rec))
+                self.findings.append(line_finding(rec))
                 if rec.seq is not None:
                     bad_seqs.add(rec.seq)
                 if rec.hand is not None:

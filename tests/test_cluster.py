@@ -18,10 +18,11 @@ import orjson
 import pytest
 
 from replay.cli import _report
-from replay.cluster import ClusterError, ClusterPool, connect, parse_address
-from replay.ingest import _Task, _work, ingest, reingest, validate_routed
+from replay.ingest import ingest, reingest, validate_routed
+from replay.ingest.batch_id import CodeMismatch, code_version
+from replay.ingest.pool import ClusterError, ClusterPool, connect, parse_address
+from replay.ingest.worker import Task, work
 from replay.reader import iter_paths
-from replay.shards import CodeMismatch, code_version
 from replay.simulate import SimConfig, defect_log, simulate
 from replay.store import layout, load_spool, open_store, pending_batches
 from replay.validate import validate_paths
@@ -208,14 +209,14 @@ def test_a_killed_worker_s_shard_is_redone(logs: Path, tmp_path: Path) -> None:
 
 
 def test_a_worker_refuses_a_task_from_other_code() -> None:
-    task = _Task("b", "add", None, [], version="0" * 64)
+    task = Task("b", "add", None, [], version="0" * 64)
     with pytest.raises(CodeMismatch, match="other replay code"):
-        _work(task)
+        work(task)
     assert len(code_version()) == 64 and code_version() == code_version()
 
 
 def test_a_cluster_with_other_code_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay import cluster as mod
+    from replay.ingest import pool as mod
 
     class Client:
         def run(self, fn: Any) -> dict[str, str]:

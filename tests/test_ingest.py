@@ -156,24 +156,24 @@ def test_in_process_and_pool_store_the_same(sample: Path, tmp_path: Path) -> Non
 def test_the_pool_stores_the_same_with_and_without_shared_memory(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A chunk's bytes go by shared memory (replay.handoff); where /dev/shm
+    """A chunk's bytes go by shared memory (replay.ingest.shm); where /dev/shm
     cannot hold a segment they go by pipe, with the same store."""
     import os
 
-    from replay import handoff
+    from replay.ingest import shm
 
     a, b = tmp_path / "a" / "r.duckdb", tmp_path / "b" / "r.duckdb"
     made: list[int] = []
-    real_put = handoff.Segments.put
+    real_put = shm.Segments.put
 
-    def put(self: handoff.Segments, blobs: Any) -> Any:
+    def put(self: shm.Segments, blobs: Any) -> Any:
         held = real_put(self, blobs)
         made.append(held is not None)
         return held
 
-    monkeypatch.setattr(handoff.Segments, "put", put)
+    monkeypatch.setattr(shm.Segments, "put", put)
     ingest([sample], db=a, workers=2, chunk_hands=40)
-    assert made and all(made) == handoff.available()
+    assert made and all(made) == shm.available()
 
     def full(fd: int, offset: int, length: int) -> None:
         raise OSError(28, "No space left on device")
@@ -191,7 +191,7 @@ def test_the_run_loads_on_one_duckdb_thread_and_derives_on_all(
 ) -> None:
     """Parallel inserts leave partly filled row groups for the checkpoint to
     merge again: the loads run on one thread, the derivation gets them back."""
-    import replay.ingest as ingest_mod
+    from replay.ingest import load as load_mod
 
     seen: dict[str, set[int]] = {"load": set(), "derive": set()}
 
@@ -202,8 +202,8 @@ def test_the_run_loads_on_one_duckdb_thread_and_derives_on_all(
 
         return call
 
-    monkeypatch.setattr(ingest_mod, "load_batches", spy("load", ingest_mod.load_batches))
-    monkeypatch.setattr(ingest_mod, "derive_player_rows", spy("derive", ingest_mod.derive_player_rows))
+    monkeypatch.setattr(load_mod, "load_batches", spy("load", load_mod.load_batches))
+    monkeypatch.setattr(load_mod, "derive_player_rows", spy("derive", load_mod.derive_player_rows))
     ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=2, chunk_hands=40)
     default = int(duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0])
     assert seen == {"load": {1}, "derive": {default}}
@@ -217,17 +217,17 @@ def test_a_run_takes_arrows_buffers_from_malloc_and_gives_the_pool_back(
     default again afterwards, also when the run fails."""
     import pyarrow as pa
 
-    import replay.ingest as ingest_mod
+    from replay.ingest import route
 
     before = pa.default_memory_pool().backend_name
     seen: list[str] = []
-    real = ingest_mod._work
+    real = route.work
 
     def work(task: Any) -> Any:
         seen.append(pa.default_memory_pool().backend_name)
         return real(task)
 
-    monkeypatch.setattr(ingest_mod, "_work", work)
+    monkeypatch.setattr(route, "work", work)
     ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=0, chunk_hands=100)
     assert seen and set(seen) == {"system"}
     assert pa.default_memory_pool().backend_name == before
@@ -243,16 +243,16 @@ def test_workers_are_gone_before_the_derivation(sample: Path, tmp_path: Path, mo
     before the player tables are derived (the run's peak)."""
     import multiprocessing
 
-    import replay.ingest as ingest_mod
+    from replay.ingest import load as load_mod
 
     seen: list[int] = []
-    real = ingest_mod.derive_player_rows
+    real = load_mod.derive_player_rows
 
     def derive(*args: Any, **kwargs: Any) -> int:
         seen.append(len(multiprocessing.active_children()))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ingest_mod, "derive_player_rows", derive)
+    monkeypatch.setattr(load_mod, "derive_player_rows", derive)
     summary = ingest([sample], db=tmp_path / "data" / "r.duckdb", workers=2)
     assert summary.matches > 0 and seen == [0]
 
@@ -337,15 +337,16 @@ def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Copies are synced and named in a thread while the run starts
-    (`keep_file(sync=False)`, `_Durable`): every one is under its name when
+    (`keep_file(sync=False)`, `Durable`): every one is under its name when
     the loader first loads, and the temporary names are gone at the end."""
-    import replay.ingest as ingest_mod
+    from replay.ingest import load as load_mod
+    from replay.ingest.keep import Durable
 
     lay = layout(tmp_path / "data" / "r.duckdb").make()
     kf = keep_file(sample / "a.jsonl", lay, sync=False)
     assert kf.temp and kf.kept.name.startswith(".") and not (lay.data / kf.stored).exists()
     assert kf.kept.read_bytes() == (sample / "a.jsonl").read_bytes()
-    durable = ingest_mod._Durable([kf], lay)
+    durable = Durable([kf], lay)
     durable.start()
     durable.wait()
     assert (lay.data / kf.stored).read_bytes() == (sample / "a.jsonl").read_bytes()
@@ -355,7 +356,7 @@ def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
     files = sorted(sample.iterdir())
     shas = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
     named: list[bool] = []
-    real_load, real_run = ingest_mod.load_batches, ingest_mod._Durable.run
+    real_load, real_run = load_mod.load_batches, Durable.run
 
     def load(*args: Any, before_commit: Any = None, **kwargs: Any) -> int:
         def check() -> None:  # a group's batches are loaded as they come, then committed
@@ -369,8 +370,8 @@ def test_a_copy_is_durable_under_its_name_before_the_store_refers_to_it(
         time.sleep(1.5)
         real_run(self)
 
-    monkeypatch.setattr(ingest_mod._Durable, "run", slow_run)
-    monkeypatch.setattr(ingest_mod, "load_batches", load)
+    monkeypatch.setattr(Durable, "run", slow_run)
+    monkeypatch.setattr(load_mod, "load_batches", load)
     summary = ingest([sample], db=lay.db, workers=2, chunk_hands=50)
     assert summary.matches > 0 and named and all(named)
     assert sorted(p.name for p in lay.logs.iterdir() if p.name.startswith(".")) == []
@@ -392,14 +393,15 @@ def test_a_batch_loads_once_its_own_files_are_durable_not_every_file(
     it idle for the run's first 25 s. Here the second file's fsync waits
     until a batch has been loaded, which only the per-file barrier allows;
     and no load ever refers to a file not yet under its name."""
-    import replay.ingest as ingest_mod
+    from replay.ingest import keep
+    from replay.ingest import load as load_mod
 
     lay = layout(tmp_path / "data" / "r.duckdb").make()
     files = sorted(sample.iterdir())
     sha = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
     loaded_one = threading.Event()
     seen: list[tuple[bool, bool]] = []  # (its files named, the gzip file named)
-    real_load, real_fsync = ingest_mod.load_batches, ingest_mod.fsync_path
+    real_load, real_fsync = load_mod.load_batches, keep.fsync_path
 
     def is_named(s: str) -> bool:
         return any(lay.logs.glob(f"{s}.*"))
@@ -432,9 +434,9 @@ def test_a_batch_loads_once_its_own_files_are_durable_not_every_file(
             loaded_one.wait(30)
         real_fsync(path)
 
-    monkeypatch.setattr(ingest_mod, "GROUP_BATCHES", 1)
-    monkeypatch.setattr(ingest_mod, "fsync_path", fsync)
-    monkeypatch.setattr(ingest_mod, "load_batches", load)
+    monkeypatch.setattr(load_mod, "GROUP_BATCHES", 1)
+    monkeypatch.setattr(keep, "fsync_path", fsync)
+    monkeypatch.setattr(load_mod, "load_batches", load)
     summary = ingest([sample], db=lay.db, workers=2, chunk_hands=50)
     assert summary.matches > 0 and seen
     assert all(ok for ok, _ in seen)
@@ -448,12 +450,13 @@ def test_with_the_store_held_elsewhere_no_batch_is_made_before_its_copies_are_du
     """The spool's batches may be loaded by the server at once: each is made
     only once the kept copies it refers to are under their names, the last
     (log_files, naming every file) once they all are."""
-    import replay.ingest as ingest_mod
+    from replay.ingest import route
+    from replay.ingest.keep import Durable
 
     db = tmp_path / "data" / "r.duckdb"
     logs = layout(db).logs
     named: list[bool] = []
-    real_work, real_run, real_write = ingest_mod._work, ingest_mod._Durable.run, ingest_mod.write_batch
+    real_work, real_run, real_write = route.work, Durable.run, route.write_batch
 
     def is_named(s: str) -> bool:
         return any(logs.glob(f"{s}.*"))
@@ -472,9 +475,9 @@ def test_with_the_store_held_elsewhere_no_batch_is_made_before_its_copies_are_du
         time.sleep(1.5)
         real_run(self)
 
-    monkeypatch.setattr(ingest_mod, "_work", work)
-    monkeypatch.setattr(ingest_mod, "write_batch", write)
-    monkeypatch.setattr(ingest_mod._Durable, "run", slow_run)
+    monkeypatch.setattr(route, "work", work)
+    monkeypatch.setattr(route, "write_batch", write)  # the run's last batch: log_files
+    monkeypatch.setattr(Durable, "run", slow_run)
     server = hold(db)
     try:
         summary = ingest([sample], db=db, workers=0, chunk_hands=50)
@@ -735,7 +738,7 @@ def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatc
 def test_progress_bar_only_on_a_terminal() -> None:
     import io
 
-    from replay.ingest import _Progress
+    from replay.ingest.load import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -743,7 +746,7 @@ def test_progress_bar_only_on_a_terminal() -> None:
 
     tty, pipe = Tty(), io.StringIO()
     for out in (tty, pipe):
-        bar = _Progress(1000, out)
+        bar = Progress(1000, out)
         bar.show(500, 2000, 1000, force=True)  # half read: ~4000 hands expected, 1000 done
         bar.close()
     assert pipe.getvalue() == ""

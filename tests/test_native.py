@@ -924,15 +924,15 @@ def test_source_records_of_a_line_ending_in_two_carriage_returns(tmp_path: Path)
 
 def _route_python(data: bytes) -> tuple[list[tuple[bytes, list[bytes], list[int]]], int]:
     """The groups route() must give for data whose lines all have a routing key
-    (ingest._fast_key), in the order of each key's first line, and the line count."""
-    from replay.ingest import _fast_key
+    (replay.ingest.lines.fast_key), in the order of each key's first line, and the line count."""
+    from replay.ingest.lines import fast_key
 
     groups: dict[bytes, tuple[list[bytes], list[int]]] = {}
     n = 0
     for n, raw in enumerate(data.split(b"\n")[: data.count(b"\n")], 1):
         if not raw.rstrip(b"\r").strip(b" \t"):
             continue
-        key = _fast_key(raw)
+        key = fast_key(raw)
         assert key is not None
         raws, nums = groups.setdefault(key[0], ([], []))
         raws.append(raw)

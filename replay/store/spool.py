@@ -68,7 +68,7 @@ def write_batch(
     idle (144.4 s with them, 123.5 s without, one run after the other).
 
     A batch of that name already pending in the spool is left as it is
-    (a batch named by its content, :mod:`replay.shards`, made again).
+    (a batch named by its content, :mod:`replay.ingest.batch_id`, made again).
     """
 
     def part(path: Path, table: pa.Table) -> None:
@@ -158,7 +158,7 @@ def pending_batches(spool: str | os.PathLike[str]) -> list[Path]:
     """Whole batches waiting in the spool, in the order they were made.
 
     A batch named by its run and number sorts by its name; one named by its
-    content (:mod:`replay.shards`) carries the same key as ``order`` in its
+    content (:mod:`replay.ingest.batch_id`) carries the same key as ``order`` in its
     manifest.
     """
     root = Path(spool)

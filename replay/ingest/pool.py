@@ -1,13 +1,15 @@
-"""Validation on a `dask.distributed` cluster: ``--cluster ADDRESS``.
+"""Where a run's tasks go: processes forked here, or a dask.distributed cluster.
 
+:func:`make_pool` forks the local workers. With ``--cluster ADDRESS``,
 ``replay ingest``, ``reingest`` and ``validate`` hand their shards to a
-cluster instead of their own processes. A shard is one task: the lines of
+cluster instead of their own processes (:func:`connect`, :class:`ClusterPool`).
+A shard is one task: the lines of
 some whole matches (about 10,000 hands), routed by this process exactly as
 for the local pool (so a match spread over files is validated whole, and
 a rematch after the match it follows). The worker validates it and sends
 back the batch's files as bytes (:func:`replay.store.encode_tables`), which
 this process writes into its spool under the batch's content name
-(:mod:`replay.shards`); the loader loads them as today. Workers need no
+(:mod:`replay.ingest.batch_id`); the loader loads them as today. Workers need no
 shared folder and never see the data directory or the database.
 
 ``ADDRESS`` is a scheduler (``tcp://host:8786``, started with ``dask
@@ -26,16 +28,55 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import multiprocessing
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Final
 
-from replay.shards import code_version
+from replay.ingest.batch_id import code_version
 
-__all__ = ["ClusterError", "ClusterPool", "connect", "parse_address"]
+__all__ = ["WORKER_NICE", "ClusterError", "ClusterPool", "connect", "make_pool", "parse_address"]
+
+#: Workers yield the CPU to the main process: its loader, one transaction at a
+#: time, is the run's critical path, and the workers can only run ahead of it.
+WORKER_NICE: Final = 10
+
+
+def _watch_parent(parent: int) -> None:
+    """Pool initializer: leave when the ingest that forked us is gone (kill -9
+    leaves workers blocked on their task queue otherwise)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="replay-parent-watch", daemon=True).start()
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
+
+
+def make_pool(workers: int) -> ProcessPoolExecutor | None:
+    """The validating processes, forked at once, before this process opens the
+    database or starts a thread: a fork is cheap (nothing to import again,
+    pages shared) and safe while the process is still single-threaded."""
+    if workers <= 0:
+        return None
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_watch_parent,
+        initargs=(os.getpid(),),
+    )
+    pool.submit(os.getpid).result()  # fork start: every worker is launched on first use
+    return pool
+
+
+# -- a dask.distributed cluster --------------------------------------------------
 
 #: Seconds to wait for the scheduler, and for its first worker.
 CONNECT_TIMEOUT: Final = 30.0
@@ -53,7 +94,7 @@ def parse_address(spec: str) -> tuple[str, int | None]:
     >>> parse_address("local:x")
     Traceback (most recent call last):
     ...
-    replay.cluster.ClusterError: --cluster local:N wants a number of workers, not 'x'
+    replay.ingest.pool.ClusterError: --cluster local:N wants a number of workers, not 'x'
     """
     if spec == "local":
         return "local", None
@@ -125,13 +166,10 @@ class ClusterPool:
                     theirs.cancel()
 
 
-#: The niceness of a LocalCluster's workers (that of replay.ingest's pool).
-LOCAL_NICE: Final = 10
-
-
 def _yield_cpu() -> None:
+    """A LocalCluster's worker yields the CPU as a local pool's process does."""
     with contextlib.suppress(OSError):
-        os.nice(LOCAL_NICE)
+        os.nice(WORKER_NICE)
 
 
 def _check_workers(client: Any) -> None:
@@ -155,7 +193,8 @@ def connect(spec: str, *, timeout: float = CONNECT_TIMEOUT) -> Iterator[ClusterP
     a worker that joins later is refused a task the same way).
     """
     try:
-        from distributed import Client, LocalCluster
+        # here, not at the top: dask is the [cluster] extra, and heavy
+        from distributed import Client, LocalCluster  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - the [cluster] extra is not installed
         raise ClusterError(
             "--cluster needs dask.distributed: pip install 'domino-replay[cluster]'"

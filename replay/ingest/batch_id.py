@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Final
 
 import replay
@@ -39,7 +40,8 @@ NAME_HEX: Final = 40
 
 @functools.cache
 def code_version() -> str:
-    """The sha256 of the package's Python sources and migrations (hex).
+    """The sha256 of the package's Python sources (its subpackages' too) and
+    migrations (hex).
 
     Two processes with the same digest validate alike: the digest goes into
     every batch name, and a worker of a cluster refuses a task from a
@@ -50,14 +52,24 @@ def code_version() -> str:
     h = hashlib.sha256(f"domino-replay {replay.__version__}\n".encode())
     root = resources.files("replay")
     names = sorted(
-        [(p.name, p) for p in root.iterdir() if p.name.endswith(".py")]
-        + [(f"sql/{p.name}", p) for p in root.joinpath("sql").iterdir() if p.name.endswith(".sql")]
+        [*_sources(root, "", ".py"), *_sources(root.joinpath("sql"), "sql/", ".sql")]
     )
     for name, p in names:
         data = p.read_bytes()
         h.update(f"{name}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()
+
+
+def _sources(folder: Traversable, prefix: str, suffix: str) -> Iterator[tuple[str, Traversable]]:
+    """(path under the package, file) of the ``suffix`` files in ``folder``
+    and its subpackages (``ingest/route.py``)."""
+    for p in folder.iterdir():
+        if p.is_dir():
+            if p.joinpath("__init__.py").is_file():
+                yield from _sources(p, f"{prefix}{p.name}/", suffix)
+        elif p.name.endswith(suffix):
+            yield f"{prefix}{p.name}", p
 
 
 class CodeMismatch(RuntimeError):
