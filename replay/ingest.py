@@ -112,7 +112,7 @@ from replay.store import (
     write_batch,
     write_encoded,
 )
-from replay.validate import _line_finding as _validate_line_finding  # noqa: PLC2701
+from replay.validate import line_finding as _validate_line_finding
 from replay.validate import seed_reuse, validate_match, with_findings
 
 __all__ = [

@@ -1,25 +1,19 @@
-"""The validator: replays each match through the engine and collects findings.
+"""The replayer: one match's events through the engine, and what they break.
 
 Visitor style, as python-chess reads PGN: `MatchReplayer` walks one match's
-events in `seq` order and calls `report(code, ...)`; it never raises for
-bad input, and one bad hand never hides the next. `validate_match` is a
-pure function of one match's lines (the unit of work for a process pool);
-`validate_paths` reads files and folders and answers the command line's
-JSON contract.
+events in `seq` order and calls `on_<type>` for each, which calls
+`report(code, ...)`; it never raises for bad input, and one bad hand never
+hides the next. `validate_match` is a pure function of one match's lines
+(the unit of work for a process pool).
 """
 
 from __future__ import annotations
 
 import binascii
-import gc
-import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from replay import events as ev
-from replay.accel import native
 from replay.deal import (
     DealError,
     derive_deal,
@@ -45,7 +39,6 @@ from replay.engine import (
     new_hand,
 )
 from replay.fastcheck import check_run
-from replay.fastmatch import fast_report
 from replay.match import (
     HandScore,
     Lead,
@@ -56,47 +49,19 @@ from replay.match import (
     redeal_due,
     score_hand,
 )
-from replay.reader import BadLine, EventLine, LogReader, iter_paths
+from replay.reader import EventLine
 from replay.report import (
     CLAIM_CODES,
     CODES,
-    FileReport,
     Finding,
     HandReport,
     MatchReport,
     MoveRecord,
     SeatRecord,
-    ValidationReport,
 )
 from replay.rules import PROFILES, Rules, RulesError, resolve
-from replay.scan import Source, scan_paths
 from replay.tiles import BIT, OTHER, iter_tiles, mask_of, tile_name
-
-Record = EventLine | BadLine
-
-
-# --- grouping lines into matches ------------------------------------------------
-
-
-def group_records(records: Iterable[Record]) -> tuple[dict[str, list[Record]], list[Finding]]:
-    """Lines by match id, in read order; findings for lines that belong to no match."""
-    by_match: dict[str, list[Record]] = {}
-    top: list[Finding] = []
-    for rec in records:
-        if isinstance(rec, EventLine):
-            by_match.setdefault(rec.event.match, []).append(rec)
-        elif rec.match is not None:
-            by_match.setdefault(rec.match, []).append(rec)
-        else:
-            top.append(_line_finding(rec))
-    return by_match, top
-
-
-def _line_finding(rec: BadLine) -> Finding:
-    return Finding(
-        rec.code, rec.message, rec.hand, rec.seq, rec.file, rec.line, rec.match
-    )
-
+from replay.validate.order import Record, by_seq, locate, read_ahead, seq_gaps
 
 # --- one hand being replayed -----------------------------------------------------
 
@@ -259,86 +224,23 @@ class MatchReplayer:
 
     def _order(self) -> list[ev.Event]:
         """Events in seq order; sequence findings; bad lines as findings."""
-        by_seq: dict[int, ev.Event] = {}
-        bad_seqs: set[int] = set()
-        records = self.records
-        self.files = list(dict.fromkeys([rec.file for rec in records]))
-        for rec in records:
-            if rec.__class__ is BadLine:
-                assert isinstance(rec, BadLine)
-                self.match_id = self.match_id or (rec.match or "")
-                self.findings.append(_line_finding(rec))
-                if rec.seq is not None:
-                    bad_seqs.add(rec.seq)
-                if rec.hand is not None:
-                    self.bad_hands.add(rec.hand)
-                continue
-            e = rec.event  # type: ignore[union-attr]
-            old = by_seq.get(e.seq)
-            if old is None:
-                by_seq[e.seq] = e
-            elif old == e:
-                self.report("SEQ_REPEATED", f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
-                            getattr(e, "hand", None), e.seq, at=rec)  # type: ignore[arg-type]  # fmt: skip
-            else:
-                self.report(
-                    "SEQ_DUPLICATE",
-                    f"seq {e.seq} is used by two different events ({old.type} and {e.type}); "
-                    f"the second, at {rec.file}:{rec.line}, is ignored",
-                    getattr(e, "hand", None),
-                    e.seq,
-                    at=rec,  # type: ignore[arg-type]
-                )
-        for rec in records:
-            if rec.__class__ is EventLine:
-                self.match_id = rec.event.match
-                break
-        starts = [e for e in by_seq.values() if e.type == "match_start"]
+        got = by_seq(self.records)
+        self.files, self.match_id, self.bad_hands = got.files, got.match, got.bad_hands
+        self.findings.extend(got.findings)
+        starts = [e for e in got.events.values() if e.type == "match_start"]
         if not starts:
             return []
         start = min(starts, key=lambda e: e.seq)
         self._on_start(start)
-        order = sorted(by_seq)  # logs come in seq order: timsort makes this one pass
-        if bad_seqs or order[-1] != len(order) - 1:  # else seq 0..n-1 has no gap
-            expected = 0
-            for s in sorted(set(order) | bad_seqs):
-                if s > expected:
-                    missing = f"{expected}" if s == expected + 1 else f"{expected}..{s - 1}"
-                    self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
-                expected = s + 1
-        ordered = [by_seq[s] for s in order]
+        seqs = sorted(got.events)  # logs come in seq order: timsort makes this one pass
+        self.findings.extend(seq_gaps(seqs, got.bad_seqs, self.match_id))
+        ordered = [got.events[s] for s in seqs]
         ordered.remove(start)
-        # one pass: time order, and what is known up front (reveals: a hand's
-        # deal and draws are checked against its seed while it is replayed)
-        # Same-format UTC times compare as strings; only one that looks
-        # earlier is converted, so the common case costs one comparison.
-        last: ev.Event = start
-        reveals, end_seqs, dealt, draws = self.reveals, self.end_seqs, self.dealt, self.draws
-        before = start.ts
-        for e in ordered:
-            ts = e.ts
-            if ts >= before and len(ts) == len(before) and ts[-1] == "Z" == before[-1]:
-                last, before = e, ts
-            elif e.ts_ms < last.ts_ms:
-                self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it ({before})",
-                            getattr(e, "hand", None), e.seq)  # fmt: skip
-            else:
-                last, before = e, ts
-            kind = e.type
-            if kind == "play" or kind == "pass":
-                continue
-            hand: int = getattr(e, "hand", 0)
-            if kind == "draw":
-                draws.setdefault(hand, []).append(e.tile)  # type: ignore[union-attr]
-            elif kind == "reveal":
-                if hand not in reveals:
-                    reveals[hand] = (e.server_seed, e.seq, e.ts)  # type: ignore[union-attr]
-            elif kind == "hand_end" or kind == "hand_cancelled":
-                end_seqs.setdefault(hand, e.seq)
-            elif kind == "deal":
-                dealt.add(hand)
+        ahead = read_ahead(start, ordered, self.match_id)
+        self.findings.extend(ahead.findings)
+        self.reveals, self.end_seqs, self.dealt, self.draws = ahead.reveals, ahead.end_seqs, ahead.dealt, ahead.draws
         if start.anchor and start.scheme == "deal-v1":
-            self.chain = verify_chain(start.anchor, {h: v[0] for h, v in reveals.items()})
+            self.chain = verify_chain(start.anchor, {h: v[0] for h, v in self.reveals.items()})
         return ordered
 
     def _on_start(self, e: ev.MatchStart) -> None:
@@ -1018,59 +920,6 @@ class MatchReplayer:
                 self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
 
 
-def locate(
-    findings: Sequence[Finding], records: Sequence[Record], seqs: Collection[int] = ()
-) -> tuple[tuple[Finding, ...], dict[int, tuple[str, int]]]:
-    """The findings, each naming the file and line of its event, and the
-    (file, line) of the events at `seqs`.
-
-    A finding with a seq names the line of that seq (the first line that
-    has it); one of a hand without a seq (HAND_INCOMPLETE), the hand's last
-    event; one of neither (MATCH_INCOMPLETE), the match's last event. A
-    finding that already names its line keeps it. One pass over the
-    records, and none if there is nothing to place.
-
-    >>> from replay.reader import parse_line
-    >>> recs = [parse_line('{"type":"pass","match":"m","seq":%d,"ts":"2026-11-02T18:04:05Z",'
-    ...                    '"hand":1,"seat":0}' % q, "a.jsonl", q + 1) for q in (5, 6)]
-    >>> fs, _ = locate([Finding("FALSE_PASS", "x", 1, 6), Finding("HAND_INCOMPLETE", "y", 1)], recs)
-    >>> [(f.file, f.line) for f in fs]
-    [('a.jsonl', 7), ('a.jsonl', 7)]
-    """
-    loose = [f for f in findings if f.file is None]
-    if not loose and not seqs:
-        return tuple(findings), {}
-    want = set(seqs) | {f.seq for f in loose if f.seq is not None}
-    hands = {f.hand for f in loose if f.seq is None and f.hand is not None}
-    at: dict[int, tuple[str, int]] = {}
-    last_of: dict[int | None, tuple[int, str, int]] = {}  # hand (None: any) -> (seq, file, line)
-    for rec in records:
-        seq: int | None
-        if isinstance(rec, EventLine):
-            seq, hand = rec.event.seq, getattr(rec.event, "hand", None)
-        else:
-            seq, hand = rec.seq, rec.hand
-        if seq is None:
-            continue
-        if seq in want and seq not in at:
-            at[seq] = (rec.file, rec.line)
-        for key in (None, hand) if hand in hands else (None,):
-            got = last_of.get(key)
-            if got is None or seq > got[0]:
-                last_of[key] = (seq, rec.file, rec.line)
-    out = []
-    for f in findings:
-        if f.file is None:
-            place = at.get(f.seq) if f.seq is not None else None
-            if place is None:
-                got = last_of.get(f.hand if f.seq is None else None) or last_of.get(None)
-                place = got[1:] if got is not None else None
-            if place is not None:
-                f = replace(f, file=place[0], line=place[1])
-        out.append(f)
-    return tuple(out), at
-
-
 def validate_match(
     records: Sequence[Record],
     *,
@@ -1080,195 +929,3 @@ def validate_match(
     """Validate one match from its lines (any order; they are sorted by seq)."""
     return MatchReplayer(records, rematch_leaders=rematch_leaders, keep_moves=keep_moves).run()
 
-
-# --- several matches ------------------------------------------------------------
-
-
-def seed_reuse(
-    reports: Sequence[MatchReport], seen: Mapping[str, str] | None = None
-) -> dict[str, list[Finding]]:
-    """SEED_REUSED findings per match: an anchor or seed used by two matches."""
-    # A first pass finds the seeds that could be reused (in two matches here,
-    # or already seen); only those get the bookkeeping below, in the same
-    # order as if every seed had it.
-    first: dict[str, str] = {}
-    shared: set[str] = set()
-    for rep in reports:
-        mid = rep.match
-        if rep.anchor and first.setdefault(rep.anchor.lower(), mid) != mid:
-            shared.add(rep.anchor.lower())
-        for h in rep.hands:
-            if h.server_seed and first.setdefault(h.server_seed.lower(), mid) != mid:
-                shared.add(h.server_seed.lower())
-    if seen:
-        shared.update(s for s in first if s in seen)
-    if not shared:
-        return {}
-    owners: dict[str, set[str]] = {}
-    where: dict[tuple[str, str], tuple[int | None, str]] = {}
-    lines: dict[tuple[str, int], tuple[str, int]] = {}  # (match, hand; 0 the anchor) -> file, line
-    for rep in reports:
-        lines.update(((rep.match, h), (f, n)) for h, f, n in rep.seed_lines)
-        seeds: list[tuple[str, int | None, str]] = []
-        if rep.anchor and rep.anchor.lower() in shared:
-            seeds.append((rep.anchor.lower(), None, "anchor"))
-        for h in rep.hands:
-            if h.server_seed and h.server_seed.lower() in shared:
-                seeds.append((h.server_seed.lower(), h.hand, f"seed of hand {h.hand}"))
-        for seed, hand, what in seeds:
-            owners.setdefault(seed, set()).add(rep.match)
-            where.setdefault((seed, rep.match), (hand, what))
-    out: dict[str, list[Finding]] = {}
-    for seed, matches in owners.items():
-        others_seen = {seen[seed]} if seen and seed in seen else set()
-        everyone = matches | others_seen
-        if len(everyone) < 2:
-            continue
-        for mid in sorted(matches):
-            hand, what = where[(seed, mid)]
-            others = sorted(everyone - {mid})
-            file, line = lines.get((mid, hand or 0), (None, None))
-            out.setdefault(mid, []).append(
-                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}",
-                        hand, None, file, line, match=mid)
-            )  # fmt: skip
-    return out
-
-
-def with_findings(report: MatchReport, extra: Sequence[Finding]) -> MatchReport:
-    """The report with more findings, and its verdict recomputed."""
-    if not extra:
-        return report
-    findings = report.findings + tuple(extra)
-    verdict = report.verdict
-    if verdict != "unreadable":
-        verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
-    return replace(report, findings=findings, verdict=verdict)
-
-
-def _first_leader(rep: MatchReport) -> int | None:
-    for h in rep.hands:
-        if h.result != "cancelled":
-            return h.leader
-    return rep.hands[0].leader if rep.hands else None
-
-
-def validate_grouped(
-    by_match: Mapping[str, Sequence[Record]], *, keep_moves: bool = False
-) -> list[MatchReport]:
-    """Validate every match; rematches after the match they follow."""
-    rematch_of: dict[str, str] = {}
-    for mid, recs in by_match.items():
-        for rec in recs:
-            if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart):
-                if rec.event.rematch_of:
-                    rematch_of[mid] = rec.event.rematch_of
-                break
-
-    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
-        return validate_match(by_match[mid], rematch_leaders=leaders, keep_moves=keep_moves)
-
-    return _validate_in_order(list(by_match), rematch_of, one)
-
-
-def validate_sources(
-    by_match: Mapping[str, Sequence[Source]], *, keep_moves: bool = False
-) -> list[MatchReport]:
-    """:func:`validate_grouped` over what :func:`replay.scan.scan_paths` read:
-    a clean match in one file hand by hand (:mod:`replay.fastmatch`), any
-    other line by line from the same records LogReader would have made."""
-    rematch_of: dict[str, str] = {}
-    for mid, srcs in by_match.items():
-        start = _first_start(srcs)
-        if start is not None and start.rematch_of:
-            rematch_of[mid] = start.rematch_of
-
-    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
-        srcs = by_match[mid]
-        if len(srcs) == 1 and not keep_moves:
-            rep = fast_report(srcs[0], rematch_leaders=leaders)
-            if rep is not None:
-                return rep
-        records = [rec for src in srcs for rec in src.records()]
-        return validate_match(records, rematch_leaders=leaders, keep_moves=keep_moves)
-
-    return _validate_in_order(list(by_match), rematch_of, one)
-
-
-def _first_start(srcs: Sequence[Source]) -> ev.MatchStart | None:
-    # The scanner leaves every match_start to Python: it is among `others`.
-    for src in srcs:
-        for _, rec in src.others:
-            if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart):
-                return rec.event
-    return None
-
-
-def _validate_in_order(
-    order: list[str],
-    rematch_of: Mapping[str, str],
-    validate_one: Callable[[str, Mapping[str, int | None]], MatchReport],
-) -> list[MatchReport]:
-    done: dict[str, MatchReport] = {}
-    leaders: dict[str, int | None] = {}
-    known = set(order)
-
-    def run(mid: str, stack: tuple[str, ...] = ()) -> None:
-        if mid in done:
-            return
-        parent = rematch_of.get(mid)
-        if parent and parent in known and parent not in done and parent not in stack:
-            run(parent, stack + (mid,))
-        rep = validate_one(mid, leaders)
-        done[mid] = rep
-        leaders[mid] = _first_leader(rep)
-
-    for mid in order:
-        run(mid)
-    reports = [done[mid] for mid in order]
-    reuse = seed_reuse(reports)
-    return [with_findings(r, reuse.get(r.match, [])) for r in reports]
-
-
-def validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool = False) -> ValidationReport:
-    """Read files and folders of logs and validate every match in them."""
-    with without_gc():
-        return _validate_paths(paths, keep_moves=keep_moves)
-
-
-@contextmanager
-def without_gc() -> Iterator[None]:
-    """Pause the cycle collector: reading makes millions of acyclic objects,
-    and its passes over them cost more than the reading itself."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool) -> ValidationReport:
-    if native is not None:
-        file_reports, sources, lost = scan_paths(paths)
-        reports = validate_sources(sources, keep_moves=keep_moves)
-        return ValidationReport(files=tuple(file_reports), findings=tuple(lost), matches=tuple(reports))
-    files: list[FileReport] = []
-    by_match: dict[str, list[Record]] = {}
-    top: list[Finding] = []
-    for path in iter_paths(paths):
-        reader = LogReader(path)
-        grouped, lost = group_records(reader.records())
-        for mid, recs in grouped.items():
-            by_match.setdefault(mid, []).extend(recs)
-        top.extend(lost)
-        st = reader.stats
-        files.append(FileReport(st.path, st.lines, st.bad_lines))
-    reports = validate_grouped(by_match, keep_moves=keep_moves)
-    return ValidationReport(files=tuple(files), findings=tuple(top), matches=tuple(reports))
-
-
-def report_json(report: ValidationReport) -> dict[str, Any]:
-    """The command line's JSON object."""
-    return report.to_json()
