@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from replay.report import CODES, Finding, MatchReport
+from replay.report import CODES, Finding, FindingCode, MatchReport
 
 
 def seed_reuse(
@@ -60,7 +60,7 @@ def seed_reuse(
             others = sorted(everyone - {mid})
             file, line = lines.get((mid, hand or 0), (None, None))
             out.setdefault(mid, []).append(
-                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}",
+                Finding(FindingCode.SEED_REUSED, f"the {what} is also used by match {', '.join(others)}",
                         hand, None, file, line, match=mid)
             )  # fmt: skip
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from replay import events as ev
 from replay.reader import BadLine, EventLine
-from replay.report import Finding
+from replay.report import Finding, FindingCode
 
 Record = EventLine | BadLine
 
@@ -78,11 +78,11 @@ def by_seq(records: Sequence[Record]) -> BySeq:
         if old is None:
             events[e.seq] = e
         elif old == e:
-            out.findings.append(Finding("SEQ_REPEATED", f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
+            out.findings.append(Finding(FindingCode.SEQ_REPEATED, f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
                                         getattr(e, "hand", None), e.seq, rec.file, rec.line, match=match))  # fmt: skip
         else:
             out.findings.append(Finding(
-                "SEQ_DUPLICATE",
+                FindingCode.SEQ_DUPLICATE,
                 f"seq {e.seq} is used by two different events ({old.type} and {e.type}); "
                 f"the second, at {rec.file}:{rec.line}, is ignored",
                 getattr(e, "hand", None),
@@ -108,7 +108,7 @@ def seq_gaps(seqs: Sequence[int], bad_seqs: Collection[int], match: str) -> list
     for s in sorted(set(seqs) | set(bad_seqs)):
         if s > expected:
             missing = f"{expected}" if s == expected + 1 else f"{expected}..{s - 1}"
-            out.append(Finding("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s, match=match))
+            out.append(Finding(FindingCode.SEQ_GAP, f"seq {missing} missing before seq {s}", None, s, match=match))
         expected = s + 1
     return out
 
@@ -139,7 +139,7 @@ def read_ahead(start: ev.MatchStart, ordered: Sequence[ev.Event], match: str) ->
         if ts >= before and len(ts) == len(before) and ts[-1] == "Z" == before[-1]:
             last, before = e, ts
         elif e.ts_ms < last.ts_ms:
-            out.findings.append(Finding("TIME_ORDER", f"ts {ts} is earlier than the event before it ({before})",
+            out.findings.append(Finding(FindingCode.TIME_ORDER, f"ts {ts} is earlier than the event before it ({before})",
                                         getattr(e, "hand", None), e.seq, match=match))  # fmt: skip
         else:
             last, before = e, ts

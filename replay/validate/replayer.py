@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from replay import events as ev
 from replay.deal import (
+    Deal,
     DealError,
     derive_deal,
     derive_lead_deck,
@@ -54,6 +55,7 @@ from replay.report import (
     CLAIM_CODES,
     CODES,
     Finding,
+    FindingCode,
     HandReport,
     MatchReport,
     MoveRecord,
@@ -150,7 +152,7 @@ class MatchReplayer:
     # -- reporting
 
     def report(
-        self, code: str, message: str, hand: int | None = None, seq: int | None = None,
+        self, code: FindingCode, message: str, hand: int | None = None, seq: int | None = None,
         at: EventLine | None = None,
     ) -> None:
         """A finding; it names the file and line of `at`, else of its seq's
@@ -160,7 +162,7 @@ class MatchReplayer:
         file, line = (at.file, at.line) if at is not None else (None, None)
         self.findings.append(Finding(code, message, hand, seq, file, line, match=self.match_id))
 
-    def _play_error(self, code: str, message: str, e: ev.HandEvent) -> None:
+    def _play_error(self, code: FindingCode, message: str, e: ev.HandEvent) -> None:
         if self.hand is not None:
             self.hand.play_error = True
         self.report(code, message, e.hand, e.seq)
@@ -247,19 +249,19 @@ class MatchReplayer:
         self.start = e
         self.started = e.ts
         if e.seq != 0:
-            self.report("SCHEMA_ERROR", f"match_start has seq {e.seq}, not 0", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"match_start has seq {e.seq}, not 0", None, e.seq)
         try:
             self.rules = resolve(e.profile, e.rules)
         except RulesError as exc:
-            self.report("RULES_UNKNOWN", f"rules of profile {e.profile!r}: {exc}", None, e.seq)
+            self.report(FindingCode.RULES_UNKNOWN, f"rules of profile {e.profile!r}: {exc}", None, e.seq)
             return
         if e.scheme != "deal-v1":
-            self.report("COMMIT_MISSING", f"scheme {e.scheme!r} is not deal-v1: deals cannot be checked", None, e.seq)
+            self.report(FindingCode.COMMIT_MISSING, f"scheme {e.scheme!r} is not deal-v1: deals cannot be checked", None, e.seq)
         elif not e.anchor:
-            self.report("COMMIT_MISSING", "match_start has no anchor: the seeds are not committed", None, e.seq)
+            self.report(FindingCode.COMMIT_MISSING, "match_start has no anchor: the seeds are not committed", None, e.seq)
         seats = sorted(s.seat for s in e.seats)
         if seats != list(range(self.rules.players)):
-            self.report("SCHEMA_ERROR", f"seats {seats} do not match {self.rules.players} players", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"seats {seats} do not match {self.rules.players} players", None, e.seq)
         for s in e.seats:
             self.seats.append(SeatRecord(s.seat, s.player, s.name, False, 1, e.seq))
         profile = PROFILES.get(e.profile)
@@ -270,17 +272,17 @@ class MatchReplayer:
                 assert prev is not None
                 self.rematch_leader = (prev + 1) % self.rules.players
             else:
-                self.report("REMATCH_UNKNOWN", f"rematch_of {e.rematch_of!r} is not among the logs read; its first lead is taken as logged", None, e.seq)
+                self.report(FindingCode.REMATCH_UNKNOWN, f"rematch_of {e.rematch_of!r} is not among the logs read; its first lead is taken as logged", None, e.seq)
         self.claimed_score = self.m.score
 
     # -- event handlers (on_<type>) ---------------------------------------------------
 
     def on_match_start(self, e: ev.MatchStart) -> None:
-        self.report("SEQ_DUPLICATE", "a second match_start", None, e.seq)
+        self.report(FindingCode.SEQ_DUPLICATE, "a second match_start", None, e.seq)
 
     def on_seat_change(self, e: ev.SeatChange) -> None:
         if self.rules is not None and not 0 <= e.seat < self.rules.players:
-            self.report("SCHEMA_ERROR", f"seat_change names seat {e.seat}", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"seat_change names seat {e.seat}", None, e.seq)
             return
         if e.hand is not None:
             start = e.hand
@@ -294,21 +296,21 @@ class MatchReplayer:
         if self.rules is None:
             return
         if e.hand != 1 or self.last_hand_no != 0 or self.lead_draw is not None:
-            self.report("LEAD_DRAW_MISMATCH", "a lead draw may only come once, before hand 1's deal", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, "a lead draw may only come once, before hand 1's deal", e.hand, e.seq)
             return
         if not self.rules.lead_draw_used:
-            self.report("LEAD_DRAW_MISMATCH", f"no lead draw is made under first_lead = {self.rules.first_lead}", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"no lead draw is made under first_lead = {self.rules.first_lead}", e.hand, e.seq)
             return
         self.lead_draw = e
         tiles = [t for _, t in e.draws]
         try:
             draws, leader = resolve_lead_draw(tiles, self.rules.players, self.rules.first_lead)  # type: ignore[arg-type]
         except (DealError, ValueError, IndexError) as exc:
-            self.report("LEAD_DRAW_MISMATCH", f"the lead draw cannot be read: {exc}", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw cannot be read: {exc}", e.hand, e.seq)
             self.lead_draw_bad = True
             return
         if [tuple(d) for d in draws] != [tuple(d) for d in e.draws]:
-            self.report("LEAD_DRAW_MISMATCH", "the lead draw's seats do not follow the drawing rule", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, "the lead draw's seats do not follow the drawing rule", e.hand, e.seq)
             self.lead_draw_bad = True
             return
         self.drawn_leader = leader
@@ -324,7 +326,7 @@ class MatchReplayer:
         if self.start.scheme != "deal-v1":
             return  # COMMIT_MISSING: nothing can be derived
         if self.lead_draw is None:
-            self.report("LEAD_DRAW_MISMATCH", f"first_lead = {r.first_lead} needs a lead_draw before hand 1", deal.hand, deal.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"first_lead = {r.first_lead} needs a lead_draw before hand 1", deal.hand, deal.seq)
             return
         if seed is None:
             return
@@ -340,13 +342,13 @@ class MatchReplayer:
             )
             draws, leader = resolve_lead_draw(deck, r.players, r.first_lead)  # type: ignore[arg-type]
         except (DealError, ValueError) as exc:
-            self.report("LEAD_DRAW_MISMATCH", f"the lead draw cannot be derived: {exc}", 1, self.lead_draw.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw cannot be derived: {exc}", 1, self.lead_draw.seq)
             return
         logged = [tuple(d) for d in self.lead_draw.draws]
         if [tuple(d) for d in draws] != logged:
             if not self.lead_draw_bad:  # one finding for one bad lead draw
                 shown = " ".join(f"{s}:{tile_name(t)}" for s, t in draws)
-                self.report("LEAD_DRAW_MISMATCH", f"the lead draw differs from its derivation ({shown})", 1, self.lead_draw.seq)
+                self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw differs from its derivation ({shown})", 1, self.lead_draw.seq)
             self.drawn_leader = leader
 
     def _seed_bytes(self, hand: int) -> bytes | None:
@@ -365,15 +367,15 @@ class MatchReplayer:
             return
         prev = self.hand
         if prev is not None and not prev.ended:
-            self.report("HAND_INCOMPLETE", f"hand {prev.no} has no hand_end before the deal of hand {e.hand}", prev.no, e.seq)
+            self.report(FindingCode.HAND_INCOMPLETE, f"hand {prev.no} has no hand_end before the deal of hand {e.hand}", prev.no, e.seq)
             self._close_incomplete(prev)
         if m.over:
-            self.report("MATCH_END_MISMATCH", f"the match was over after hand {self.last_hand_no} ({m.result}, score {list(m.score)}) but went on", e.hand, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, f"the match was over after hand {self.last_hand_no} ({m.result}, score {list(m.score)}) but went on", e.hand, e.seq)
             self.past_end = True
             return
         skipped = range(self.last_hand_no + 1, e.hand)
         if e.hand != self.last_hand_no + 1 and not (skipped and all(x in self.bad_hands for x in skipped)):
-            self.report("SCHEMA_ERROR", f"deal of hand {e.hand} does not follow hand {self.last_hand_no}", e.hand, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"deal of hand {e.hand} does not follow hand {self.last_hand_no}", e.hand, e.seq)
         self.last_hand_no = e.hand
         self.dealt_ok.add(e.hand)
         n = r.players
@@ -386,63 +388,24 @@ class MatchReplayer:
             overlap |= bool(dealt & mk)
             dealt |= mk
         seed = self._seed_bytes(e.hand)
-        derived = None
-        if seed is not None and self.start is not None and self.start.scheme == "deal-v1" and len(e.client_seeds) == n:
-            try:
-                derived = derive_deal(
-                    seed,
-                    table=self.start.table,
-                    match=self.start.match,
-                    hand=e.hand,
-                    players=n,
-                    client_seeds=e.client_seeds,
-                    beacon=self.start.beacon,
-                    doubles_aside=r.stock == "doubles_aside",
-                )
-            except DealError:
-                derived = None
+        derived = self._derive(e, seed, r)
         deal_ok: bool | None = None
         if not shape_ok or overlap:
-            self.report("DEAL_MISMATCH", f"the deal is not {n} hands of 7 distinct tiles with {n} client seeds", e.hand, e.seq)
+            self.report(FindingCode.DEAL_MISMATCH, f"the deal is not {n} hands of 7 distinct tiles with {n} client seeds", e.hand, e.seq)
             deal_ok = False
         elif e.stock != r.stock_size:
-            self.report("DEAL_MISMATCH", f"stock is {e.stock}, the rules leave {r.stock_size}", e.hand, e.seq)
+            self.report(FindingCode.DEAL_MISMATCH, f"stock is {e.stock}, the rules leave {r.stock_size}", e.hand, e.seq)
             deal_ok = False
         elif derived is not None:
-            want = [mask_of(h) for h in derived.hands]  # per seat, as sets
-            if list(masks) != want:
-                bad = [s for s in range(n) if masks[s] != want[s]]
-                self.report("DEAL_MISMATCH", f"hands of seats {bad} differ from the derivation of the revealed seed", e.hand, e.seq)
-                deal_ok = False
-            else:
-                deal_ok = True
-        # the boneyard: the derivation's order, restricted to what was not dealt
-        stock: tuple[int, ...] = ()
-        if r.stock == "draw":
-            rest = ((1 << 28) - 1) & ~dealt
-            if derived is not None:
-                order = [t for t in derived.stock if rest & BIT[t]]
-            else:
-                order = []  # unknown seed: the logged draws stand
-                for t in self.draws.get(e.hand, ()):
-                    if rest & BIT[t] and t not in order:
-                        order.append(t)
-            stock = tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
+            deal_ok = self._check_hands(e, masks, derived)
+        stock = self._boneyard(e, dealt, derived) if r.stock == "draw" else ()
         if e.hand == 1:
             self._check_lead_draw(e, seed)
-        first = m.played == 0
-        if first and self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None:
-            lead = Lead(e.leader)  # REMATCH_UNKNOWN: taken as logged
-        elif first and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
-            lead = Lead(e.leader)  # no usable lead draw: already reported
-        else:
-            lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
-        if not 0 <= lead.seat < n:
-            lead = Lead(0)
+        lead = self._lead(e, m, masks, r)
         leader_flagged = False
         if e.leader != lead.seat:
             why = f", who must open with {tile_name(lead.tile)}" if lead.tile >= 0 else ""
-            self.report("WRONG_LEADER", f"deal names seat {e.leader} as leader; the rules entitle seat {lead.seat}{why}", e.hand, e.seq)
+            self.report(FindingCode.WRONG_LEADER, f"deal names seat {e.leader} as leader; the rules entitle seat {lead.seat}{why}", e.hand, e.seq)
             leader_flagged = True
         dealt_tiles = hands if len(hands) == n else [tuple(iter_tiles(mk)) for mk in masks]
         state = new_hand(r, dealt_tiles, leader=lead.seat, opening=lead.tile, stock=stock)
@@ -453,17 +416,70 @@ class MatchReplayer:
         if leader_flagged:
             self.hand.play_error = True
 
+    def _derive(self, e: ev.Deal, seed: bytes | None, r: Rules) -> Deal | None:
+        """The deal the revealed seed gives (None: no seed, or none to derive)."""
+        n = r.players
+        if seed is None or self.start is None or self.start.scheme != "deal-v1" or len(e.client_seeds) != n:
+            return None
+        try:
+            return derive_deal(
+                seed,
+                table=self.start.table,
+                match=self.start.match,
+                hand=e.hand,
+                players=n,
+                client_seeds=e.client_seeds,
+                beacon=self.start.beacon,
+                doubles_aside=r.stock == "doubles_aside",
+            )
+        except DealError:
+            return None
+
+    def _check_hands(self, e: ev.Deal, masks: Sequence[int], derived: Deal) -> bool:
+        """Whether the logged hands are the derived ones (per seat, as sets)."""
+        want = [mask_of(h) for h in derived.hands]
+        if list(masks) == want:
+            return True
+        bad = [s for s in range(len(want)) if masks[s] != want[s]]
+        self.report(FindingCode.DEAL_MISMATCH, f"hands of seats {bad} differ from the derivation of the revealed seed", e.hand, e.seq)
+        return False
+
+    def _boneyard(self, e: ev.Deal, dealt: int, derived: Deal | None) -> tuple[int, ...]:
+        """The boneyard: the derivation's order, restricted to what was not dealt."""
+        rest = ((1 << 28) - 1) & ~dealt
+        if derived is not None:
+            order = [t for t in derived.stock if rest & BIT[t]]
+        else:
+            order = []  # unknown seed: the logged draws stand
+            for t in self.draws.get(e.hand, ()):
+                if rest & BIT[t] and t not in order:
+                    order.append(t)
+        return tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
+
+    def _lead(self, e: ev.Deal, m: MatchState, masks: Sequence[int], r: Rules) -> Lead:
+        """Who must lead the hand, and with which tile."""
+        first = m.played == 0
+        if first and self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None:
+            lead = Lead(e.leader)  # REMATCH_UNKNOWN: taken as logged
+        elif first and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
+            lead = Lead(e.leader)  # no usable lead draw: already reported
+        else:
+            lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
+        if not 0 <= lead.seat < r.players:
+            lead = Lead(0)
+        return lead
+
     def _current(self, e: ev.HandEvent) -> _Hand | None:
         h = self.hand
         if h is None or e.hand != h.no:
             if e.hand in self.bad_hands and e.hand not in self.dealt_ok:
                 return None  # its deal was unreadable: already reported
             if e.hand <= self.last_hand_no and e.type in ("play", "pass", "draw", "lead_yield"):
-                self.report("EVENT_AFTER_END", f"{e.type} in hand {e.hand}, which is over", e.hand, e.seq)
+                self.report(FindingCode.EVENT_AFTER_END, f"{e.type} in hand {e.hand}, which is over", e.hand, e.seq)
             elif e.hand <= self.last_hand_no:
-                self.report("SCHEMA_ERROR", f"{e.type} for hand {e.hand}, which is over (hand {self.last_hand_no} is on)", e.hand, e.seq)
+                self.report(FindingCode.SCHEMA_ERROR, f"{e.type} for hand {e.hand}, which is over (hand {self.last_hand_no} is on)", e.hand, e.seq)
             else:
-                self.report("SCHEMA_ERROR", f"{e.type} for hand {e.hand}, which has not been dealt", e.hand, e.seq)
+                self.report(FindingCode.SCHEMA_ERROR, f"{e.type} for hand {e.hand}, which has not been dealt", e.hand, e.seq)
             return None
         return h
 
@@ -472,7 +488,7 @@ class MatchReplayer:
             return
         h.redeal_checked = True
         if self.rules is not None and self.rules.redeal == "five_doubles_auto" and redeal_due(self.rules, h.masks):
-            self.report("REDEAL_INVALID", f"a seat was dealt 5+ doubles: hand {h.no} must be cancelled", h.no, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"a seat was dealt 5+ doubles: hand {h.no} must be cancelled", h.no, e.seq)
             h.play_error = True
 
     def on_redeal_claim(self, e: ev.RedealClaim) -> None:
@@ -488,7 +504,7 @@ class MatchReplayer:
             and e.seat in redeal_due(self.rules, h.masks)
         )
         if not ok:
-            self.report("REDEAL_INVALID", f"seat {e.seat} may not claim a redeal here (redeal = {self.rules.redeal}, needs 5+ doubles before the first tile)", e.hand, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"seat {e.seat} may not claim a redeal here (redeal = {self.rules.redeal}, needs 5+ doubles before the first tile)", e.hand, e.seq)
             return
         h.claim_seat = e.seat
 
@@ -497,7 +513,7 @@ class MatchReplayer:
         if h is None or self.rules is None:
             return
         if h.ended:
-            self.report("EVENT_AFTER_END", f"hand {h.no} is cancelled after it ended", e.hand, e.seq)
+            self.report(FindingCode.EVENT_AFTER_END, f"hand {h.no} is cancelled after it ended", e.hand, e.seq)
             return
         r = self.rules
         due = redeal_due(r, h.masks)
@@ -505,7 +521,7 @@ class MatchReplayer:
             (r.redeal == "five_doubles_auto" and due) or (r.redeal == "five_doubles_claim" and h.claim_seat is not None)
         )
         if not allowed:
-            self.report("REDEAL_INVALID", f"hand {h.no} is cancelled, but the rules do not allow it here (redeal = {r.redeal})", e.hand, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"hand {h.no} is cancelled, but the rules do not allow it here (redeal = {r.redeal})", e.hand, e.seq)
         h.redeal_checked = True
         h.ended = True
         h.cancelled = True
@@ -525,28 +541,28 @@ class MatchReplayer:
         physical = e.seat == s.turn and e.to == (e.seat + 2) % n and s.plays == 0 and not s.yielded
         if not (physical and can_yield(s) and e.seat == s.leader):
             h.play_error = True
-            self.report("LEAD_YIELD_INVALID", f"seat {e.seat} may not hand the lead to seat {e.to} here", e.hand, e.seq)
+            self.report(FindingCode.LEAD_YIELD_INVALID, f"seat {e.seat} may not hand the lead to seat {e.to} here", e.hand, e.seq)
         before = legal_moves(s)
         if physical:
             h.state = act(s, e.seat, YIELD)
-        self._record(h, e, "yield", None, None, before, "LEAD_YIELD_INVALID" if h.play_error else None)
+        self._record(h, e, "yield", None, None, before, FindingCode.LEAD_YIELD_INVALID if h.play_error else None)
 
     # plays, passes, draws: one code per bad event, in the spec's precedence
 
-    def _judge_common(self, h: _Hand, e: ev.Play | ev.Pass | ev.Draw) -> str | None:
+    def _judge_common(self, h: _Hand, e: ev.Play | ev.Pass | ev.Draw) -> FindingCode | None:
         s = h.state
         if h.ended or s.over:
-            return "EVENT_AFTER_END"
+            return FindingCode.EVENT_AFTER_END
         if s.must_play >= 0 and not (isinstance(e, ev.Play) and e.tile == s.must_play and e.seat == s.turn):
-            return "DRAWN_TILE_NOT_PLAYED"
+            return FindingCode.DRAWN_TILE_NOT_PLAYED
         if s.plays == 0 and isinstance(e, ev.Play):
             opener = s.turn
             if e.seat != opener and not (h.leader_flagged and e.seat == h.deal.leader):
-                return "WRONG_LEADER"
+                return FindingCode.WRONG_LEADER
             if e.seat != opener:
                 return None  # the wrongly named leader opens: reported on the deal
         if e.seat != s.turn:
-            return "NOT_YOUR_TURN"
+            return FindingCode.NOT_YOUR_TURN
         return None
 
     def on_play(self, e: ev.Play) -> None:
@@ -568,11 +584,11 @@ class MatchReplayer:
         if e.end is None and not first and s.result is None and s.left == s.right and OTHER[e.tile][s.left] >= 0:
             fits = True  # equal ends: either end is the same move
         if code is None and first and s.opening >= 0 and e.tile != s.opening:
-            code = "WRONG_OPENING"
+            code = FindingCode.WRONG_OPENING
         if code is None and not holds:
-            code = "TILE_NOT_IN_HAND"
+            code = FindingCode.TILE_NOT_IN_HAND
         if code is None and not fits:
-            code = "TILE_DOES_NOT_FIT"
+            code = FindingCode.TILE_DOES_NOT_FIT
         msg = {
             "EVENT_AFTER_END": f"seat {e.seat} plays {tile_name(e.tile)} after hand {h.no} was over",
             "DRAWN_TILE_NOT_PLAYED": f"seat {s.turn} drew {tile_name(s.must_play) if s.must_play >= 0 else ''}, which fits, and must play it now",
@@ -603,9 +619,9 @@ class MatchReplayer:
         code = self._judge_common(h, e)
         before = legal_moves(s) if not s.over else ()
         if code is None and before and PASS not in before:
-            code = "FALSE_PASS"
+            code = FindingCode.FALSE_PASS
         if code is not None:
-            if code == "FALSE_PASS":  # only then is the seat one of the table's
+            if code == FindingCode.FALSE_PASS:  # only then is the seat one of the table's
                 msg = self._false_pass_msg(s, e.seat)
             else:
                 msg = {
@@ -614,7 +630,7 @@ class MatchReplayer:
                     "NOT_YOUR_TURN": f"seat {e.seat} passes, but it is seat {s.turn}'s turn",
                 }.get(code, code)
             self._play_error(code, msg, e)
-        if not s.over and 0 <= e.seat < len(s.hands) and code != "EVENT_AFTER_END":
+        if not s.over and 0 <= e.seat < len(s.hands) and code != FindingCode.EVENT_AFTER_END:
             h.state = act(s, e.seat, PASS)
         self._record(h, e, "pass", None, None, before, code)
 
@@ -636,12 +652,12 @@ class MatchReplayer:
         code = self._judge_common(h, e)
         before = legal_moves(s) if not s.over else ()
         if code is None and DRAW not in before:
-            code = "ILLEGAL_DRAW"
+            code = FindingCode.ILLEGAL_DRAW
         in_stock = e.tile in s.stock
         if code is None and (not s.stock or s.stock[0] != e.tile):
-            code = "DRAW_MISMATCH"
+            code = FindingCode.DRAW_MISMATCH
         if code is not None:
-            if code == "ILLEGAL_DRAW":
+            if code == FindingCode.ILLEGAL_DRAW:
                 if self.rules is not None and self.rules.stock != "draw":
                     why = "there is no boneyard"
                 elif not s.stock:
@@ -649,15 +665,15 @@ class MatchReplayer:
                 else:
                     why = "a tile can be played"
                 msg = f"seat {e.seat} draws, but {why}"
-            elif code == "DRAW_MISMATCH":
+            elif code == FindingCode.DRAW_MISMATCH:
                 nxt = tile_name(s.stock[0]) if s.stock else "nothing"
                 msg = f"seat {e.seat} draws {tile_name(e.tile)}; the next boneyard tile is {nxt}"
-            elif code == "NOT_YOUR_TURN":
+            elif code == FindingCode.NOT_YOUR_TURN:
                 msg = f"seat {e.seat} draws, but it is seat {s.turn}'s turn"
             else:
                 msg = f"{code.lower().replace('_', ' ')}: seat {e.seat} draws {tile_name(e.tile)}"
             self._play_error(code, msg, e)
-        if in_stock and not s.over and 0 <= e.seat < len(s.hands) and code != "EVENT_AFTER_END":
+        if in_stock and not s.over and 0 <= e.seat < len(s.hands) and code != FindingCode.EVENT_AFTER_END:
             h.state = act(s, e.seat, DRAW, drawn=e.tile)
         self._record(h, e, "draw", e.tile, None, before, code)
 
@@ -669,7 +685,7 @@ class MatchReplayer:
         tile: int | None,
         end: str | None,
         before: Sequence[Move],
-        code: str | None,
+        code: FindingCode | None,
     ) -> None:
         if not self.keep_moves:
             return
@@ -701,7 +717,7 @@ class MatchReplayer:
         if h is None or self.rules is None or self.m is None:
             return
         if h.ended:
-            self.report("EVENT_AFTER_END", f"a second end of hand {h.no}", e.hand, e.seq)
+            self.report(FindingCode.EVENT_AFTER_END, f"a second end of hand {h.no}", e.hand, e.seq)
             return
         r = self.rules
         m = self.m
@@ -713,10 +729,10 @@ class MatchReplayer:
         self.ended_hands[h.no] = e.seq
         if not h.play_error and not s.over:
             if s.result is None:
-                self.report("HAND_NOT_OVER", f"hand {h.no} ends, but seat {s.turn} can still move (ends {s.left}|{s.right})", e.hand, e.seq)
+                self.report(FindingCode.HAND_NOT_OVER, f"hand {h.no} ends, but seat {s.turn} can still move (ends {s.left}|{s.right})", e.hand, e.seq)
                 h.play_error = True  # nothing recomputed: the claims stand
             else:
-                self.report("HAND_NOT_OVER", f"hand {h.no} is blocked, but {s.closing} more pass(es) are due before it ends", e.hand, e.seq)
+                self.report(FindingCode.HAND_NOT_OVER, f"hand {h.no} is blocked, but {s.closing} more pass(es) are due before it ends", e.hand, e.seq)
         claimed_winner = e.winner
         if h.play_error or s.result is None:
             side = r.side_of(claimed_winner) if claimed_winner is not None and 0 <= claimed_winner < r.players else None
@@ -730,14 +746,14 @@ class MatchReplayer:
             return
         hs = score_hand(m, s)
         if (e.result, e.winner) != (hs.result, hs.winner):
-            self.report("RESULT_MISMATCH", f"claimed {e.result} won by {e.winner}; the replay gives {hs.result} won by {hs.winner}", e.hand, e.seq)
+            self.report(FindingCode.RESULT_MISMATCH, f"claimed {e.result} won by {e.winner}; the replay gives {hs.result} won by {hs.winner}", e.hand, e.seq)
         if tuple(e.points) != hs.points:
-            self.report("POINTS_MISMATCH", f"claimed points {list(e.points)}; recomputed {list(hs.points)}", e.hand, e.seq)
+            self.report(FindingCode.POINTS_MISMATCH, f"claimed points {list(e.points)}; recomputed {list(hs.points)}", e.hand, e.seq)
         expect = tuple(a + b for a, b in zip(self.claimed_score, hs.points, strict=False))
         if tuple(e.score) != expect:
-            self.report("SCORE_MISMATCH", f"claimed score {list(e.score)}; the previous claimed score plus this hand's points is {list(expect)}", e.hand, e.seq)
+            self.report(FindingCode.SCORE_MISMATCH, f"claimed score {list(e.score)}; the previous claimed score plus this hand's points is {list(expect)}", e.hand, e.seq)
         if sorted(e.notes) != sorted(hs.notes):
-            self.report("NOTE_MISMATCH", f"claimed notes {list(e.notes)}; the replay gives {list(hs.notes)}", e.hand, e.seq)
+            self.report(FindingCode.NOTE_MISMATCH, f"claimed notes {list(e.notes)}; the replay gives {list(hs.notes)}", e.hand, e.seq)
         self.claimed_score = tuple(e.score)
         self.m = record(m, hs, leader=h.deal.leader)
         self._keep(h, self._hand_report(h, hs.result, hs.winner, hs.points, self.m.score, hs.notes))
@@ -800,17 +816,17 @@ class MatchReplayer:
     def on_reveal(self, e: ev.Reveal) -> None:
         got = self.reveals.get(e.hand)
         if got is not None and got[1] != e.seq and got[0] != e.server_seed:
-            self.report("COMMIT_MISMATCH", f"a second, different seed is revealed for hand {e.hand}", e.hand, e.seq)
+            self.report(FindingCode.COMMIT_MISMATCH, f"a second, different seed is revealed for hand {e.hand}", e.hand, e.seq)
             return
         if e.hand in self.ended_hands or (self.past_end and e.hand > self.last_hand_no):
             return
         # early only if the hand does end later (else HAND_INCOMPLETE covers it)
         if self.end_seqs.get(e.hand, -1) > e.seq:
-            self.report("REVEAL_EARLY", f"the seed of hand {e.hand} is revealed before the hand ended", e.hand, e.seq)
+            self.report(FindingCode.REVEAL_EARLY, f"the seed of hand {e.hand} is revealed before the hand ended", e.hand, e.seq)
 
     def on_match_end(self, e: ev.MatchEnd) -> None:
         if self.end_event is not None:
-            self.report("SEQ_DUPLICATE", "a second match_end", None, e.seq)
+            self.report(FindingCode.SEQ_DUPLICATE, "a second match_end", None, e.seq)
             return
         self.end_event = e
         self.ended = e.ts
@@ -819,14 +835,14 @@ class MatchReplayer:
             return
         h = self.hand
         if h is not None and not h.ended and e.result != "abandoned":
-            self.report("HAND_INCOMPLETE", f"hand {h.no} has no hand_end before the match ends", h.no, e.seq)
+            self.report(FindingCode.HAND_INCOMPLETE, f"hand {h.no} has no hand_end before the match ends", h.no, e.seq)
             self._close_incomplete(h)
         if e.result == "abandoned":
             return
         if self.past_end:
             return  # "went on past its end" is reported once, at the extra deal
         if not m.over:
-            self.report("MATCH_END_MISMATCH", f"the match ends ({e.result}), but the rules say it goes on (score {list(m.score)})", None, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, f"the match ends ({e.result}), but the rules say it goes on (score {list(m.score)})", None, e.seq)
             return
         problems = []
         if (e.result, e.winner) != (m.result, m.winner):
@@ -834,9 +850,9 @@ class MatchReplayer:
         if tuple(e.score) != self.claimed_score:
             problems.append(f"claimed score {list(e.score)}, the last hand's score is {list(self.claimed_score)}")
         if problems:
-            self.report("MATCH_END_MISMATCH", "; ".join(problems), None, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, "; ".join(problems), None, e.seq)
         elif sorted(e.notes) != sorted(m.notes):
-            self.report("NOTE_MISMATCH", f"claimed match notes {list(e.notes)}; the rules give {list(m.notes)}", None, e.seq)
+            self.report(FindingCode.NOTE_MISMATCH, f"claimed match notes {list(e.notes)}; the rules give {list(m.notes)}", None, e.seq)
 
     # -- the end of the log
 
@@ -846,10 +862,10 @@ class MatchReplayer:
         abandoned = self.end_event is not None and self.end_event.result == "abandoned"
         if h is not None and not h.ended:
             if not abandoned:
-                self.report("HAND_INCOMPLETE", f"the log stops in the middle of hand {h.no}", h.no, None)
+                self.report(FindingCode.HAND_INCOMPLETE, f"the log stops in the middle of hand {h.no}", h.no, None)
             self._close_incomplete(h)
         if self.end_event is None:
-            self.report("MATCH_INCOMPLETE", "no match_end: the match is stored as unfinished", None, None)
+            self.report(FindingCode.MATCH_INCOMPLETE, "no match_end: the match is stored as unfinished", None, None)
         self._check_chain()
         hands = self._collect_hands()
         m = self.m
@@ -910,14 +926,14 @@ class MatchReplayer:
         finished = self.end_event is not None
         for no in sorted(self.ended_hands):
             if no not in self.reveals and finished:
-                self.report("REVEAL_MISSING", f"hand {no} ended but its seed was never revealed", no, self.ended_hands[no])
+                self.report(FindingCode.REVEAL_MISSING, f"hand {no} ended but its seed was never revealed", no, self.ended_hands[no])
         if not self.start.anchor:
             return
         # hands played past the match's end get no findings of their own
         listed = {h.hand for h in self.hand_reports} | set(self.ended_hands)
         for no, ok in sorted(self.chain.items()):
             if not ok and no in listed:
-                self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
+                self.report(FindingCode.COMMIT_MISMATCH, f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
 
 
 def validate_match(
