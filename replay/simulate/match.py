@@ -191,25 +191,7 @@ class SimMatch:
         n = r.players
         plant = self.plant
         chain = make_chain(self.top_seed, CHAIN_LENGTH)
-        if rng.random() < cfg.beacon_rate:
-            self.beacon = f"drand:quicknet:{rng.randrange(10_000_000, 20_000_000)}"
-        start: dict[str, Any] = {
-            "v": 1,
-            "table": self.table,
-            "profile": self.profile,
-            "rules": dict(cfg.overrides),
-            "seats": [
-                {"seat": s, "player": p.id, "name": p.name} for s, p in enumerate(self.players)
-            ],
-            "scheme": SCHEME,
-            "anchor": chain[0].hex(),
-        }
-        if self.beacon is not None:
-            start["beacon"] = self.beacon
-        if self.rematch_of is not None:
-            start["rematch_of"] = self.rematch_of
-        self.emit("match_start", **start)
-
+        self._start(chain[0])
         m = new_match(r, PROFILES[self.profile].shutout_note)
         drawn_leader: int | None = None
         late: list[int] = []  # hands whose reveal waits for the next deal
@@ -300,6 +282,34 @@ class SimMatch:
                 self.reveal(hand_no)
         for h in late:
             self.reveal(h)
+        self._end(m, abandoned)
+        self.state = m
+        return self
+
+    def _start(self, anchor: bytes) -> None:
+        """The match_start event (and the beacon, drawn first)."""
+        rng = self.rng
+        if rng.random() < self.cfg.beacon_rate:
+            self.beacon = f"drand:quicknet:{rng.randrange(10_000_000, 20_000_000)}"
+        start: dict[str, Any] = {
+            "v": 1,
+            "table": self.table,
+            "profile": self.profile,
+            "rules": dict(self.cfg.overrides),
+            "seats": [
+                {"seat": s, "player": p.id, "name": p.name} for s, p in enumerate(self.players)
+            ],
+            "scheme": SCHEME,
+            "anchor": anchor.hex(),
+        }
+        if self.beacon is not None:
+            start["beacon"] = self.beacon
+        if self.rematch_of is not None:
+            start["rematch_of"] = self.rematch_of
+        self.emit("match_start", **start)
+
+    def _end(self, m: MatchState, abandoned: bool) -> None:
+        """The match_end event: the match's result, or abandoned."""
         if abandoned:
             self.emit("match_end", result="abandoned", winner=None, score=list(m.score))
         else:
@@ -307,8 +317,6 @@ class SimMatch:
             if m.notes:
                 fin["notes"] = list(m.notes)
             self.emit("match_end", **fin)
-        self.state = m
-        return self
 
     # seat changes
 
@@ -502,7 +510,6 @@ class SimMatch:
         code = plant.code
         seat = state.turn
         n = state.players
-        hand = state.hands[seat]
         on = state.result is None
 
         def planted() -> None:
@@ -523,6 +530,19 @@ class SimMatch:
             return None
         if ply < plant.ply or not on or state.left < 0 or state.must_play >= 0:
             return None
+        return self._plant_on_line(state, hand_no, memo)
+
+    def _plant_on_line(self, state: HandState, hand_no: int, memo: Memo) -> HandState | None:
+        """`_plant_move` for the codes of a move on a line with two ends."""
+        plant = self.plant
+        code = plant.code
+        seat = state.turn
+        n = state.players
+        hand = state.hands[seat]
+
+        def planted() -> None:
+            plant.done, plant.hand_done = True, hand_no
+
         fit = FIT[state.left * 7 + state.right]
         if code == "NOT_YOUR_TURN":
             other = (seat + 1) % n
