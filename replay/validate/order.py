@@ -100,7 +100,11 @@ def by_seq(records: Sequence[Record]) -> BySeq:
 
 
 def seq_gaps(seqs: Sequence[int], bad_seqs: Collection[int], match: str) -> list[Finding]:
-    """SEQ_GAP findings for `seqs` (sorted; a bad line's seq counts as there)."""
+    """SEQ_GAP findings for `seqs` (sorted; a bad line's seq counts as there).
+
+    >>> [f.message for f in seq_gaps([0, 1, 4, 6], {5}, "m")]
+    ['seq 2..3 missing before seq 4']
+    """
     out: list[Finding] = []
     if not bad_seqs and seqs[-1] == len(seqs) - 1:  # seq 0..n-1 has no gap
         return out
