@@ -30,11 +30,11 @@ import duckdb
 # This checkout's replay, whatever an editable install elsewhere points to.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay import validate as validate_mod  # noqa: E402
 from replay.accel import native  # noqa: E402
 from replay.deal import DEAL_LABEL, enc_int, enc_str  # noqa: E402
 from replay.scan import DEAL, OTHER, REVEAL, _buffers, scan_paths  # noqa: E402
 from replay.simulate import SimConfig, simulate, write_lines  # noqa: E402
+from replay.validate import run as validate_mod  # noqa: E402
 from replay.validate import validate_paths, validate_sources, without_gc  # noqa: E402
 
 

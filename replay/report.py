@@ -7,53 +7,108 @@ JSON contract of `replay validate --json` (`ValidationReport.to_json()`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from enum import StrEnum
+from typing import Any, Final, Literal, NamedTuple
 
 Severity = Literal["error", "warning"]
 
-#: Every finding code of the table-log spec with its severity.
-CODES: dict[str, Severity] = {
-    "MALFORMED_LINE": "error",
-    "SCHEMA_ERROR": "error",
-    "UNKNOWN_EVENT": "error",
-    "RULES_UNKNOWN": "error",
-    "SEQ_GAP": "error",
-    "SEQ_DUPLICATE": "error",
-    "SEQ_REPEATED": "warning",
-    "TIME_ORDER": "warning",
-    "MATCH_INCOMPLETE": "warning",
-    "HAND_INCOMPLETE": "error",
-    "COMMIT_MISSING": "error",
-    "REVEAL_MISSING": "error",
-    "REVEAL_EARLY": "error",
-    "COMMIT_MISMATCH": "error",
-    "SEED_REUSED": "error",
-    "DEAL_MISMATCH": "error",
-    "DRAW_MISMATCH": "error",
-    "LEAD_DRAW_MISMATCH": "error",
-    "WRONG_LEADER": "error",
-    "WRONG_OPENING": "error",
-    "NOT_YOUR_TURN": "error",
-    "TILE_NOT_IN_HAND": "error",
-    "TILE_DOES_NOT_FIT": "error",
-    "FALSE_PASS": "error",
-    "ILLEGAL_DRAW": "error",
-    "DRAWN_TILE_NOT_PLAYED": "error",
-    "LEAD_YIELD_INVALID": "error",
-    "REDEAL_INVALID": "error",
-    "EVENT_AFTER_END": "error",
-    "HAND_NOT_OVER": "error",
-    "RESULT_MISMATCH": "error",
-    "POINTS_MISMATCH": "error",
-    "SCORE_MISMATCH": "error",
-    "MATCH_END_MISMATCH": "error",
-    "NOTE_MISMATCH": "warning",
-    "REMATCH_UNKNOWN": "warning",
+
+class FindingCode(StrEnum):
+    """Every finding code of the table-log spec, in the spec's order.
+
+    A code is its own name as a string: it prints, compares and serialises as one.
+
+    >>> FindingCode.SEQ_GAP == "SEQ_GAP", f"{FindingCode.SEQ_GAP}", CODES["SEQ_GAP"]
+    (True, 'SEQ_GAP', 'error')
+    """
+
+    MALFORMED_LINE = "MALFORMED_LINE"
+    SCHEMA_ERROR = "SCHEMA_ERROR"
+    UNKNOWN_EVENT = "UNKNOWN_EVENT"
+    RULES_UNKNOWN = "RULES_UNKNOWN"
+    SEQ_GAP = "SEQ_GAP"
+    SEQ_DUPLICATE = "SEQ_DUPLICATE"
+    SEQ_REPEATED = "SEQ_REPEATED"
+    TIME_ORDER = "TIME_ORDER"
+    MATCH_INCOMPLETE = "MATCH_INCOMPLETE"
+    HAND_INCOMPLETE = "HAND_INCOMPLETE"
+    COMMIT_MISSING = "COMMIT_MISSING"
+    REVEAL_MISSING = "REVEAL_MISSING"
+    REVEAL_EARLY = "REVEAL_EARLY"
+    COMMIT_MISMATCH = "COMMIT_MISMATCH"
+    SEED_REUSED = "SEED_REUSED"
+    DEAL_MISMATCH = "DEAL_MISMATCH"
+    DRAW_MISMATCH = "DRAW_MISMATCH"
+    LEAD_DRAW_MISMATCH = "LEAD_DRAW_MISMATCH"
+    WRONG_LEADER = "WRONG_LEADER"
+    WRONG_OPENING = "WRONG_OPENING"
+    NOT_YOUR_TURN = "NOT_YOUR_TURN"
+    TILE_NOT_IN_HAND = "TILE_NOT_IN_HAND"
+    TILE_DOES_NOT_FIT = "TILE_DOES_NOT_FIT"
+    FALSE_PASS = "FALSE_PASS"
+    ILLEGAL_DRAW = "ILLEGAL_DRAW"
+    DRAWN_TILE_NOT_PLAYED = "DRAWN_TILE_NOT_PLAYED"
+    LEAD_YIELD_INVALID = "LEAD_YIELD_INVALID"
+    REDEAL_INVALID = "REDEAL_INVALID"
+    EVENT_AFTER_END = "EVENT_AFTER_END"
+    HAND_NOT_OVER = "HAND_NOT_OVER"
+    RESULT_MISMATCH = "RESULT_MISMATCH"
+    POINTS_MISMATCH = "POINTS_MISMATCH"
+    SCORE_MISMATCH = "SCORE_MISMATCH"
+    MATCH_END_MISMATCH = "MATCH_END_MISMATCH"
+    NOTE_MISMATCH = "NOTE_MISMATCH"
+    REMATCH_UNKNOWN = "REMATCH_UNKNOWN"
+
+
+#: Every finding code with its severity.
+CODES: Final[dict[str, Severity]] = {
+    FindingCode.MALFORMED_LINE: "error",
+    FindingCode.SCHEMA_ERROR: "error",
+    FindingCode.UNKNOWN_EVENT: "error",
+    FindingCode.RULES_UNKNOWN: "error",
+    FindingCode.SEQ_GAP: "error",
+    FindingCode.SEQ_DUPLICATE: "error",
+    FindingCode.SEQ_REPEATED: "warning",
+    FindingCode.TIME_ORDER: "warning",
+    FindingCode.MATCH_INCOMPLETE: "warning",
+    FindingCode.HAND_INCOMPLETE: "error",
+    FindingCode.COMMIT_MISSING: "error",
+    FindingCode.REVEAL_MISSING: "error",
+    FindingCode.REVEAL_EARLY: "error",
+    FindingCode.COMMIT_MISMATCH: "error",
+    FindingCode.SEED_REUSED: "error",
+    FindingCode.DEAL_MISMATCH: "error",
+    FindingCode.DRAW_MISMATCH: "error",
+    FindingCode.LEAD_DRAW_MISMATCH: "error",
+    FindingCode.WRONG_LEADER: "error",
+    FindingCode.WRONG_OPENING: "error",
+    FindingCode.NOT_YOUR_TURN: "error",
+    FindingCode.TILE_NOT_IN_HAND: "error",
+    FindingCode.TILE_DOES_NOT_FIT: "error",
+    FindingCode.FALSE_PASS: "error",
+    FindingCode.ILLEGAL_DRAW: "error",
+    FindingCode.DRAWN_TILE_NOT_PLAYED: "error",
+    FindingCode.LEAD_YIELD_INVALID: "error",
+    FindingCode.REDEAL_INVALID: "error",
+    FindingCode.EVENT_AFTER_END: "error",
+    FindingCode.HAND_NOT_OVER: "error",
+    FindingCode.RESULT_MISMATCH: "error",
+    FindingCode.POINTS_MISMATCH: "error",
+    FindingCode.SCORE_MISMATCH: "error",
+    FindingCode.MATCH_END_MISMATCH: "error",
+    FindingCode.NOTE_MISMATCH: "warning",
+    FindingCode.REMATCH_UNKNOWN: "warning",
 }
 
 #: Codes about the server's claims; an error in play silences them for the hand.
-CLAIM_CODES = frozenset(
-    {"RESULT_MISMATCH", "POINTS_MISMATCH", "SCORE_MISMATCH", "HAND_NOT_OVER", "NOTE_MISMATCH"}
+CLAIM_CODES: Final = frozenset(
+    {
+        FindingCode.RESULT_MISMATCH,
+        FindingCode.POINTS_MISMATCH,
+        FindingCode.SCORE_MISMATCH,
+        FindingCode.HAND_NOT_OVER,
+        FindingCode.NOTE_MISMATCH,
+    }
 )
 
 

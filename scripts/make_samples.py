@@ -136,7 +136,7 @@ def main() -> None:
 
 README = """# Sample logs
 
-Table logs written by the simulator (`replay/simulate.py`), in the exact
+Table logs written by the simulator (`replay/simulate/`), in the exact
 format of the table-log spec (v1): bot players, real seed chains, deals
 derived by deal-v1, claims computed by `replay.match`. Every file here
 is a valid log (`replay validate sample_logs/` finds nothing), so the

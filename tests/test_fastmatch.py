@@ -4,7 +4,7 @@ pure path's report, exactly: same files, top-level findings and match reports
 planted defects, logs cut into small buffers, split over files, gzip and
 broken gzip, and randomly damaged logs.
 
-The pure path is the same process with ``replay.validate.native`` set to
+The pure path is the same process with ``replay.validate.run.native`` set to
 None (LogReader + MatchReplayer), as REPLAY_PURE=1 would give. Under
 REPLAY_PURE=1 (or without the C build) the pure path runs alone, the path
 production takes then; the tests of the fast path itself skip, or fail
@@ -26,7 +26,7 @@ import pytest
 
 import replay.reader as reader_mod
 import replay.scan as scan_mod
-import replay.validate as V
+import replay.validate.run as V
 from replay.reader import MAX_LINE_BYTES
 from replay.report import ValidationReport
 from replay.rules import PROFILES

@@ -154,7 +154,7 @@ def _line_of(path: Path, n: int) -> dict:
 
 @pytest.mark.parametrize("pure", [False, True], ids=["fast", "pure"])
 def test_validate_json_names_the_file_and_line_of_each_finding(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    import replay.validate as V
+    import replay.validate.run as V
 
     if pure:
         monkeypatch.setattr(V, "native", None)

@@ -40,7 +40,9 @@ from replay.engine import (
 )
 from replay.events import EVENT_ADAPTER, EVENT_TYPES, dump_event
 from replay.match import HandScore, MatchState, new_match, next_lead, record, redeal_due, score_hand
+from replay.report import CODES, FindingCode
 from replay.rules import PROFILES, RulesError, resolve
+from replay.simulate.cli import main as simulate_main
 from replay.tiles import BIT, OTHER, mask_of, parse_tile, tile_name
 
 # --- an independent checker ------------------------------------------------------
@@ -573,14 +575,14 @@ def test_gzip_output_is_deterministic(tmp_path: Any) -> None:
 
 def test_cli(tmp_path: Any, capsys: Any) -> None:
     out = tmp_path / "x.jsonl"
-    assert sim.main(["--profile", "pr_3p", "--matches", "2", "--seed", "4", "--out", str(out)]) == 0
+    assert simulate_main(["--profile", "pr_3p", "--matches", "2", "--seed", "4", "--out", str(out)]) == 0
     assert out.read_bytes().count(b'"match_end"') == 2
-    assert sim.main(["--profile", "nope", "--out", str(out)]) == 2
-    assert sim.main(["--rules", '{"players": 9}', "--out", str(out)]) == 2
-    assert sim.main(["--bots", "genius", "--out", str(out)]) == 2
+    assert simulate_main(["--profile", "nope", "--out", str(out)]) == 2
+    assert simulate_main(["--rules", '{"players": 9}', "--out", str(out)]) == 2
+    assert simulate_main(["--bots", "genius", "--out", str(out)]) == 2
     buf = io.BytesIO()
     sim.write_lines(sim.defect_log("SEQ_GAP"), buf)
-    assert sim.main(["--defect", "SEQ_GAP", "--out", str(out)]) == 0
+    assert simulate_main(["--defect", "SEQ_GAP", "--out", str(out)]) == 0
     assert out.read_bytes() == buf.getvalue()
     assert "unknown profile" in capsys.readouterr().err
 
@@ -600,6 +602,10 @@ def test_defect_logs_yield_their_codes(code: str) -> None:
     lines = sim.defect_log(code)
     assert len(lines) < 400  # tiny
     assert _codes(audit(lines)) == sorted(sim.DEFECTS[code])
+
+
+def test_every_finding_code_has_a_defect_log() -> None:
+    assert list(sim.DEFECTS) == list(FindingCode) == list(CODES)
 
 
 def test_defect_logs_are_deterministic() -> None:

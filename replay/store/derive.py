@@ -16,11 +16,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from replay.crossmatch import SeedUse, reused
 from replay.store import hooks
 from replay.store.player_rows import player_rows
 from replay.store.schema import after_migrating, match_ids, one, registered
 from replay.store.spool import SPOOL_SUFFIX
+from replay.validate.crossmatch import SeedUse, reused
 
 if TYPE_CHECKING:
     from replay.store.load import BatchLoader
@@ -484,7 +484,7 @@ class Derived:
 
     def _seed_findings(self) -> None:
         """SEED_REUSED findings of the matches of ``_amatch``, as
-        :func:`replay.crossmatch.reused` words them, from the ``seeds`` rows
+        :func:`replay.validate.crossmatch.reused` words them, from the ``seeds`` rows
         of the seeds they share (each finding names the line its seed was
         read from: for the anchor, match_start)."""
         conn = self.conn

@@ -1,27 +1,21 @@
-"""The validator: replays each match through the engine and collects findings.
+"""The replayer: one match's events through the engine, and what they break.
 
 Visitor style, as python-chess reads PGN: `MatchReplayer` walks one match's
-events in `seq` order and calls `report(code, ...)`; it never raises for
-bad input, and one bad hand never hides the next. `validate_match` is a
-pure function of one match's lines (the unit of work for a process pool);
-`validate_paths` reads files and folders and answers the command line's
-JSON contract.
+events in `seq` order and calls `on_<type>` for each, which calls
+`report(code, ...)`; it never raises for bad input, and one bad hand never
+hides the next. `validate_match` is a pure function of one match's lines
+(the unit of work for a process pool).
 """
 
 from __future__ import annotations
 
 import binascii
-import gc
-import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from replay import events as ev
-from replay.accel import native
-from replay.crossmatch import seed_reuse
 from replay.deal import (
+    Deal,
     DealError,
     derive_deal,
     derive_lead_deck,
@@ -45,7 +39,6 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
-from replay.fastmatch import fast_report
 from replay.match import (
     HandScore,
     Lead,
@@ -56,47 +49,20 @@ from replay.match import (
     redeal_due,
     score_hand,
 )
-from replay.reader import BadLine, EventLine, LogReader, iter_paths
+from replay.reader import EventLine
 from replay.report import (
     CLAIM_CODES,
     CODES,
-    FileReport,
     Finding,
+    FindingCode,
     HandReport,
     MatchReport,
     MoveRecord,
     SeatRecord,
-    ValidationReport,
 )
 from replay.rules import PROFILES, Rules, RulesError, resolve
-from replay.scan import Source, scan_paths
 from replay.tiles import BIT, OTHER, iter_tiles, mask_of, tile_name
-
-Record = EventLine | BadLine
-
-
-# --- grouping lines into matches ------------------------------------------------
-
-
-def group_records(records: Iterable[Record]) -> tuple[dict[str, list[Record]], list[Finding]]:
-    """Lines by match id, in read order; findings for lines that belong to no match."""
-    by_match: dict[str, list[Record]] = {}
-    top: list[Finding] = []
-    for rec in records:
-        if isinstance(rec, EventLine):
-            by_match.setdefault(rec.event.match, []).append(rec)
-        elif rec.match is not None:
-            by_match.setdefault(rec.match, []).append(rec)
-        else:
-            top.append(line_finding(rec))
-    return by_match, top
-
-
-def line_finding(rec: BadLine) -> Finding:
-    return Finding(
-        rec.code, rec.message, rec.hand, rec.seq, rec.file, rec.line, rec.match
-    )
-
+from replay.validate.order import Record, by_seq, locate, read_ahead, seq_gaps
 
 # --- one hand being replayed -----------------------------------------------------
 
@@ -124,7 +90,6 @@ class _Hand:
     claim_seat: int | None = None
     deal_ok: bool | None = None
     report: HandReport | None = None
-
 
 
 def _legal_names(moves: Sequence[Move]) -> tuple[str, ...]:
@@ -182,7 +147,7 @@ class MatchReplayer:
     # -- reporting
 
     def report(
-        self, code: str, message: str, hand: int | None = None, seq: int | None = None,
+        self, code: FindingCode, message: str, hand: int | None = None, seq: int | None = None,
         at: EventLine | None = None,
     ) -> None:
         """A finding; it names the file and line of `at`, else of its seq's
@@ -192,7 +157,7 @@ class MatchReplayer:
         file, line = (at.file, at.line) if at is not None else (None, None)
         self.findings.append(Finding(code, message, hand, seq, file, line, match=self.match_id))
 
-    def _play_error(self, code: str, message: str, e: ev.HandEvent) -> None:
+    def _play_error(self, code: FindingCode, message: str, e: ev.HandEvent) -> None:
         if self.hand is not None:
             self.hand.play_error = True
         self.report(code, message, e.hand, e.seq)
@@ -221,105 +186,42 @@ class MatchReplayer:
 
     def _order(self) -> list[ev.Event]:
         """Events in seq order; sequence findings; bad lines as findings."""
-        by_seq: dict[int, ev.Event] = {}
-        bad_seqs: set[int] = set()
-        records = self.records
-        self.files = list(dict.fromkeys([rec.file for rec in records]))
-        for rec in records:
-            if rec.__class__ is BadLine:
-                assert isinstance(rec, BadLine)
-                self.match_id = self.match_id or (rec.match or "")
-                self.findings.append(line_finding(rec))
-                if rec.seq is not None:
-                    bad_seqs.add(rec.seq)
-                if rec.hand is not None:
-                    self.bad_hands.add(rec.hand)
-                continue
-            e = rec.event  # type: ignore[union-attr]
-            old = by_seq.get(e.seq)
-            if old is None:
-                by_seq[e.seq] = e
-            elif old == e:
-                self.report("SEQ_REPEATED", f"seq {e.seq} appears twice ({rec.file}:{rec.line})",
-                            getattr(e, "hand", None), e.seq, at=rec)  # type: ignore[arg-type]  # fmt: skip
-            else:
-                self.report(
-                    "SEQ_DUPLICATE",
-                    f"seq {e.seq} is used by two different events ({old.type} and {e.type}); "
-                    f"the second, at {rec.file}:{rec.line}, is ignored",
-                    getattr(e, "hand", None),
-                    e.seq,
-                    at=rec,  # type: ignore[arg-type]
-                )
-        for rec in records:
-            if rec.__class__ is EventLine:
-                self.match_id = rec.event.match
-                break
-        starts = [e for e in by_seq.values() if e.type == "match_start"]
+        got = by_seq(self.records)
+        self.files, self.match_id, self.bad_hands = got.files, got.match, got.bad_hands
+        self.findings.extend(got.findings)
+        starts = [e for e in got.events.values() if e.type == "match_start"]
         if not starts:
             return []
         start = min(starts, key=lambda e: e.seq)
         self._on_start(start)
-        order = sorted(by_seq)  # logs come in seq order: timsort makes this one pass
-        if bad_seqs or order[-1] != len(order) - 1:  # else seq 0..n-1 has no gap
-            expected = 0
-            for s in sorted(set(order) | bad_seqs):
-                if s > expected:
-                    missing = f"{expected}" if s == expected + 1 else f"{expected}..{s - 1}"
-                    self.report("SEQ_GAP", f"seq {missing} missing before seq {s}", None, s)
-                expected = s + 1
-        ordered = [by_seq[s] for s in order]
+        seqs = sorted(got.events)  # logs come in seq order: timsort makes this one pass
+        self.findings.extend(seq_gaps(seqs, got.bad_seqs, self.match_id))
+        ordered = [got.events[s] for s in seqs]
         ordered.remove(start)
-        # one pass: time order, and what is known up front (reveals: a hand's
-        # deal and draws are checked against its seed while it is replayed)
-        # Same-format UTC times compare as strings; only one that looks
-        # earlier is converted, so the common case costs one comparison.
-        last: ev.Event = start
-        reveals, end_seqs, dealt, draws = self.reveals, self.end_seqs, self.dealt, self.draws
-        before = start.ts
-        for e in ordered:
-            ts = e.ts
-            if ts >= before and len(ts) == len(before) and ts[-1] == "Z" == before[-1]:
-                last, before = e, ts
-            elif e.ts_ms < last.ts_ms:
-                self.report("TIME_ORDER", f"ts {ts} is earlier than the event before it ({before})",
-                            getattr(e, "hand", None), e.seq)  # fmt: skip
-            else:
-                last, before = e, ts
-            kind = e.type
-            if kind == "play" or kind == "pass":
-                continue
-            hand: int = getattr(e, "hand", 0)
-            if kind == "draw":
-                draws.setdefault(hand, []).append(e.tile)  # type: ignore[union-attr]
-            elif kind == "reveal":
-                if hand not in reveals:
-                    reveals[hand] = (e.server_seed, e.seq, e.ts)  # type: ignore[union-attr]
-            elif kind == "hand_end" or kind == "hand_cancelled":
-                end_seqs.setdefault(hand, e.seq)
-            elif kind == "deal":
-                dealt.add(hand)
+        ahead = read_ahead(start, ordered, self.match_id)
+        self.findings.extend(ahead.findings)
+        self.reveals, self.end_seqs, self.dealt, self.draws = ahead.reveals, ahead.end_seqs, ahead.dealt, ahead.draws
         if start.anchor and start.scheme == "deal-v1":
-            self.chain = verify_chain(start.anchor, {h: v[0] for h, v in reveals.items()})
+            self.chain = verify_chain(start.anchor, {h: v[0] for h, v in self.reveals.items()})
         return ordered
 
     def _on_start(self, e: ev.MatchStart) -> None:
         self.start = e
         self.started = e.ts
         if e.seq != 0:
-            self.report("SCHEMA_ERROR", f"match_start has seq {e.seq}, not 0", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"match_start has seq {e.seq}, not 0", None, e.seq)
         try:
             self.rules = resolve(e.profile, e.rules)
         except RulesError as exc:
-            self.report("RULES_UNKNOWN", f"rules of profile {e.profile!r}: {exc}", None, e.seq)
+            self.report(FindingCode.RULES_UNKNOWN, f"rules of profile {e.profile!r}: {exc}", None, e.seq)
             return
         if e.scheme != "deal-v1":
-            self.report("COMMIT_MISSING", f"scheme {e.scheme!r} is not deal-v1: deals cannot be checked", None, e.seq)
+            self.report(FindingCode.COMMIT_MISSING, f"scheme {e.scheme!r} is not deal-v1: deals cannot be checked", None, e.seq)
         elif not e.anchor:
-            self.report("COMMIT_MISSING", "match_start has no anchor: the seeds are not committed", None, e.seq)
+            self.report(FindingCode.COMMIT_MISSING, "match_start has no anchor: the seeds are not committed", None, e.seq)
         seats = sorted(s.seat for s in e.seats)
         if seats != list(range(self.rules.players)):
-            self.report("SCHEMA_ERROR", f"seats {seats} do not match {self.rules.players} players", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"seats {seats} do not match {self.rules.players} players", None, e.seq)
         for s in e.seats:
             self.seats.append(SeatRecord(s.seat, s.player, s.name, False, 1, e.seq))
         profile = PROFILES.get(e.profile)
@@ -330,17 +232,17 @@ class MatchReplayer:
                 assert prev is not None
                 self.rematch_leader = (prev + 1) % self.rules.players
             else:
-                self.report("REMATCH_UNKNOWN", f"rematch_of {e.rematch_of!r} is not among the logs read; its first lead is taken as logged", None, e.seq)
+                self.report(FindingCode.REMATCH_UNKNOWN, f"rematch_of {e.rematch_of!r} is not among the logs read; its first lead is taken as logged", None, e.seq)
         self.claimed_score = self.m.score
 
     # -- event handlers (on_<type>) ---------------------------------------------------
 
     def on_match_start(self, e: ev.MatchStart) -> None:
-        self.report("SEQ_DUPLICATE", "a second match_start", None, e.seq)
+        self.report(FindingCode.SEQ_DUPLICATE, "a second match_start", None, e.seq)
 
     def on_seat_change(self, e: ev.SeatChange) -> None:
         if self.rules is not None and not 0 <= e.seat < self.rules.players:
-            self.report("SCHEMA_ERROR", f"seat_change names seat {e.seat}", None, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"seat_change names seat {e.seat}", None, e.seq)
             return
         if e.hand is not None:
             start = e.hand
@@ -354,21 +256,21 @@ class MatchReplayer:
         if self.rules is None:
             return
         if e.hand != 1 or self.last_hand_no != 0 or self.lead_draw is not None:
-            self.report("LEAD_DRAW_MISMATCH", "a lead draw may only come once, before hand 1's deal", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, "a lead draw may only come once, before hand 1's deal", e.hand, e.seq)
             return
         if not self.rules.lead_draw_used:
-            self.report("LEAD_DRAW_MISMATCH", f"no lead draw is made under first_lead = {self.rules.first_lead}", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"no lead draw is made under first_lead = {self.rules.first_lead}", e.hand, e.seq)
             return
         self.lead_draw = e
         tiles = [t for _, t in e.draws]
         try:
             draws, leader = resolve_lead_draw(tiles, self.rules.players, self.rules.first_lead)  # type: ignore[arg-type]
         except (DealError, ValueError, IndexError) as exc:
-            self.report("LEAD_DRAW_MISMATCH", f"the lead draw cannot be read: {exc}", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw cannot be read: {exc}", e.hand, e.seq)
             self.lead_draw_bad = True
             return
         if [tuple(d) for d in draws] != [tuple(d) for d in e.draws]:
-            self.report("LEAD_DRAW_MISMATCH", "the lead draw's seats do not follow the drawing rule", e.hand, e.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, "the lead draw's seats do not follow the drawing rule", e.hand, e.seq)
             self.lead_draw_bad = True
             return
         self.drawn_leader = leader
@@ -384,7 +286,7 @@ class MatchReplayer:
         if self.start.scheme != "deal-v1":
             return  # COMMIT_MISSING: nothing can be derived
         if self.lead_draw is None:
-            self.report("LEAD_DRAW_MISMATCH", f"first_lead = {r.first_lead} needs a lead_draw before hand 1", deal.hand, deal.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"first_lead = {r.first_lead} needs a lead_draw before hand 1", deal.hand, deal.seq)
             return
         if seed is None:
             return
@@ -400,13 +302,13 @@ class MatchReplayer:
             )
             draws, leader = resolve_lead_draw(deck, r.players, r.first_lead)  # type: ignore[arg-type]
         except (DealError, ValueError) as exc:
-            self.report("LEAD_DRAW_MISMATCH", f"the lead draw cannot be derived: {exc}", 1, self.lead_draw.seq)
+            self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw cannot be derived: {exc}", 1, self.lead_draw.seq)
             return
         logged = [tuple(d) for d in self.lead_draw.draws]
         if [tuple(d) for d in draws] != logged:
             if not self.lead_draw_bad:  # one finding for one bad lead draw
                 shown = " ".join(f"{s}:{tile_name(t)}" for s, t in draws)
-                self.report("LEAD_DRAW_MISMATCH", f"the lead draw differs from its derivation ({shown})", 1, self.lead_draw.seq)
+                self.report(FindingCode.LEAD_DRAW_MISMATCH, f"the lead draw differs from its derivation ({shown})", 1, self.lead_draw.seq)
             self.drawn_leader = leader
 
     def _seed_bytes(self, hand: int) -> bytes | None:
@@ -425,15 +327,15 @@ class MatchReplayer:
             return
         prev = self.hand
         if prev is not None and not prev.ended:
-            self.report("HAND_INCOMPLETE", f"hand {prev.no} has no hand_end before the deal of hand {e.hand}", prev.no, e.seq)
+            self.report(FindingCode.HAND_INCOMPLETE, f"hand {prev.no} has no hand_end before the deal of hand {e.hand}", prev.no, e.seq)
             self._close_incomplete(prev)
         if m.over:
-            self.report("MATCH_END_MISMATCH", f"the match was over after hand {self.last_hand_no} ({m.result}, score {list(m.score)}) but went on", e.hand, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, f"the match was over after hand {self.last_hand_no} ({m.result}, score {list(m.score)}) but went on", e.hand, e.seq)
             self.past_end = True
             return
         skipped = range(self.last_hand_no + 1, e.hand)
         if e.hand != self.last_hand_no + 1 and not (skipped and all(x in self.bad_hands for x in skipped)):
-            self.report("SCHEMA_ERROR", f"deal of hand {e.hand} does not follow hand {self.last_hand_no}", e.hand, e.seq)
+            self.report(FindingCode.SCHEMA_ERROR, f"deal of hand {e.hand} does not follow hand {self.last_hand_no}", e.hand, e.seq)
         self.last_hand_no = e.hand
         self.dealt_ok.add(e.hand)
         n = r.players
@@ -446,63 +348,24 @@ class MatchReplayer:
             overlap |= bool(dealt & mk)
             dealt |= mk
         seed = self._seed_bytes(e.hand)
-        derived = None
-        if seed is not None and self.start is not None and self.start.scheme == "deal-v1" and len(e.client_seeds) == n:
-            try:
-                derived = derive_deal(
-                    seed,
-                    table=self.start.table,
-                    match=self.start.match,
-                    hand=e.hand,
-                    players=n,
-                    client_seeds=e.client_seeds,
-                    beacon=self.start.beacon,
-                    doubles_aside=r.stock == "doubles_aside",
-                )
-            except DealError:
-                derived = None
+        derived = self._derive(e, seed, r)
         deal_ok: bool | None = None
         if not shape_ok or overlap:
-            self.report("DEAL_MISMATCH", f"the deal is not {n} hands of 7 distinct tiles with {n} client seeds", e.hand, e.seq)
+            self.report(FindingCode.DEAL_MISMATCH, f"the deal is not {n} hands of 7 distinct tiles with {n} client seeds", e.hand, e.seq)
             deal_ok = False
         elif e.stock != r.stock_size:
-            self.report("DEAL_MISMATCH", f"stock is {e.stock}, the rules leave {r.stock_size}", e.hand, e.seq)
+            self.report(FindingCode.DEAL_MISMATCH, f"stock is {e.stock}, the rules leave {r.stock_size}", e.hand, e.seq)
             deal_ok = False
         elif derived is not None:
-            want = [mask_of(h) for h in derived.hands]  # per seat, as sets
-            if list(masks) != want:
-                bad = [s for s in range(n) if masks[s] != want[s]]
-                self.report("DEAL_MISMATCH", f"hands of seats {bad} differ from the derivation of the revealed seed", e.hand, e.seq)
-                deal_ok = False
-            else:
-                deal_ok = True
-        # the boneyard: the derivation's order, restricted to what was not dealt
-        stock: tuple[int, ...] = ()
-        if r.stock == "draw":
-            rest = ((1 << 28) - 1) & ~dealt
-            if derived is not None:
-                order = [t for t in derived.stock if rest & BIT[t]]
-            else:
-                order = []  # unknown seed: the logged draws stand
-                for t in self.draws.get(e.hand, ()):
-                    if rest & BIT[t] and t not in order:
-                        order.append(t)
-            stock = tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
+            deal_ok = self._check_hands(e, masks, derived)
+        stock = self._boneyard(e, dealt, derived) if r.stock == "draw" else ()
         if e.hand == 1:
             self._check_lead_draw(e, seed)
-        first = m.played == 0
-        if first and self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None:
-            lead = Lead(e.leader)  # REMATCH_UNKNOWN: taken as logged
-        elif first and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
-            lead = Lead(e.leader)  # no usable lead draw: already reported
-        else:
-            lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
-        if not 0 <= lead.seat < n:
-            lead = Lead(0)
+        lead = self._lead(e, m, masks, r)
         leader_flagged = False
         if e.leader != lead.seat:
             why = f", who must open with {tile_name(lead.tile)}" if lead.tile >= 0 else ""
-            self.report("WRONG_LEADER", f"deal names seat {e.leader} as leader; the rules entitle seat {lead.seat}{why}", e.hand, e.seq)
+            self.report(FindingCode.WRONG_LEADER, f"deal names seat {e.leader} as leader; the rules entitle seat {lead.seat}{why}", e.hand, e.seq)
             leader_flagged = True
         dealt_tiles = hands if len(hands) == n else [tuple(iter_tiles(mk)) for mk in masks]
         state = new_hand(r, dealt_tiles, leader=lead.seat, opening=lead.tile, stock=stock)
@@ -513,17 +376,70 @@ class MatchReplayer:
         if leader_flagged:
             self.hand.play_error = True
 
+    def _derive(self, e: ev.Deal, seed: bytes | None, r: Rules) -> Deal | None:
+        """The deal the revealed seed gives (None: no seed, or none to derive)."""
+        n = r.players
+        if seed is None or self.start is None or self.start.scheme != "deal-v1" or len(e.client_seeds) != n:
+            return None
+        try:
+            return derive_deal(
+                seed,
+                table=self.start.table,
+                match=self.start.match,
+                hand=e.hand,
+                players=n,
+                client_seeds=e.client_seeds,
+                beacon=self.start.beacon,
+                doubles_aside=r.stock == "doubles_aside",
+            )
+        except DealError:
+            return None
+
+    def _check_hands(self, e: ev.Deal, masks: Sequence[int], derived: Deal) -> bool:
+        """Whether the logged hands are the derived ones (per seat, as sets)."""
+        want = [mask_of(h) for h in derived.hands]
+        if list(masks) == want:
+            return True
+        bad = [s for s in range(len(want)) if masks[s] != want[s]]
+        self.report(FindingCode.DEAL_MISMATCH, f"hands of seats {bad} differ from the derivation of the revealed seed", e.hand, e.seq)
+        return False
+
+    def _boneyard(self, e: ev.Deal, dealt: int, derived: Deal | None) -> tuple[int, ...]:
+        """The boneyard: the derivation's order, restricted to what was not dealt."""
+        rest = ((1 << 28) - 1) & ~dealt
+        if derived is not None:
+            order = [t for t in derived.stock if rest & BIT[t]]
+        else:
+            order = []  # unknown seed: the logged draws stand
+            for t in self.draws.get(e.hand, ()):
+                if rest & BIT[t] and t not in order:
+                    order.append(t)
+        return tuple(order) + tuple(t for t in iter_tiles(rest) if t not in order)
+
+    def _lead(self, e: ev.Deal, m: MatchState, masks: Sequence[int], r: Rules) -> Lead:
+        """Who must lead the hand, and with which tile."""
+        first = m.played == 0
+        if first and self.rematch_leader is None and self.start is not None and self.start.rematch_of is not None:
+            lead = Lead(e.leader)  # REMATCH_UNKNOWN: taken as logged
+        elif first and r.lead_draw_used and self.drawn_leader is None and self.rematch_leader is None:
+            lead = Lead(e.leader)  # no usable lead draw: already reported
+        else:
+            lead = next_lead(m, masks, drawn_leader=self.drawn_leader, rematch_leader=self.rematch_leader)
+        if not 0 <= lead.seat < r.players:
+            lead = Lead(0)
+        return lead
+
     def _current(self, e: ev.HandEvent) -> _Hand | None:
         h = self.hand
         if h is None or e.hand != h.no:
             if e.hand in self.bad_hands and e.hand not in self.dealt_ok:
                 return None  # its deal was unreadable: already reported
             if e.hand <= self.last_hand_no and e.type in ("play", "pass", "draw", "lead_yield"):
-                self.report("EVENT_AFTER_END", f"{e.type} in hand {e.hand}, which is over", e.hand, e.seq)
+                self.report(FindingCode.EVENT_AFTER_END, f"{e.type} in hand {e.hand}, which is over", e.hand, e.seq)
             elif e.hand <= self.last_hand_no:
-                self.report("SCHEMA_ERROR", f"{e.type} for hand {e.hand}, which is over (hand {self.last_hand_no} is on)", e.hand, e.seq)
+                self.report(FindingCode.SCHEMA_ERROR, f"{e.type} for hand {e.hand}, which is over (hand {self.last_hand_no} is on)", e.hand, e.seq)
             else:
-                self.report("SCHEMA_ERROR", f"{e.type} for hand {e.hand}, which has not been dealt", e.hand, e.seq)
+                self.report(FindingCode.SCHEMA_ERROR, f"{e.type} for hand {e.hand}, which has not been dealt", e.hand, e.seq)
             return None
         return h
 
@@ -532,7 +448,7 @@ class MatchReplayer:
             return
         h.redeal_checked = True
         if self.rules is not None and self.rules.redeal == "five_doubles_auto" and redeal_due(self.rules, h.masks):
-            self.report("REDEAL_INVALID", f"a seat was dealt 5+ doubles: hand {h.no} must be cancelled", h.no, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"a seat was dealt 5+ doubles: hand {h.no} must be cancelled", h.no, e.seq)
             h.play_error = True
 
     def on_redeal_claim(self, e: ev.RedealClaim) -> None:
@@ -548,7 +464,7 @@ class MatchReplayer:
             and e.seat in redeal_due(self.rules, h.masks)
         )
         if not ok:
-            self.report("REDEAL_INVALID", f"seat {e.seat} may not claim a redeal here (redeal = {self.rules.redeal}, needs 5+ doubles before the first tile)", e.hand, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"seat {e.seat} may not claim a redeal here (redeal = {self.rules.redeal}, needs 5+ doubles before the first tile)", e.hand, e.seq)
             return
         h.claim_seat = e.seat
 
@@ -557,7 +473,7 @@ class MatchReplayer:
         if h is None or self.rules is None:
             return
         if h.ended:
-            self.report("EVENT_AFTER_END", f"hand {h.no} is cancelled after it ended", e.hand, e.seq)
+            self.report(FindingCode.EVENT_AFTER_END, f"hand {h.no} is cancelled after it ended", e.hand, e.seq)
             return
         r = self.rules
         due = redeal_due(r, h.masks)
@@ -565,7 +481,7 @@ class MatchReplayer:
             (r.redeal == "five_doubles_auto" and due) or (r.redeal == "five_doubles_claim" and h.claim_seat is not None)
         )
         if not allowed:
-            self.report("REDEAL_INVALID", f"hand {h.no} is cancelled, but the rules do not allow it here (redeal = {r.redeal})", e.hand, e.seq)
+            self.report(FindingCode.REDEAL_INVALID, f"hand {h.no} is cancelled, but the rules do not allow it here (redeal = {r.redeal})", e.hand, e.seq)
         h.redeal_checked = True
         h.ended = True
         h.cancelled = True
@@ -585,28 +501,28 @@ class MatchReplayer:
         physical = e.seat == s.turn and e.to == (e.seat + 2) % n and s.plays == 0 and not s.yielded
         if not (physical and can_yield(s) and e.seat == s.leader):
             h.play_error = True
-            self.report("LEAD_YIELD_INVALID", f"seat {e.seat} may not hand the lead to seat {e.to} here", e.hand, e.seq)
+            self.report(FindingCode.LEAD_YIELD_INVALID, f"seat {e.seat} may not hand the lead to seat {e.to} here", e.hand, e.seq)
         before = legal_moves(s)
         if physical:
             h.state = act(s, e.seat, YIELD)
-        self._record(h, e, "yield", None, None, before, "LEAD_YIELD_INVALID" if h.play_error else None)
+        self._record(h, e, "yield", None, None, before, FindingCode.LEAD_YIELD_INVALID if h.play_error else None)
 
     # plays, passes, draws: one code per bad event, in the spec's precedence
 
-    def _judge_common(self, h: _Hand, e: ev.Play | ev.Pass | ev.Draw) -> str | None:
+    def _judge_common(self, h: _Hand, e: ev.Play | ev.Pass | ev.Draw) -> FindingCode | None:
         s = h.state
         if h.ended or s.over:
-            return "EVENT_AFTER_END"
+            return FindingCode.EVENT_AFTER_END
         if s.must_play >= 0 and not (isinstance(e, ev.Play) and e.tile == s.must_play and e.seat == s.turn):
-            return "DRAWN_TILE_NOT_PLAYED"
+            return FindingCode.DRAWN_TILE_NOT_PLAYED
         if s.plays == 0 and isinstance(e, ev.Play):
             opener = s.turn
             if e.seat != opener and not (h.leader_flagged and e.seat == h.deal.leader):
-                return "WRONG_LEADER"
+                return FindingCode.WRONG_LEADER
             if e.seat != opener:
                 return None  # the wrongly named leader opens: reported on the deal
         if e.seat != s.turn:
-            return "NOT_YOUR_TURN"
+            return FindingCode.NOT_YOUR_TURN
         return None
 
     def on_play(self, e: ev.Play) -> None:
@@ -628,11 +544,11 @@ class MatchReplayer:
         if e.end is None and not first and s.result is None and s.left == s.right and OTHER[e.tile][s.left] >= 0:
             fits = True  # equal ends: either end is the same move
         if code is None and first and s.opening >= 0 and e.tile != s.opening:
-            code = "WRONG_OPENING"
+            code = FindingCode.WRONG_OPENING
         if code is None and not holds:
-            code = "TILE_NOT_IN_HAND"
+            code = FindingCode.TILE_NOT_IN_HAND
         if code is None and not fits:
-            code = "TILE_DOES_NOT_FIT"
+            code = FindingCode.TILE_DOES_NOT_FIT
         msg = {
             "EVENT_AFTER_END": f"seat {e.seat} plays {tile_name(e.tile)} after hand {h.no} was over",
             "DRAWN_TILE_NOT_PLAYED": f"seat {s.turn} drew {tile_name(s.must_play) if s.must_play >= 0 else ''}, which fits, and must play it now",
@@ -663,9 +579,9 @@ class MatchReplayer:
         code = self._judge_common(h, e)
         before = legal_moves(s) if not s.over else ()
         if code is None and before and PASS not in before:
-            code = "FALSE_PASS"
+            code = FindingCode.FALSE_PASS
         if code is not None:
-            if code == "FALSE_PASS":  # only then is the seat one of the table's
+            if code == FindingCode.FALSE_PASS:  # only then is the seat one of the table's
                 msg = self._false_pass_msg(s, e.seat)
             else:
                 msg = {
@@ -674,7 +590,7 @@ class MatchReplayer:
                     "NOT_YOUR_TURN": f"seat {e.seat} passes, but it is seat {s.turn}'s turn",
                 }.get(code, code)
             self._play_error(code, msg, e)
-        if not s.over and 0 <= e.seat < len(s.hands) and code != "EVENT_AFTER_END":
+        if not s.over and 0 <= e.seat < len(s.hands) and code != FindingCode.EVENT_AFTER_END:
             h.state = act(s, e.seat, PASS)
         self._record(h, e, "pass", None, None, before, code)
 
@@ -696,12 +612,12 @@ class MatchReplayer:
         code = self._judge_common(h, e)
         before = legal_moves(s) if not s.over else ()
         if code is None and DRAW not in before:
-            code = "ILLEGAL_DRAW"
+            code = FindingCode.ILLEGAL_DRAW
         in_stock = e.tile in s.stock
         if code is None and (not s.stock or s.stock[0] != e.tile):
-            code = "DRAW_MISMATCH"
+            code = FindingCode.DRAW_MISMATCH
         if code is not None:
-            if code == "ILLEGAL_DRAW":
+            if code == FindingCode.ILLEGAL_DRAW:
                 if self.rules is not None and self.rules.stock != "draw":
                     why = "there is no boneyard"
                 elif not s.stock:
@@ -709,15 +625,15 @@ class MatchReplayer:
                 else:
                     why = "a tile can be played"
                 msg = f"seat {e.seat} draws, but {why}"
-            elif code == "DRAW_MISMATCH":
+            elif code == FindingCode.DRAW_MISMATCH:
                 nxt = tile_name(s.stock[0]) if s.stock else "nothing"
                 msg = f"seat {e.seat} draws {tile_name(e.tile)}; the next boneyard tile is {nxt}"
-            elif code == "NOT_YOUR_TURN":
+            elif code == FindingCode.NOT_YOUR_TURN:
                 msg = f"seat {e.seat} draws, but it is seat {s.turn}'s turn"
             else:
                 msg = f"{code.lower().replace('_', ' ')}: seat {e.seat} draws {tile_name(e.tile)}"
             self._play_error(code, msg, e)
-        if in_stock and not s.over and 0 <= e.seat < len(s.hands) and code != "EVENT_AFTER_END":
+        if in_stock and not s.over and 0 <= e.seat < len(s.hands) and code != FindingCode.EVENT_AFTER_END:
             h.state = act(s, e.seat, DRAW, drawn=e.tile)
         self._record(h, e, "draw", e.tile, None, before, code)
 
@@ -729,7 +645,7 @@ class MatchReplayer:
         tile: int | None,
         end: str | None,
         before: Sequence[Move],
-        code: str | None,
+        code: FindingCode | None,
     ) -> None:
         if not self.keep_moves:
             return
@@ -761,7 +677,7 @@ class MatchReplayer:
         if h is None or self.rules is None or self.m is None:
             return
         if h.ended:
-            self.report("EVENT_AFTER_END", f"a second end of hand {h.no}", e.hand, e.seq)
+            self.report(FindingCode.EVENT_AFTER_END, f"a second end of hand {h.no}", e.hand, e.seq)
             return
         r = self.rules
         m = self.m
@@ -773,10 +689,10 @@ class MatchReplayer:
         self.ended_hands[h.no] = e.seq
         if not h.play_error and not s.over:
             if s.result is None:
-                self.report("HAND_NOT_OVER", f"hand {h.no} ends, but seat {s.turn} can still move (ends {s.left}|{s.right})", e.hand, e.seq)
+                self.report(FindingCode.HAND_NOT_OVER, f"hand {h.no} ends, but seat {s.turn} can still move (ends {s.left}|{s.right})", e.hand, e.seq)
                 h.play_error = True  # nothing recomputed: the claims stand
             else:
-                self.report("HAND_NOT_OVER", f"hand {h.no} is blocked, but {s.closing} more pass(es) are due before it ends", e.hand, e.seq)
+                self.report(FindingCode.HAND_NOT_OVER, f"hand {h.no} is blocked, but {s.closing} more pass(es) are due before it ends", e.hand, e.seq)
         claimed_winner = e.winner
         if h.play_error or s.result is None:
             side = r.side_of(claimed_winner) if claimed_winner is not None and 0 <= claimed_winner < r.players else None
@@ -790,14 +706,14 @@ class MatchReplayer:
             return
         hs = score_hand(m, s)
         if (e.result, e.winner) != (hs.result, hs.winner):
-            self.report("RESULT_MISMATCH", f"claimed {e.result} won by {e.winner}; the replay gives {hs.result} won by {hs.winner}", e.hand, e.seq)
+            self.report(FindingCode.RESULT_MISMATCH, f"claimed {e.result} won by {e.winner}; the replay gives {hs.result} won by {hs.winner}", e.hand, e.seq)
         if tuple(e.points) != hs.points:
-            self.report("POINTS_MISMATCH", f"claimed points {list(e.points)}; recomputed {list(hs.points)}", e.hand, e.seq)
+            self.report(FindingCode.POINTS_MISMATCH, f"claimed points {list(e.points)}; recomputed {list(hs.points)}", e.hand, e.seq)
         expect = tuple(a + b for a, b in zip(self.claimed_score, hs.points, strict=False))
         if tuple(e.score) != expect:
-            self.report("SCORE_MISMATCH", f"claimed score {list(e.score)}; the previous claimed score plus this hand's points is {list(expect)}", e.hand, e.seq)
+            self.report(FindingCode.SCORE_MISMATCH, f"claimed score {list(e.score)}; the previous claimed score plus this hand's points is {list(expect)}", e.hand, e.seq)
         if sorted(e.notes) != sorted(hs.notes):
-            self.report("NOTE_MISMATCH", f"claimed notes {list(e.notes)}; the replay gives {list(hs.notes)}", e.hand, e.seq)
+            self.report(FindingCode.NOTE_MISMATCH, f"claimed notes {list(e.notes)}; the replay gives {list(hs.notes)}", e.hand, e.seq)
         self.claimed_score = tuple(e.score)
         self.m = record(m, hs, leader=h.deal.leader)
         self._keep(h, self._hand_report(h, hs.result, hs.winner, hs.points, self.m.score, hs.notes))
@@ -860,17 +776,17 @@ class MatchReplayer:
     def on_reveal(self, e: ev.Reveal) -> None:
         got = self.reveals.get(e.hand)
         if got is not None and got[1] != e.seq and got[0] != e.server_seed:
-            self.report("COMMIT_MISMATCH", f"a second, different seed is revealed for hand {e.hand}", e.hand, e.seq)
+            self.report(FindingCode.COMMIT_MISMATCH, f"a second, different seed is revealed for hand {e.hand}", e.hand, e.seq)
             return
         if e.hand in self.ended_hands or (self.past_end and e.hand > self.last_hand_no):
             return
         # early only if the hand does end later (else HAND_INCOMPLETE covers it)
         if self.end_seqs.get(e.hand, -1) > e.seq:
-            self.report("REVEAL_EARLY", f"the seed of hand {e.hand} is revealed before the hand ended", e.hand, e.seq)
+            self.report(FindingCode.REVEAL_EARLY, f"the seed of hand {e.hand} is revealed before the hand ended", e.hand, e.seq)
 
     def on_match_end(self, e: ev.MatchEnd) -> None:
         if self.end_event is not None:
-            self.report("SEQ_DUPLICATE", "a second match_end", None, e.seq)
+            self.report(FindingCode.SEQ_DUPLICATE, "a second match_end", None, e.seq)
             return
         self.end_event = e
         self.ended = e.ts
@@ -879,14 +795,14 @@ class MatchReplayer:
             return
         h = self.hand
         if h is not None and not h.ended and e.result != "abandoned":
-            self.report("HAND_INCOMPLETE", f"hand {h.no} has no hand_end before the match ends", h.no, e.seq)
+            self.report(FindingCode.HAND_INCOMPLETE, f"hand {h.no} has no hand_end before the match ends", h.no, e.seq)
             self._close_incomplete(h)
         if e.result == "abandoned":
             return
         if self.past_end:
             return  # "went on past its end" is reported once, at the extra deal
         if not m.over:
-            self.report("MATCH_END_MISMATCH", f"the match ends ({e.result}), but the rules say it goes on (score {list(m.score)})", None, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, f"the match ends ({e.result}), but the rules say it goes on (score {list(m.score)})", None, e.seq)
             return
         problems = []
         if (e.result, e.winner) != (m.result, m.winner):
@@ -894,9 +810,9 @@ class MatchReplayer:
         if tuple(e.score) != self.claimed_score:
             problems.append(f"claimed score {list(e.score)}, the last hand's score is {list(self.claimed_score)}")
         if problems:
-            self.report("MATCH_END_MISMATCH", "; ".join(problems), None, e.seq)
+            self.report(FindingCode.MATCH_END_MISMATCH, "; ".join(problems), None, e.seq)
         elif sorted(e.notes) != sorted(m.notes):
-            self.report("NOTE_MISMATCH", f"claimed match notes {list(e.notes)}; the rules give {list(m.notes)}", None, e.seq)
+            self.report(FindingCode.NOTE_MISMATCH, f"claimed match notes {list(e.notes)}; the rules give {list(m.notes)}", None, e.seq)
 
     # -- the end of the log
 
@@ -906,10 +822,10 @@ class MatchReplayer:
         abandoned = self.end_event is not None and self.end_event.result == "abandoned"
         if h is not None and not h.ended:
             if not abandoned:
-                self.report("HAND_INCOMPLETE", f"the log stops in the middle of hand {h.no}", h.no, None)
+                self.report(FindingCode.HAND_INCOMPLETE, f"the log stops in the middle of hand {h.no}", h.no, None)
             self._close_incomplete(h)
         if self.end_event is None:
-            self.report("MATCH_INCOMPLETE", "no match_end: the match is stored as unfinished", None, None)
+            self.report(FindingCode.MATCH_INCOMPLETE, "no match_end: the match is stored as unfinished", None, None)
         self._check_chain()
         hands = self._collect_hands()
         m = self.m
@@ -970,67 +886,14 @@ class MatchReplayer:
         finished = self.end_event is not None
         for no in sorted(self.ended_hands):
             if no not in self.reveals and finished:
-                self.report("REVEAL_MISSING", f"hand {no} ended but its seed was never revealed", no, self.ended_hands[no])
+                self.report(FindingCode.REVEAL_MISSING, f"hand {no} ended but its seed was never revealed", no, self.ended_hands[no])
         if not self.start.anchor:
             return
         # hands played past the match's end get no findings of their own
         listed = {h.hand for h in self.hand_reports} | set(self.ended_hands)
         for no, ok in sorted(self.chain.items()):
             if not ok and no in listed:
-                self.report("COMMIT_MISMATCH", f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
-
-
-def locate(
-    findings: Sequence[Finding], records: Sequence[Record], seqs: Collection[int] = ()
-) -> tuple[tuple[Finding, ...], dict[int, tuple[str, int]]]:
-    """The findings, each naming the file and line of its event, and the
-    (file, line) of the events at `seqs`.
-
-    A finding with a seq names the line of that seq (the first line that
-    has it); one of a hand without a seq (HAND_INCOMPLETE), the hand's last
-    event; one of neither (MATCH_INCOMPLETE), the match's last event. A
-    finding that already names its line keeps it. One pass over the
-    records, and none if there is nothing to place.
-
-    >>> from replay.reader import parse_line
-    >>> recs = [parse_line('{"type":"pass","match":"m","seq":%d,"ts":"2026-11-02T18:04:05Z",'
-    ...                    '"hand":1,"seat":0}' % q, "a.jsonl", q + 1) for q in (5, 6)]
-    >>> fs, _ = locate([Finding("FALSE_PASS", "x", 1, 6), Finding("HAND_INCOMPLETE", "y", 1)], recs)
-    >>> [(f.file, f.line) for f in fs]
-    [('a.jsonl', 7), ('a.jsonl', 7)]
-    """
-    loose = [f for f in findings if f.file is None]
-    if not loose and not seqs:
-        return tuple(findings), {}
-    want = set(seqs) | {f.seq for f in loose if f.seq is not None}
-    hands = {f.hand for f in loose if f.seq is None and f.hand is not None}
-    at: dict[int, tuple[str, int]] = {}
-    last_of: dict[int | None, tuple[int, str, int]] = {}  # hand (None: any) -> (seq, file, line)
-    for rec in records:
-        seq: int | None
-        if isinstance(rec, EventLine):
-            seq, hand = rec.event.seq, getattr(rec.event, "hand", None)
-        else:
-            seq, hand = rec.seq, rec.hand
-        if seq is None:
-            continue
-        if seq in want and seq not in at:
-            at[seq] = (rec.file, rec.line)
-        for key in (None, hand) if hand in hands else (None,):
-            got = last_of.get(key)
-            if got is None or seq > got[0]:
-                last_of[key] = (seq, rec.file, rec.line)
-    out = []
-    for f in findings:
-        if f.file is None:
-            place = at.get(f.seq) if f.seq is not None else None
-            if place is None:
-                got = last_of.get(f.hand if f.seq is None else None) or last_of.get(None)
-                place = got[1:] if got is not None else None
-            if place is not None:
-                f = replace(f, file=place[0], line=place[1])
-        out.append(f)
-    return tuple(out), at
+                self.report(FindingCode.COMMIT_MISMATCH, f"the seed revealed for hand {no} does not hash to its predecessor in the chain", no, self.reveals[no][1])
 
 
 def validate_match(
@@ -1042,144 +905,3 @@ def validate_match(
     """Validate one match from its lines (any order; they are sorted by seq)."""
     return MatchReplayer(records, rematch_leaders=rematch_leaders, keep_moves=keep_moves).run()
 
-
-# --- several matches ------------------------------------------------------------
-
-
-def with_findings(report: MatchReport, extra: Sequence[Finding]) -> MatchReport:
-    """The report with more findings, and its verdict recomputed."""
-    if not extra:
-        return report
-    findings = report.findings + tuple(extra)
-    verdict = report.verdict
-    if verdict != "unreadable":
-        verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
-    return replace(report, findings=findings, verdict=verdict)
-
-
-def _first_leader(rep: MatchReport) -> int | None:
-    for h in rep.hands:
-        if h.result != "cancelled":
-            return h.leader
-    return rep.hands[0].leader if rep.hands else None
-
-
-def validate_grouped(
-    by_match: Mapping[str, Sequence[Record]], *, keep_moves: bool = False
-) -> list[MatchReport]:
-    """Validate every match; rematches after the match they follow."""
-    rematch_of: dict[str, str] = {}
-    for mid, recs in by_match.items():
-        for rec in recs:
-            if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart):
-                if rec.event.rematch_of:
-                    rematch_of[mid] = rec.event.rematch_of
-                break
-
-    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
-        return validate_match(by_match[mid], rematch_leaders=leaders, keep_moves=keep_moves)
-
-    return _validate_in_order(list(by_match), rematch_of, one)
-
-
-def validate_sources(
-    by_match: Mapping[str, Sequence[Source]], *, keep_moves: bool = False
-) -> list[MatchReport]:
-    """:func:`validate_grouped` over what :func:`replay.scan.scan_paths` read:
-    a clean match in one file hand by hand (:mod:`replay.fastmatch`), any
-    other line by line from the same records LogReader would have made."""
-    rematch_of: dict[str, str] = {}
-    for mid, srcs in by_match.items():
-        start = _first_start(srcs)
-        if start is not None and start.rematch_of:
-            rematch_of[mid] = start.rematch_of
-
-    def one(mid: str, leaders: Mapping[str, int | None]) -> MatchReport:
-        srcs = by_match[mid]
-        if len(srcs) == 1 and not keep_moves:
-            rep = fast_report(srcs[0], rematch_leaders=leaders)
-            if rep is not None:
-                return rep
-        records = [rec for src in srcs for rec in src.records()]
-        return validate_match(records, rematch_leaders=leaders, keep_moves=keep_moves)
-
-    return _validate_in_order(list(by_match), rematch_of, one)
-
-
-def _first_start(srcs: Sequence[Source]) -> ev.MatchStart | None:
-    # The scanner leaves every match_start to Python: it is among `others`.
-    for src in srcs:
-        for _, rec in src.others:
-            if isinstance(rec, EventLine) and isinstance(rec.event, ev.MatchStart):
-                return rec.event
-    return None
-
-
-def _validate_in_order(
-    order: list[str],
-    rematch_of: Mapping[str, str],
-    validate_one: Callable[[str, Mapping[str, int | None]], MatchReport],
-) -> list[MatchReport]:
-    done: dict[str, MatchReport] = {}
-    leaders: dict[str, int | None] = {}
-    known = set(order)
-
-    def run(mid: str, stack: tuple[str, ...] = ()) -> None:
-        if mid in done:
-            return
-        parent = rematch_of.get(mid)
-        if parent and parent in known and parent not in done and parent not in stack:
-            run(parent, stack + (mid,))
-        rep = validate_one(mid, leaders)
-        done[mid] = rep
-        leaders[mid] = _first_leader(rep)
-
-    for mid in order:
-        run(mid)
-    reports = [done[mid] for mid in order]
-    reuse = seed_reuse(reports)
-    return [with_findings(r, reuse.get(r.match, [])) for r in reports]
-
-
-def validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool = False) -> ValidationReport:
-    """Read files and folders of logs and validate every match in them."""
-    with without_gc():
-        return _validate_paths(paths, keep_moves=keep_moves)
-
-
-@contextmanager
-def without_gc() -> Iterator[None]:
-    """Pause the cycle collector: reading makes millions of acyclic objects,
-    and its passes over them cost more than the reading itself."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool) -> ValidationReport:
-    if native is not None:
-        file_reports, sources, lost = scan_paths(paths)
-        reports = validate_sources(sources, keep_moves=keep_moves)
-        return ValidationReport(files=tuple(file_reports), findings=tuple(lost), matches=tuple(reports))
-    files: list[FileReport] = []
-    by_match: dict[str, list[Record]] = {}
-    top: list[Finding] = []
-    for path in iter_paths(paths):
-        reader = LogReader(path)
-        grouped, lost = group_records(reader.records())
-        for mid, recs in grouped.items():
-            by_match.setdefault(mid, []).extend(recs)
-        top.extend(lost)
-        st = reader.stats
-        files.append(FileReport(st.path, st.lines, st.bad_lines))
-    reports = validate_grouped(by_match, keep_moves=keep_moves)
-    return ValidationReport(files=tuple(files), findings=tuple(top), matches=tuple(reports))
-
-
-def report_json(report: ValidationReport) -> dict[str, Any]:
-    """The command line's JSON object."""
-    return report.to_json()

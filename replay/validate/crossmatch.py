@@ -1,9 +1,11 @@
-"""Checks across matches: SEED_REUSED, an anchor or server seed used by two matches.
+"""Checks across matches: seeds used twice, and rematches after their match.
 
-One definition for both places that ask: ``replay validate`` over the
-reports of a run (:func:`seed_reuse`), and the store over its ``seeds``
-rows after each load or delete (:func:`reused`, called by
-``replay.store.derive``).
+A rematch's first lead follows from the match it rematches (REMATCH_UNKNOWN
+when that match is not among the logs), so `validate_in_order` validates a
+match before its rematches and hands each the first leaders found so far;
+then `seed_reuse` compares every anchor and revealed seed of the run
+(SEED_REUSED). The store words SEED_REUSED with the same `reused` over its
+``seeds`` rows after each load or delete (``replay.store.derive``).
 
 >>> uses = [SeedUse("ab", "m1", 0, "a.jsonl", 1), SeedUse("ab", "m2", 3, "b.jsonl", 9),
 ...         SeedUse("cd", "m2", 4, "b.jsonl", 12)]
@@ -16,12 +18,11 @@ rows after each load or delete (:func:`reused`, called by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
-from replay.report import Finding, MatchReport
-
-__all__ = ["SeedUse", "reused", "seed_reuse"]
+from replay.report import CODES, Finding, FindingCode, MatchReport
 
 
 class SeedUse(NamedTuple):
@@ -57,7 +58,7 @@ def reused(uses: Iterable[SeedUse], seen: Mapping[str, str] | None = None) -> di
             what = f"seed of hand {u.hand}" if u.hand else "anchor"
             others = sorted(everyone - {mid})
             out.setdefault(mid, []).append(
-                Finding("SEED_REUSED", f"the {what} is also used by match {', '.join(others)}",
+                Finding(FindingCode.SEED_REUSED, f"the {what} is also used by match {', '.join(others)}",
                         u.hand or None, None, u.file, u.line, match=mid)
             )  # fmt: skip
     return out
@@ -94,3 +95,52 @@ def seed_reuse(
             lines = {h: (f, n) for h, f, n in rep.seed_lines}  # hand (0 the anchor) -> file, line
             uses += [SeedUse(seed, rep.match, hand, *lines.get(hand, (None, None))) for seed, hand in mine]
     return reused(uses, seen)
+
+
+
+def with_findings(report: MatchReport, extra: Sequence[Finding]) -> MatchReport:
+    """The report with more findings, and its verdict recomputed."""
+    if not extra:
+        return report
+    findings = report.findings + tuple(extra)
+    verdict = report.verdict
+    if verdict != "unreadable":
+        verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
+    return replace(report, findings=findings, verdict=verdict)
+
+
+def first_leader(rep: MatchReport) -> int | None:
+    """Who led the match's first hand that was played (a rematch's lead follows it)."""
+    for h in rep.hands:
+        if h.result != "cancelled":
+            return h.leader
+    return rep.hands[0].leader if rep.hands else None
+
+
+def validate_in_order(
+    order: list[str],
+    rematch_of: Mapping[str, str],
+    validate_one: Callable[[str, Mapping[str, int | None]], MatchReport],
+) -> list[MatchReport]:
+    """Every match of `order` through `validate_one(match, first leaders so far)`,
+    a rematch after the match it follows; then SEED_REUSED across them all."""
+    done: dict[str, MatchReport] = {}
+    leaders: dict[str, int | None] = {}
+    known = set(order)
+
+    def run(mid: str, stack: tuple[str, ...] = ()) -> None:
+        if mid in done:
+            return
+        parent = rematch_of.get(mid)
+        if parent and parent in known and parent not in done and parent not in stack:
+            run(parent, stack + (mid,))
+        rep = validate_one(mid, leaders)
+        done[mid] = rep
+        leaders[mid] = first_leader(rep)
+
+    for mid in order:
+        run(mid)
+    reports = [done[mid] for mid in order]
+    reuse = seed_reuse(reports)
+    return [with_findings(r, reuse.get(r.match, [])) for r in reports]
+
