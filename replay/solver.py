@@ -131,7 +131,8 @@ def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = 20) -> So
     """A solver for hands under `rules`: the C one if compiled (and not `pure`)."""
     spec = spec_of(rules)
     if native is not None and not pure:
-        return native.Solver(spec, table_bits)
+        solver: Solver = native.Solver(spec, table_bits)
+        return solver
     return PySolver(spec, table_bits)
 
 

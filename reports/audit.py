@@ -381,7 +381,8 @@ class AuditReport:
 
     @property
     def empty(self) -> bool:
-        return self.window["hands"] == 0
+        hands: int = self.window["hands"]
+        return hands == 0
 
     @property
     def exit_code(self) -> int:

@@ -385,7 +385,8 @@ def _merge_bins(expected: np.ndarray, base: np.ndarray, min_expected: float) -> 
     out = np.array(groups)
     if acc < min_expected and label > 0:  # short tail: fold into the previous bin
         out[out == label] = label - 1
-    return out[base]
+    bins: np.ndarray = out[base]
+    return bins
 
 
 def _clustered_gof(

@@ -136,7 +136,7 @@ def pair_counts(values: tuple[int, ...]) -> np.ndarray:
         new[1:, :, v:, :] += dp[:-1, :, : top - v, :]
         new[:, 1:, :, v:] += dp[:, :-1, :, : top - v]
         dp = new
-    out = dp[HAND_SIZE, HAND_SIZE]
+    out: np.ndarray = dp[HAND_SIZE, HAND_SIZE]
     out.flags.writeable = False
     return out
 
@@ -169,7 +169,7 @@ def _splits(total: int, sizes: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Ways to split ``total`` items among groups of the given capacities."""
     if len(sizes) == 1:
         return [(total,)] if total <= sizes[0] else []
-    out = []
+    out: list[tuple[int, ...]] = []
     for k in range(min(total, sizes[0]) + 1):
         out.extend((k, *rest) for rest in _splits(total - k, sizes[1:]))
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -450,6 +450,7 @@ def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60) -> list[dict[
     def week(d: dt.date) -> dt.date:
         return d - dt.timedelta(days=d.weekday())
 
+    key: Callable[[dt.date], dt.date]
     if span <= most:
         key, fmt = (lambda d: d), "%Y-%m-%d"
     elif span <= most * 7:

@@ -187,7 +187,7 @@ def comparator_sort(bits: np.ndarray) -> np.ndarray:
     rows = np.arange(batch)
 
     def less(active: np.ndarray) -> np.ndarray:
-        out = bits[rows, ptr].astype(bool) & active
+        out: np.ndarray = bits[rows, ptr].astype(bool) & active
         ptr[active] += 1
         return out
 

@@ -125,7 +125,8 @@ class ClusterPool:
     @property
     def _max_workers(self) -> int:
         """Worker threads in the cluster now (the run keeps twice as many tasks out)."""
-        return max(1, sum(self.client.nthreads().values()))
+        threads: int = sum(self.client.nthreads().values())
+        return max(1, threads)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         out: Future[Any] = Future()

@@ -352,7 +352,8 @@ class BatchLoader:
 
     def _names(self, name: str) -> list[str]:
         table = self.arrow.get(name)
-        return table.schema.names if table is not None else pq.read_schema(self.parts[name]).names
+        names: list[str] = table.schema.names if table is not None else pq.read_schema(self.parts[name]).names
+        return names
 
     def load(self) -> tuple[int, int]:
         """The batch's own rows (the derived ones are :class:`Derived`'s):

@@ -94,7 +94,7 @@ def _codes(col: pa.ChunkedArray | pa.Array, names: tuple[str, ...]) -> np.ndarra
     (kept beside, in the head's "odd")."""
     valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
     found = pc.index_in(col, value_set=pa.array(names, pa.string()))
-    codes = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype("i1")
+    codes: np.ndarray = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype("i1")
     codes[~valid] = -128
     return codes
 
@@ -108,7 +108,8 @@ def _positions(col: pa.ChunkedArray | pa.Array, order: pa.Array) -> np.ndarray:
     """Each row's place in the batch's match order."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     if not pa.types.is_dictionary(col.type):
-        return pc.index_in(col, value_set=order).to_numpy(zero_copy_only=False).astype(np.int64)
+        places: np.ndarray = pc.index_in(col, value_set=order).to_numpy(zero_copy_only=False).astype(np.int64)
+        return places
     # a dictionary chunk (the moves' match): its few values looked up, then
     # indexed (a quarter of the time of the strings looked up row by row)
     parts = [np.zeros(0, np.int64)]
