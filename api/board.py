@@ -262,8 +262,8 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     if plies and plies[0].hands is None:
         parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
                      "the hands stay hidden until the hand is over</text>")
-    for s in range(players):
-        seat_parts, used = _seat(plies, s, seats[s] if s < len(seats) else SeatLabel(s, "?"), where[s],
+    for seat in range(players):
+        seat_parts, used = _seat(plies, seat, seats[seat] if seat < len(seats) else SeatLabel(seat, "?"), where[seat],
                                  viewer, teams, last, lo, hi, top, felt_h)
         parts.append(seat_parts)
         symbols |= used

@@ -19,10 +19,11 @@ def _lg(p: float) -> float:
     return -math.log10(max(p, 1e-300))
 
 
-def qq_svg(series: dict[str, dict[str, Any]], width: int = 420, height: int = 320) -> str:
+def qq_svg(series: dict[str, dict[str, Any] | None], width: int = 420, height: int = 320) -> str:
     """p-values against the uniform law, -log10 on both axes: one series of
     dots per family (the battery's tests, the players' luck), each with its
-    95% band. Dots above the band: smaller p-values than chance explains."""
+    95% band (a family without one is left out). Dots above the band: smaller
+    p-values than chance explains."""
     named = [(k, v) for k, v in series.items() if v and v.get("n")]
     if not named:
         return '<p class="muted">no p-value to plot</p>'
@@ -119,7 +120,8 @@ def cumulative_svg(cum: dict[str, list[Any]], width: int = 960, height: int = 24
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
     pf, pa, hands = cum["points_for"], cum["points_against"], cum["hands"]
     net = [a - b for a, b in zip(pf, pa, strict=True)]
-    lo, hi = min([0, *net]), max([1, *pf, *pa])
+    lo: float = min([0, *net])
+    hi: float = max([1, *pf, *pa])
     span = hi - lo or 1
     last = hands[-1] or 1
 

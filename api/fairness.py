@@ -98,7 +98,8 @@ def _audit(request: Request, cur: Cursor, filters: Filters) -> dict[str, Any]:
         report: AuditReport = run_audit(cur, filters)
         return {"report": report, "json": report.to_dict()}
 
-    return cache.get_or_make(key, make)
+    audit: dict[str, Any] = cache.get_or_make(key, make)
+    return audit
 
 
 def _json(data: Any) -> Response:
@@ -120,7 +121,8 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
     svg = Markup("")
     if luck:
         def strength(r: dict[str, Any]) -> float:
-            return max(abs(r["pips_z"] or 0.0), abs(r["doubles_z"] or 0.0))
+            z: float = max(abs(r["pips_z"] or 0.0), abs(r["doubles_z"] or 0.0))
+            return z
 
         rows = sorted(luck["players"], key=lambda r: (not r["flagged"], -strength(r)))
         svg = Markup(luck_svg(luck["histogram"]))

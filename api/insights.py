@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlencode
 
 import duckdb
@@ -71,12 +71,16 @@ def _download(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str, 
     return exports.table_response(table, fmt, stem)
 
 
-def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
+T = TypeVar("T")
+
+
+def _cached(request: Request, key: Any, make: Callable[[], T]) -> T:
     state = request.app.state
     cache = getattr(state, "ratings_cache", None)
     if cache is None:
         cache = state.ratings_cache = LRU(CACHE_SIZE)
-    return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+    value: T = cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+    return value
 
 
 #: Players whose rating and insight sections are kept (per store generation),
@@ -84,12 +88,13 @@ def _cached(request: Request, key: Any, make: Callable[[], Any]) -> Any:
 PLAYER_SECTIONS = 256
 
 
-def _per_player(request: Request, key: Any, make: Callable[[], Any]) -> Any:
+def _per_player(request: Request, key: Any, make: Callable[[], T]) -> T:
     state = request.app.state
     cache = getattr(state, "player_sections", None)
     if cache is None:
         cache = state.player_sections = LRU(2 * PLAYER_SECTIONS)  # a player's two sections
-    return cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+    value: T = cache.get_or_make((getattr(state.store, "generation", 0), key), make)
+    return value
 
 
 # --- the leaderboard -------------------------------------------------------------------
@@ -341,8 +346,8 @@ def rating_svg(rows: Sequence[dict[str, Any]], width: int = 640, height: int = 1
         pts.append(rows[-1])
     first = rows[0]
     start = {"rating": first["rating_before"], "mu": first["mu"]}
-    lo = min(min(p["rating"] for p in pts), start["rating"], 0.0)
-    hi = max(max(p["mu"] for p in pts), 1.0)
+    lo: float = min(min(p["rating"] for p in pts), start["rating"], 0.0)
+    hi: float = max(max(p["mu"] for p in pts), 1.0)
     span = hi - lo or 1.0
     pad_l, pad_r, pad_t, pad_b = 40, 12, 12, 26
     w, h = width - pad_l - pad_r, height - pad_t - pad_b

@@ -162,7 +162,8 @@ class MatchFilters:
 
     def where(self) -> tuple[str, list[Any]]:
         """The condition on `matches m` and its parameters."""
-        where, params = ["TRUE"], []
+        where: list[str] = ["TRUE"]
+        params: list[str | dt.date] = []
         if self.match:
             where.append("m.match = ?")
             params.append(self.match)

@@ -49,8 +49,8 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
     pad_l, pad_r, pad_t, pad_b = 52, 14, 12, 30
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
     series = {"points": line["points"], "adjusted": line["adjusted"], "luck": line["luck"]}
-    lo = min(0.0, *(min(v) for v in series.values()))
-    hi = max(1.0, *(max(v) for v in series.values()))
+    lo: float = min(0.0, *(min(v) for v in series.values()))
+    hi: float = max(1.0, *(max(v) for v in series.values()))
     span = hi - lo or 1.0
     last = hands[-1] or 1
     xs = [0.0, *(pad_l + k / last * w for k in hands)]
