@@ -65,11 +65,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import exports, fairness, insights
 from api import queries as q
-from api.charts import cumulative_svg
+from api.charts import cumulative_svg, trend_svg
+from api.hand_page import hand_json
 from api.lru import LRU
 from api.pages import render, u, warm
 from api.pool import RenderPool
-from api.render import HandData, hand_json, trend_svg
+from api.replay_model import HandData
 from reports.player import ReportFilters, kept_report, player_report
 
 HERE = Path(__file__).parent

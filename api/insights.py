@@ -37,7 +37,7 @@ from api import exports
 from api.fairness import CACHE_SIZE, Cur
 from api.lru import LRU
 from api.pages import render, u
-from api.render import esc
+from api.replay_model import esc
 from api.skill_charts import luck_svg, months_svg, phase_svg
 from reports import cheats, skill
 from reports import leaderboard as lb

@@ -16,7 +16,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from api.analysis_view import _shown, summary_panel
-from api.render import HandData, hand_sections, ply_style
+from api.hand_page import hand_sections
+from api.replay_model import HandData
+from api.tile_svg import ply_style
 from replay.tiles import tile_name
 
 __all__ = ["draw_hand_page", "env", "hand_page", "render", "u", "warm"]

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from api.analysis_view import hand_analysis
-from api.render import FindingRow, HandData, MoveRow, SeatLabel
+from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
 from replay.packed import TS, unpack_replay
 from replay.tiles import tile_name
 

@@ -23,7 +23,9 @@ from fastapi.testclient import TestClient
 
 from api.app import MAX_INFLATED, MAX_UPLOAD, create_app
 from api.board import table_svg
-from api.render import FindingRow, HandData, MoveRow, SeatLabel, build_plies, ply_style
+from api.hand_page import build_plies
+from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
+from api.tile_svg import ply_style
 from replay.tiles import parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
