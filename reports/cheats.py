@@ -336,7 +336,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
     `write_lock` is held while it writes (a server's load lock: the loads and
     the background sampling rewrite the same tables), not while it grades."""
     lock = write_lock if write_lock is not None else contextlib.nullcontext()
-    from replay.analyze import _pool, _stored_inputs
+    from replay.analyze import _pool, stored_inputs
 
     asked = dt.datetime.now(dt.UTC)
     with lock:
@@ -362,7 +362,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                 if played in moves:  # (pimc None: a hand not sampled yet, graded here)
                     known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
         got: list[dict[str, Any]] = []
-        tasks = [(m, inputs) for m, inputs in _stored_inputs(conn, matches)]
+        tasks = [(m, inputs) for m, inputs in stored_inputs(conn, matches)]
         pool = _pool(workers)
         try:
             done = 0
