@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import orjson
 
 from api.analysis_view import hand_analysis
 from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
@@ -268,8 +269,6 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
     )
     if m is None:
         return None
-    import orjson
-
     rules = orjson.loads(m.pop("rules")) if m.get("rules") else {}
     m["rules"] = rules
     m["teams"] = rules.get("teams", "pairs")
