@@ -17,6 +17,7 @@ from api.responses import not_found, page
 
 router = APIRouter()
 
+
 # The replay page is a plain Starlette route: FastAPI's parameter solving
 # and its thread hop cost a millisecond of the server's one core per page,
 # as much as the rest of the request (bench/api.py; the page has no schema)
@@ -36,7 +37,9 @@ async def hand_page(request: Request) -> Response:
         return not_found(f"no hand {hand} in match {match_id!r}")
     return HTMLResponse(body)
 
+
 router.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods=["GET"], include_in_schema=False)
+
 
 @router.get("/api/matches/{match_id:path}/hands/{hand}")
 def api_hand(request: Request, match_id: str, hand: HandNo,

@@ -18,9 +18,11 @@ router = APIRouter()
 def home(request: Request, cur: Cur) -> HTMLResponse:
     return page("home.html", nav="home", **_summary(request, cur))
 
+
 @router.get("/api/summary")
 def api_summary(request: Request, cur: Cur) -> Response:
     return json_response(_summary(request, cur))
+
 
 @router.get("/favicon.ico", include_in_schema=False)
 def favicon() -> RedirectResponse:

@@ -19,12 +19,14 @@ from replay.store import keep_ratings
 
 router = APIRouter()
 
+
 def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
              verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
              page_no: int, per_page: int, sort: str | None = None, order: str | None = None) -> dict[str, Any]:
     return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
                           date_from=date_from, date_to=date_to, page=page_no, per_page=per_page,
                           sort=sort, order=order)
+
 
 @router.get("/matches", response_class=HTMLResponse, include_in_schema=False)
 def matches_page(
@@ -39,6 +41,7 @@ def matches_page(
     return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur),
                 sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
 
+
 @router.get("/api/matches")
 def api_matches(
     cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
@@ -48,7 +51,7 @@ def api_matches(
     sort: exports.MatchSort | None = None, order: exports.Order | None = None,
 ) -> Response:
     return json_response(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
-                          sort, order))
+                                  sort, order))
 
 
 # a match id may hold "/" (so "{match_id:path}"): the hand routes go before the match's own
@@ -62,12 +65,14 @@ def match_page(cur: Cur, match_id: str) -> HTMLResponse:
         return not_found(f"no match {match_id!r} in the store")
     return page("match.html", nav="matches", **data)
 
+
 @router.get("/api/matches/{match_id:path}")
 def api_match(cur: Cur, match_id: str) -> Response:
     data = q.match_detail(cur, match_id)
     if data is None:
         raise HTTPException(404, f"no match {match_id!r}")
     return json_response(data)
+
 
 @router.delete("/api/matches/{match_id:path}")
 def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:

@@ -19,6 +19,7 @@ from reports.player import ReportFilters, kept_report, player_report
 
 router = APIRouter()
 
+
 @router.get("/players", response_class=HTMLResponse, include_in_schema=False)
 def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
                  page_no: PageNo = 1, sort: exports.PlayerSort | None = None,
@@ -26,11 +27,13 @@ def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length
     return page("players.html", nav="players", q=q_, sorting=q.sort_state(q.PLAYER_SORTS, sort, order),
                 **q.list_players(cur, q=q_, page=page_no, sort=sort, order=order))
 
+
 @router.get("/api/players")
 def api_players(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
                 page_no: PageNo = 1, per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
                 sort: exports.PlayerSort | None = None, order: exports.Order | None = None) -> Response:
     return json_response(q.list_players(cur, q=q_, page=page_no, per_page=per_page, sort=sort, order=order))
+
 
 @router.get("/players/{player:path}", response_class=HTMLResponse, include_in_schema=False)
 def player_page(request: Request, cur: Cur, player: str, profile: Text = None, partner: Text = None,
@@ -52,6 +55,7 @@ def player_page(request: Request, cur: Cur, player: str, profile: Text = None, p
                 trend=Markup(trend_svg(points)), cumulative=Markup(cumulative_svg(rep["cumulative"])),
                 **insights.player_extras(cur, player, request, chosen))
 
+
 @router.get("/api/players/{player:path}")
 def api_player(request: Request, cur: Cur, player: str,
                profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
@@ -66,7 +70,7 @@ def api_player(request: Request, cur: Cur, player: str,
     if rep is None:
         raise HTTPException(404, f"no player {player!r}")
     return json_response({**rep, "ratings": insights.player_ratings(cur, player, request),
-                  "skill": insights.player_skill(request, cur, player, chosen)})
+                          "skill": insights.player_skill(request, cur, player, chosen)})
 
 
 def _player_view(request: Request, cur: Cursor, player: str,

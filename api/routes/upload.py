@@ -27,10 +27,12 @@ from replay.ingest import ingest
 
 router = APIRouter()
 
+
 @router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
 def upload_page(request: Request) -> HTMLResponse:
     return page("upload.html", nav="upload", token_set=bool(request.app.state.token),
                 max_mb=MAX_UPLOAD // (1024 * 1024), max_inflated_mb=MAX_INFLATED // (1024 * 1024))
+
 
 @router.post("/api/upload")
 def api_upload(request: Request, cur: Cur, file: Annotated[UploadFile, File()]) -> Response:
