@@ -112,6 +112,6 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         return None
     if viewer is not None and viewer >= found[0].players:
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
-    body = await state.render_pool.page(*found, ply, viewer)
+    body = cast(bytes, await state.render_pool.page(*found, ply, viewer))
     state.hand_cache.put(key, (gen, ver, body))
     return body

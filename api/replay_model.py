@@ -117,7 +117,7 @@ class HandData:
 
 def _hand_data(*flat: Any) -> HandData:
     """HandData from HandData.__reduce__'s tuples."""
-    values = [
+    values: list[Any] = [
         tuple(_ROWS[f](*x) for x in v) if f in _ROWS else v
         for f, v in zip(_HAND_FIELDS, flat, strict=True)
     ]

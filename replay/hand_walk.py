@@ -20,7 +20,7 @@ lack, the doubles that can no longer be played, and what the move showed:
 A stored move may be illegal (the validator keeps it and says why): the
 walk lays a tile only where it physically goes, as the table would have
 it, and keeps on. The words, notes and drawings of the replay page are
-`api.hand_page`'s; nothing here knows a page.
+the web layer's; nothing here knows a page.
 
 >>> from replay.tiles import parse_tile as t
 >>> m = [Stored(1, 0, "play", t("66"), None, 6, 6), Stored(2, 1, "pass"),
