@@ -282,10 +282,10 @@ def test_the_replay_shows_every_alternative_and_the_json_twin_carries_them(clien
     graded = next(p for p in a["plies"] if not p["forced"])
     page = client.get(f"/matches/m-example-1/hands/1?ply={graded['ply']}").text
     assert "vgraph" in page and "what the seat could know" in page
-    from api.analysis_view import _shown
+    from api.analysis_view import shown_move
 
     for alt in graded["alternatives"]:
-        assert _shown(alt["move"]) in page  # tiles as the pages name them: [6|0] left
+        assert shown_move(alt["move"]) in page  # tiles as the pages name them: [6|0] left
     # the match page: each seat's accuracy; its JSON twin the same numbers
     m = client.get("/api/matches/m-example-1").json()
     assert len(m["accuracy"]) == 4 and all("accuracy" in r for r in m["accuracy"])
