@@ -1,10 +1,9 @@
 """The replay's board drawn as a table: the seats around the felt, partners
 opposite, and the line of tiles as a snake that turns at the felt's edges.
 
-`table_svg(plies, seats, players)` draws a whole hand once, as
-a board of every ply would: every tile, badge and label is one element, shown
-over the plies it holds by the classes `on{k}`/`off{k}` (`tile_svg.ply_style`
-picks a ply). The line is laid out as it ends, from the tile that opened it
+`table_svg(plies, seats, players)` draws a whole hand once: every tile,
+badge and label is one element, shown over the plies it holds by the
+classes `on{k}`/`off{k}` (`tile_svg.ply_style` picks a ply). The line is laid out as it ends, from the tile that opened it
 outwards, so a tile keeps its place from the ply it is laid on:
 
 - the right arm runs right from the opening tile; at the felt's edge a tile
