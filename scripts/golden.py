@@ -42,7 +42,8 @@ ANALYSED = ("international.jsonl", "pr_3p.jsonl", "milo.jsonl", "domena_2p.jsonl
             "royal_rumble.jsonl", "doubles_in_boneyard.jsonl")  # fmt: skip
 # stored columns that say when or where, not what
 VOLATILE = ("ingested", "path", "_at", "elapsed", "took", "seconds", "created", "updated",
-            "version", "batch", "kept", "when", "time", "stamp", "loaded", "file")  # fmt: skip
+            "version", "batch", "kept", "when", "time", "stamp", "loaded", "file",
+            "analysis")  # fmt: skip (analysis: the batch that analysed a match, named by the code's version)
 
 
 def _env() -> dict[str, str]:
@@ -133,7 +134,7 @@ def store(out: Path, sim_dir: Path) -> dict[str, str]:
         rows = con.execute(f'select {select} from "{table}" order by all').fetchall()
         h = hashlib.sha256()
         for row in rows:
-            h.update(repr(row).encode())
+            h.update(_normal(repr(row).encode()))
         digests[f"store/{table}"] = f"{len(rows)}:{h.hexdigest()[:16]}"
         lines.append(f"{table} ({len(rows)} rows): {', '.join(kept)}")
     con.close()
