@@ -54,10 +54,10 @@ def _round(x: float | None, nd: int = 2) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
-def _shown(move: str) -> str:
+def shown_move(move: str) -> str:
     """A move as the page names tiles: "54 left" as "[5|4] left".
 
-    >>> _shown("54 left"), _shown("pass")
+    >>> shown_move("54 left"), shown_move("pass")
     ('[5|4] left', 'pass')
     """
     if len(move) > 3 and move[2] == " " and move[:2].isdigit():
@@ -78,7 +78,7 @@ def ply_panel(p: dict[str, Any]) -> str:
     if p["forced"]:
         head = "forced: no choice"
     elif cls:
-        head = (f'<b class="grade g-{cls}">{_esc(_shown(p["played"]))}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
+        head = (f'<b class="grade g-{cls}">{_esc(shown_move(p["played"]))}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
                 f"on what the seat could know, {p['dd_loss']} under perfect information")  # fmt: skip
     elif p["dd_loss"] or (p["pimc_loss"] or 0) > 0.05:
         head = f"lost {loss:.1f} on what the seat could know, {p['dd_loss']} under perfect information"
@@ -104,7 +104,7 @@ def ply_panel(p: dict[str, Any]) -> str:
             tags.append('<span class="tag known" title="the best move on what the seat could know">☆</span>')
         mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
         rows.append(
-            f'<tr class="{"played" if mine else ""}"><td>{_esc(_shown(a["move"]))}{mark}{" ←" if mine else ""}'
+            f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{mark}{" ←" if mine else ""}'
             f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>'
         )
     return (

@@ -1,10 +1,9 @@
 """The replay's board drawn as a table: the seats around the felt, partners
 opposite, and the line of tiles as a snake that turns at the felt's edges.
 
-`table_svg(plies, seats, players)` draws a whole hand once, as
-`render.board_svg` did: every tile, badge and label is one element, shown
-over the plies it holds by the classes `on{k}`/`off{k}` (`render.ply_style`
-picks a ply). The line is laid out as it ends, from the tile that opened it
+`table_svg(plies, seats, players)` draws a whole hand once: every tile,
+badge and label is one element, shown over the plies it holds by the
+classes `on{k}`/`off{k}` (`tile_svg.ply_style` picks a ply). The line is laid out as it ends, from the tile that opened it
 outwards, so a tile keeps its place from the ply it is laid on:
 
 - the right arm runs right from the opening tile; at the felt's edge a tile
@@ -15,13 +14,13 @@ outwards, so a tile keeps its place from the ply it is laid on:
 - seat 0 sits at the bottom, and play goes round counter-clockwise: at a
   table of four seat 1 is on the right, seat 2 (seat 0's partner) at the
   top, seat 3 on the left; at three the third seat is on the left, at two
-  they face each other. A seat's view (`render.build_plies(viewer=s)`) puts
+  they face each other. A seat's view (`hand_page.build_plies(viewer=s)`) puts
   that seat at the bottom.
 - a hand shown face up is the seat's tiles and pips; a hand not shown is as
   many tile backs as it holds (nothing else of it reaches the SVG).
 
 Every tile carries its name as a tooltip, `[5|4]`. Every string from a log
-is escaped (`render.esc`).
+is escaped (`replay_model.esc`).
 """
 
 from __future__ import annotations
@@ -29,18 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from api.render import (
-    Placed,
-    Ply,
-    SeatLabel,
-    _clip,
-    _in,
-    _runs,
-    _span,
-    esc,
-    label,
-    tile_defs,
-)
+from api.replay_model import Placed, Ply, SeatLabel, esc, label
+from api.tile_svg import clip, runs, shown_over, span, tile_defs
 from replay.tiles import HIGH, IS_DOUBLE, LOW
 
 __all__ = ["Slot", "places", "snake", "table_svg"]
@@ -239,26 +228,26 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     on = [laid_at.get(t.tile, 0) for t in final]
     for s, k in zip(slots, on, strict=True):
         symbols.add(s.sym)
-        parts.append(_in(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, False), _span(k, last + 1, last)))
+        parts.append(shown_over(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, False), span(k, last + 1, last)))
         if k:
-            parts.append(_in(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, True), _span(k, k + 1, last)))
+            parts.append(shown_over(_line_tile(s.sym, s.x, s.y + dy, s.w, s.h, True), span(k, k + 1, last)))
     # the open ends: a badge beyond each end tile with the number there
     ends = [(index[p.line[0].tile], index[p.line[-1].tile], p.left, p.right) if p.line else None for p in plies]
-    for a, b, end in _runs([(opener - e[0], e[2]) if e else None for e in ends]):
+    for a, b, end in runs([(opener - e[0], e[2]) if e else None for e in ends]):
         if end is not None:
             x, y = left_ends[end[0]]
-            parts.append(_in(_badge(x, y + dy, end[1], "L"), _span(a, b, last)))
+            parts.append(shown_over(_badge(x, y + dy, end[1], "L"), span(a, b, last)))
         else:
-            parts.append(_in(f'<text x="{(lo + hi) / 2:g}" y="{cy + 5:g}" class="muted" text-anchor="middle">'
-                             "the line is empty</text>", _span(a, b, last)))
-    for a, b, end in _runs([(e[1] - opener, e[3]) if e else None for e in ends]):
+            parts.append(shown_over(f'<text x="{(lo + hi) / 2:g}" y="{cy + 5:g}" class="muted" text-anchor="middle">'
+                             "the line is empty</text>", span(a, b, last)))
+    for a, b, end in runs([(e[1] - opener, e[3]) if e else None for e in ends]):
         if end is not None:
             x, y = right_ends[end[0]]
-            parts.append(_in(_badge(x, y + dy, end[1], "R"), _span(a, b, last)))
+            parts.append(shown_over(_badge(x, y + dy, end[1], "R"), span(a, b, last)))
     aside = f" · {plies[0].aside} doubles set aside" if plies and plies[0].aside else ""
-    for a, b, stock in _runs([p.stock for p in plies]):
-        parts.append(_in(f'<text x="{lo + 4}" y="{top + 18}" class="muted">boneyard: {stock} tile'
-                         f'{"s" if stock != 1 else ""}{aside}</text>', _span(a, b, last)))
+    for a, b, stock in runs([p.stock for p in plies]):
+        parts.append(shown_over(f'<text x="{lo + 4}" y="{top + 18}" class="muted">boneyard: {stock} tile'
+                         f'{"s" if stock != 1 else ""}{aside}</text>', span(a, b, last)))
     if plies and plies[0].hands is None:
         parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
                      "the hands stay hidden until the hand is over</text>")
@@ -297,22 +286,22 @@ def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None,
     # across the top or the bottom the name follows the seat; at a side, the line below it
     nx, ny = (50, 14) if across else (0, 32)
     row = [f'<text x="0" y="14" class="seat{side}">seat {s}{"" if across else you}</text>',
-           f'<text x="{nx}" y="{ny}" class="name">{esc(_clip(lab.label, most))}{esc(tag)}'
+           f'<text x="{nx}" y="{ny}" class="name">{esc(clip(lab.label, most))}{esc(tag)}'
            f'{"<tspan class=you>" + you + "</tspan>" if you and across else ""}</text>']
-    for a, b, acting in _runs([p.move is not None and p.move.seat == s for p in plies]):
+    for a, b, acting in runs([p.move is not None and p.move.seat == s for p in plies]):
         if acting:
-            row.append(_in(f'<text x="0" y="14" class="seat act">seat {s}</text>', _span(a, b, last)))
+            row.append(shown_over(f'<text x="0" y="14" class="seat act">seat {s}</text>', span(a, b, last)))
     used: set[str] = set()
-    for a, b, (tiles, count, pips) in _runs(held):
+    for a, b, (tiles, count, pips) in runs(held):
         drawn, syms = _hand(tiles, count, 0, 22 if across else 40, cols)
         used |= syms
         note = (f"{pips} pip{'' if pips == 1 else 's'}" if pips is not None
                 else f"{count} tile{'' if count == 1 else 's'}")
         drawn += f'<text x="{note_at[0]:g}" y="{note_at[1]:g}" class="pips" text-anchor="{note_at[2]}">{note}</text>'
-        row.append(_in(drawn, _span(a, b, last)))
-    for a, b, void in _runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
+        row.append(shown_over(drawn, span(a, b, last)))
+    for a, b, void in runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
         if void:
-            row.append(_in(f'<text x="{void_at[0]:g}" y="{void_at[1]:g}" class="void" text-anchor="{void_at[2]}">'
-                           f'no {",".join(map(str, void))}</text>', _span(a, b, last)))
+            row.append(shown_over(f'<text x="{void_at[0]:g}" y="{void_at[1]:g}" class="void" text-anchor="{void_at[2]}">'
+                           f'no {",".join(map(str, void))}</text>', span(a, b, last)))
     # one group more: a hand's tiles are never children of the board's top groups, as the line's are
     return f'<g class="place {at}" transform="translate({x:g} {y:g})"><g>{"".join(row)}</g></g>', used

@@ -1,8 +1,9 @@
-"""The fairness page's charts as inline SVG: a QQ plot of p-values and a
-tile x seat heat map (their numbers: `reports.charts`, in the JSON twin).
+"""Charts as inline SVG: the fairness page's QQ plot of p-values and tile x
+seat heat map (their numbers: `reports.charts`, in the JSON twin), and a
+player's trend over time.
 
 Numbers and tile names only enter these drawings; every label is escaped all
-the same (`render.esc`).
+the same (`replay_model.esc`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from api.render import esc
+from api.replay_model import esc
 
-__all__ = ["cumulative_svg", "heat_svg", "qq_svg", "z_colour"]
+__all__ = ["cumulative_svg", "heat_svg", "qq_svg", "trend_svg", "z_colour"]
 
 
 def _lg(p: float) -> float:
@@ -156,3 +157,48 @@ def cumulative_svg(cum: dict[str, list[Any]], width: int = 960, height: int = 24
                    f'{net[k]:+d} net</title></circle>')
     out.append("</svg>")
     return "".join(out)
+
+
+def trend_svg(points: list[tuple[str, float, float]], width: int = 640, height: int = 160) -> str:
+    """A small chart of (label, points per hand, win rate) over time buckets."""
+    if not points:
+        return '<p class="muted">no hands yet</p>'
+    pad_l, pad_r, pad_t, pad_b = 40, 40, 12, 26
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+    ys = [p[1] for p in points]
+    lo, hi = min(min(ys), 0.0), max(max(ys), 1.0)
+    span = hi - lo or 1.0
+    n = len(points)
+
+    def px(i: int) -> float:
+        return pad_l + (w * i / (n - 1) if n > 1 else w / 2)
+
+    def py(v: float) -> float:
+        return pad_t + h - (v - lo) / span * h
+
+    def pw(v: float) -> float:
+        return pad_t + h - v * h
+
+    ppp = " ".join(f"{px(i):.1f},{py(p[1]):.1f}" for i, p in enumerate(points))
+    win = " ".join(f"{px(i):.1f},{pw(p[2]):.1f}" for i, p in enumerate(points))
+    zero = py(0.0)
+    parts = [
+        f'<svg class="trend" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        'aria-label="points per hand and win rate over time">',
+        f'<line x1="{pad_l}" y1="{zero:.1f}" x2="{width - pad_r}" y2="{zero:.1f}" class="axis"/>',
+        f'<polyline points="{ppp}" class="ppp"/>',
+        f'<polyline points="{win}" class="win"/>',
+        f'<text x="4" y="{pad_t + 8}" class="ax">{hi:.0f}</text>',
+        f'<text x="4" y="{pad_t + h}" class="ax">{lo:.0f}</text>',
+        f'<text x="{width - pad_r + 4}" y="{pad_t + 8}" class="ax">100%</text>',
+        f'<text x="{width - pad_r + 4}" y="{pad_t + h}" class="ax">0%</text>',
+        f'<text x="{pad_l}" y="{height - 6}" class="ax">{esc(points[0][0])}</text>',
+        f'<text x="{width - pad_r}" y="{height - 6}" class="ax" text-anchor="end">{esc(points[-1][0])}</text>',
+    ]
+    for i, p in enumerate(points):
+        parts.append(
+            f'<circle cx="{px(i):.1f}" cy="{py(p[1]):.1f}" r="2.5" class="ppp-dot">'
+            f"<title>{esc(p[0])}: {p[1]:.1f} points per hand, {p[2]:.0%} won</title></circle>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -7,7 +7,7 @@ store adds it while it runs: a thread picks a few matches whose analysis
 has fewer sampled deals than asked, a process of its own (at the lowest
 priority, so that pages keep their cores) analyses them again with that
 many deals, and the rows replace the old ones in one transaction, under
-the store's load lock (api.app.Store). Pages see them at once: a match's
+the store's load lock (api.connection.Store). Pages see them at once: a match's
 cache key holds its analysis stamp (api.queries.match_version).
 
 A match stored again meanwhile (a new batch) is not overwritten: a hand's
@@ -32,6 +32,10 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+from replay.analysis import analysis_tables
+from replay.analyze import analyse_match, replace_analysis, stale_matches, stored_inputs
+from reports.skill import refresh_insights
 
 __all__ = ["Deepener"]
 
@@ -95,15 +99,13 @@ class Deepener(threading.Thread):
 
     def _round(self) -> bool:
         """Sample a few matches and store them; False when nothing is left."""
-        from replay.analysis import analysis_tables
-        from replay.analyze import _stale, _stored_inputs, _work
 
         assert self.pool is not None
         cur = self.store.cursor()
         try:
-            stale = [m for m in _stale(cur, self.samples, False) if self.failures[m] < GIVE_UP]
+            stale = [m for m in stale_matches(cur, self.samples, False) if self.failures[m] < GIVE_UP]
             self.batch = stale[: self.matches]
-            inputs = list(_stored_inputs(cur, self.batch)) if self.batch else []
+            inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
         finally:
             cur.close()
         if not inputs:
@@ -113,7 +115,7 @@ class Deepener(threading.Thread):
         for _, hands in inputs:
             if self.stop.is_set():
                 return False
-            results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
+            results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed).result())
         self._store(analysis_tables(results))
         self.done += sum(1 for h in results if h.skip is None)
         self.pending = True
@@ -122,8 +124,6 @@ class Deepener(threading.Thread):
         return True
 
     def _store(self, tables: dict[str, Any]) -> None:
-        from replay.analyze import replace_analysis
-
         with self.store.load_lock:
             cur = self.store.cursor()
             try:
@@ -138,8 +138,6 @@ class Deepener(threading.Thread):
         the sampled grade."""
         if not self.pending:
             return
-        from reports.skill import refresh_insights
-
         with self.store.load_lock:
             cur = self.store.cursor()
             try:

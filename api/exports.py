@@ -38,6 +38,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from api import queries as q
+from replay.store import layout
 
 router = APIRouter()
 
@@ -270,8 +271,6 @@ def match_log(request: Request, match_id: str) -> Response:
                WHERE mf.match = ? ORDER BY lf.read_at, lf.sha256""", [match_id]).fetchall()
     finally:
         cur.close()
-    from replay.store import layout
-
     data = layout(request.app.state.store.db_path).data
     body = b"".join(line + b"\n" for line in match_lines([(data / s, p) for s, p in files], match_id))
     return Response(body, media_type="application/x-ndjson",

@@ -7,25 +7,24 @@ request). An audit of a million deals takes seconds, so reports are cached
 per store generation and filters: a reload of the store invalidates them.
 
 The router needs only ``app.state.store`` with ``cursor()`` and
-``generation`` (api/app.py's `Store`); it imports nothing from api.app,
+``generation`` (`api.connection.Store`); it imports nothing from api.app,
 which includes it, and renders through api.pages as every page does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-import duckdb
 import orjson
 import pyarrow as pa
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
 from api.charts import heat_svg, qq_svg
+from api.deps import Cur, Cursor, form_date
 from api.exports import Format, rows_table, table_response
 from api.lru import LRU
 from api.pages import render
@@ -33,30 +32,10 @@ from reports.audit import AuditReport, Filters, run_audit
 
 router = APIRouter()
 
-Cursor = duckdb.DuckDBPyConnection
 Text = Annotated[str | None, Query(max_length=200)]
 CACHE_SIZE = 16
 LUCK_ROWS = 50  # players shown on the page (all of them in the JSON)
 
-def _cursor(request: Request) -> Iterator[Cursor]:
-    cur = request.app.state.store.cursor()
-    try:
-        yield cur
-    finally:
-        cur.close()
-
-
-Cur = Annotated[Cursor, Depends(_cursor)]
-
-
-def _day(text: str | None, name: str) -> dt.date | None:
-    # the page's form sends "" for an empty date: parsed here, not by FastAPI
-    if not text:
-        return None
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise HTTPException(422, f"{name}: not a date (YYYY-MM-DD): {text!r}") from None
 
 
 def _api_filters(
@@ -79,7 +58,7 @@ def _page_filters(
     date_to: Annotated[str | None, Query(max_length=40)] = None,
 ) -> Filters:
     return _api_filters(
-        table, profile, player, match, _day(date_from, "date_from"), _day(date_to, "date_to")
+        table, profile, player, match, form_date(date_from, "date_from"), form_date(date_to, "date_to")
     )
 
 

@@ -11,7 +11,7 @@ reports.skill, reports.cheats; migrations 013 and 014).
                                 POST /api/suspicious/audit?player&hands&samples (token)
 
 The player page's rating and insight sections are drawn from
-`player_extras` (api.app calls it). Like api.fairness, the router needs only
+`player_extras` (api.routes.players calls it). Like api.fairness, the router needs only
 ``app.state.store`` with ``cursor()`` and ``generation``; pages render
 through api.pages. Downloads follow api.exports' scheme.
 """
@@ -34,14 +34,16 @@ from markupsafe import Markup
 from api import exports
 
 # a cursor per request, and values by (store generation, key): the fairness page's
-from api.fairness import CACHE_SIZE, Cur
+from api.deps import Cur
+from api.fairness import CACHE_SIZE
 from api.lru import LRU
 from api.pages import render, u
-from api.render import esc
+from api.replay_model import esc
 from api.skill_charts import luck_svg, months_svg, phase_svg
 from reports import cheats, skill
 from reports import leaderboard as lb
 from reports.pairs import pair_report
+from reports.player import ReportFilters
 from reports.ratings import ALL, store_calibration
 
 router = APIRouter()
@@ -84,7 +86,7 @@ def _cached(request: Request, key: Any, make: Callable[[], T]) -> T:
 
 
 #: Players whose rating and insight sections are kept (per store generation),
-#: as api.app keeps 256 player reports: a revisit costs no query.
+#: as api.routes.players keeps 256 player reports: a revisit costs no query.
 PLAYER_SECTIONS = 256
 
 
@@ -313,8 +315,6 @@ def api_skill_csv(
     """One part of a player's luck and skill section (the player page's, under
     the same filters) as CSV or Parquet: `phases`, `profiles`, `months`,
     `line` (the luck chart's points, match by match) or `percentiles`."""
-    from reports.player import ReportFilters
-
     if not cur.execute("SELECT 1 FROM players WHERE player = ?", [player]).fetchall():
         raise HTTPException(404, f"no player {player!r}")
     chosen = ReportFilters(profile or None, date_from, date_to, partner or None)

@@ -15,8 +15,10 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from api.analysis_view import _shown, summary_panel
-from api.render import HandData, hand_sections, ply_style
+from api.analysis_view import shown_move, summary_panel
+from api.hand_page import hand_sections
+from api.replay_model import HandData
+from api.tile_svg import ply_style
 from replay.tiles import tile_name
 
 __all__ = ["draw_hand_page", "env", "hand_page", "render", "u", "warm"]
@@ -51,7 +53,7 @@ def _side_of(teams: str, seat: int | None) -> int | None:
 
 env.globals.update(u=u, side_of=_side_of, has_fairness=True)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
-env.filters["move"] = lambda m: "" if m is None else _shown(m)
+env.filters["move"] = lambda m: "" if m is None else shown_move(m)
 
 def warm() -> None:
     """Compile every template now, at start-up (a quarter of a second in all).

@@ -35,7 +35,7 @@ from typing import Any
 import anyio.to_thread
 
 from api.pages import draw_hand_page, warm
-from api.render import HandData
+from api.replay_model import HandData
 
 __all__ = ["RenderPool"]
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import orjson
 
 from api.analysis_view import hand_analysis
-from api.render import FindingRow, HandData, MoveRow, SeatLabel
+from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
 from replay.moves import name as move_name
 from replay.store.replay_blob import TS, unpack_replay
 from replay.tiles import tile_name
@@ -269,8 +270,6 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
     )
     if m is None:
         return None
-    import orjson
-
     rules = orjson.loads(m.pop("rules")) if m.get("rules") else {}
     m["rules"] = rules
     m["teams"] = rules.get("teams", "pairs")

@@ -8,9 +8,13 @@ and the server loads them at start, every 2 seconds and after uploads.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from typing import Any
+
+from replay.accel import native
+from replay.store import StoreLocked, default_db_path, layout, open_store
 
 #: Sampled deals a decision the server gives stored hands in the background (replay serve --deepen).
 DEEPEN = 20
@@ -53,8 +57,6 @@ def _quiet_gc() -> None:
     moved out of the collector's sight (`gc.freeze`), and collections run
     less often.
     """
-    import gc
-
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 50, 50)
@@ -62,10 +64,11 @@ def _quiet_gc() -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Start uvicorn; returns its exit status (2 if the database is held elsewhere)."""
-    import uvicorn
+    # the web stack (uvicorn, FastAPI, the reports' SciPy) takes seconds to
+    # import: only a server pays for it, not every `replay` command's parser
+    import uvicorn  # noqa: PLC0415
 
-    from api.app import create_app
-    from replay.store import StoreLocked, default_db_path, layout, open_store
+    from api.app import create_app  # noqa: PLC0415
 
     db = args.db or str(default_db_path())
     lay = layout(db)
@@ -75,8 +78,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"replay serve: {db} is open in another process: {exc}", file=sys.stderr)
         return 2
     workers = args.render_workers if args.render_workers is not None else (os.cpu_count() or 1)
-    from replay.accel import native
-
     deepen = max(0, args.deepen) if native is not None else 0  # the pure-Python solver: seconds a hand
     app = create_app(db, spool_dir=lay.spool, load_every=args.load_every, render_workers=max(0, workers),
                      threads=max(1, args.threads), deepen=deepen)

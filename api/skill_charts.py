@@ -6,7 +6,7 @@
 - :func:`months_svg`: accuracy month by month, both grades, with the
   decisions behind each month.
 
-Every label from a log is escaped (`render.esc`).
+Every label from a log is escaped (`replay_model.esc`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from api.render import esc
+from api.replay_model import esc
 
 __all__ = ["luck_svg", "months_svg", "phase_svg"]
 

@@ -41,12 +41,13 @@ from replay.store import hooks
 if TYPE_CHECKING:
     from replay.ingest.pool import ClusterPool
 
-__all__ = ["add_analyze_parser", "analyze_paths", "analyze_store", "run_analyze"]
+__all__ = ["add_analyze_parser", "analyse_match", "analyze_paths", "analyze_store", "run_analyze",
+           "stale_matches", "stored_inputs"]
 
 _ANALYZER: Analyzer | None = None
 
 
-def _work(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
     """One match's hands (in a pool worker, a cluster's worker, or here);
     ``version``: the sender's code, which a cluster's worker must run too."""
     if version:
@@ -110,7 +111,7 @@ def run_tasks(
     pool: Any = cluster if cluster is not None else _pool(workers)
     if pool is None:
         for key, inputs in tasks:
-            done(key, _work(inputs, samples, seed))
+            done(key, analyse_match(inputs, samples, seed))
         return
     version = ""
     if cluster is not None:
@@ -120,7 +121,7 @@ def run_tasks(
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in tasks:
-            pending[pool.submit(_work, inputs, samples, seed, version)] = key
+            pending[pool.submit(analyse_match, inputs, samples, seed, version)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
@@ -189,7 +190,7 @@ def _text(results: Sequence[tuple[str, Sequence[HandAnalysis]]], out: IO[str]) -
 # -- the store ------------------------------------------------------------------------
 
 
-def _stale(conn: Any, samples: int, force: bool) -> list[str]:
+def stale_matches(conn: Any, samples: int, force: bool) -> list[str]:
     """Matches with a finished hand whose analysis is missing, of another
     version, or made with fewer sampled deals than asked."""
     if force:
@@ -206,7 +207,7 @@ def _stale(conn: Any, samples: int, force: bool) -> list[str]:
     return [m for (m,) in conn.execute(sql, [ANALYSIS_VERSION, samples]).fetchall()]
 
 
-def _stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
+def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
     """Each match's hands as the analysis reads them, from its packed replay."""
     import orjson
 
@@ -252,7 +253,7 @@ def analyze_store(
                              cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
-        stale = _stale(conn, samples, force)
+        stale = stale_matches(conn, samples, force)
         count = conn.execute(
             "SELECT count(*) FROM hands WHERE list_contains(?, match)", [stale]
         ).fetchone()
@@ -277,7 +278,7 @@ def analyze_store(
                 flush()
 
         try:
-            run_tasks(_stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
+            run_tasks(stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
                       cluster=cluster)  # fmt: skip
             flush()
         finally:

@@ -4,7 +4,7 @@ A bot picks one of the legal moves of `replay.engine` (it never sees a
 move list the engine did not make, so every bot works under every
 profile). Bots look only at their own tiles and at what the table has
 shown (`Memo`): the numbers each seat put on the ends and the numbers a
-seat passed on.
+seat passed or drew on (`replay.knowledge.lacked`, what a pass reveals).
 
 - `RandomBot` ("random"): any legal move, uniformly; sometimes lays its
   opening tile low half left, sometimes hands the lead over.
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from replay.engine import LEFT, YIELD, HandState, Move, Play
+from replay.knowledge import lacked
 from replay.tiles import DOUBLES, HIGH, IS_DOUBLE, LOW, OTHER, PIPS, SUIT_MASK
 
 __all__ = ["BOTS", "STYLES", "Bot", "HeavyBot", "Memo", "PartnerBot", "RandomBot"]
@@ -42,8 +43,10 @@ __all__ = ["BOTS", "STYLES", "Bot", "HeavyBot", "Memo", "PartnerBot", "RandomBot
 class Memo:
     """What the table has shown in this hand, by seat (number bitmasks).
 
-    `shown[s]`: numbers seat s laid open on an end; `lacks[s]`: numbers
-    showing on the ends when seat s passed or drew (it holds none of them).
+    `shown[s]`: numbers seat s laid open on an end; `lacks[s]`: every
+    number a pass or a draw of seat s showed it lacked (`knowledge.lacked`),
+    kept for the whole hand: a rule of thumb, which forgets that a drawn
+    tile may carry one (`knowledge.Tracker` keeps the exact record).
     """
 
     shown: list[int]
@@ -59,8 +62,8 @@ class Memo:
         self.shown[seat] |= (1 << LOW[tile] | 1 << HIGH[tile]) if exposed < 0 else 1 << exposed
 
     def saw_pass(self, seat: int, left: int, right: int) -> None:
-        if left >= 0:
-            self.lacks[seat] |= 1 << left | 1 << right
+        """Seat passed or drew on ends `left` and `right`."""
+        self.lacks[seat] |= lacked(left, right)
 
 
 class Bot(ABC):

@@ -52,10 +52,10 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import permutations, product
 
-from replay.engine import DRAW, FIT, PASS, HandState, Move, Play
-from replay.tiles import BIT, DOUBLES, FULL_SET, IS_DOUBLE, N_TILES, weight_key
+from replay.engine import DRAW, PASS, HandState, Move, Play
+from replay.tiles import BIT, DOUBLES, FULL_SET, IS_DOUBLE, N_TILES, SUIT_MASK, weight_key
 
-__all__ = ["Group", "Hidden", "Tracker", "World"]
+__all__ = ["Group", "Hidden", "Tracker", "World", "lacked", "numbers"]
 
 #: A world: the hands of every seat (the observer's as they are) and the boneyard in order.
 World = tuple[tuple[int, ...], tuple[int, ...]]
@@ -253,6 +253,36 @@ class _Ways:
 # -- the public history ------------------------------------------------------------
 
 
+def lacked(left: int, right: int) -> int:
+    """What a pass or a draw on ends `left` and `right` shows: the numbers its
+    seat held no tile of, as a bitmask (bit n: number n). Those are the
+    numbers on the open ends; before the line opens nothing is shown.
+
+    The one definition of what a pass reveals: :class:`Tracker`, the bots'
+    memory (`replay.bots.Memo`) and the replay page's walk
+    (`replay.hand_walk`) all ask it.
+
+    >>> lacked(3, 5) == 1 << 3 | 1 << 5, lacked(4, 4) == 1 << 4, lacked(-1, -1)
+    (True, True, 0)
+    """
+    return 1 << left | 1 << right if left >= 0 else 0
+
+
+def numbers(mask: int) -> tuple[int, ...]:
+    """The numbers of a bitmask of numbers, lowest first.
+
+    >>> numbers(lacked(5, 2))
+    (2, 5)
+    """
+    return _NUMBERS[mask]
+
+
+_NUMBERS: tuple[tuple[int, ...], ...] = tuple(tuple(n for n in range(7) if m >> n & 1) for m in range(128))
+#: _SUITS[m]: the tiles that carry any number of the bitmask m.
+_SUITS: tuple[int, ...] = tuple(sum(BIT[t] for t in range(N_TILES) if any(SUIT_MASK[n] & BIT[t] for n in _NUMBERS[m]))
+                                for m in range(128))
+
+
 @dataclass
 class _Seat:
     dealt: int  # tiles dealt
@@ -303,7 +333,7 @@ class Tracker:
                 seat.plays.append((self.time, move.tile))
             return
         if move is PASS or move is DRAW:
-            lacks = FIT[state.left * 7 + state.right] if state.left >= 0 else 0
+            lacks = _SUITS[lacked(state.left, state.right)]  # every tile that fits an end
             seat.voids.append((self.time, lacks))
             if move is DRAW:
                 tile = state.stock[0] if drawn < 0 else drawn

@@ -68,7 +68,7 @@ import pyarrow as pa
 from scipy import stats
 
 from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
-from replay.analyze import _pool, _stored_inputs
+from replay.analyze import _pool, stored_inputs
 from replay.engine import apply, legal_moves, new_hand
 from replay.knowledge import Tracker
 from replay.store import StoreLocked, default_db_path, open_store, registered, transaction
@@ -364,7 +364,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                 if played in moves:  # (pimc None: a hand not sampled yet, graded here)
                     known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
         got: list[dict[str, Any]] = []
-        tasks = [(m, inputs) for m, inputs in _stored_inputs(conn, matches)]
+        tasks = [(m, inputs) for m, inputs in stored_inputs(conn, matches)]
         pool = _pool(workers)
         try:
             done = 0

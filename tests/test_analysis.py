@@ -282,10 +282,10 @@ def test_the_replay_shows_every_alternative_and_the_json_twin_carries_them(clien
     graded = next(p for p in a["plies"] if not p["forced"])
     page = client.get(f"/matches/m-example-1/hands/1?ply={graded['ply']}").text
     assert "vgraph" in page and "what the seat could know" in page
-    from api.analysis_view import _shown
+    from api.analysis_view import shown_move
 
     for alt in graded["alternatives"]:
-        assert _shown(alt["move"]) in page  # tiles as the pages name them: [6|0] left
+        assert shown_move(alt["move"]) in page  # tiles as the pages name them: [6|0] left
     # the match page: each seat's accuracy; its JSON twin the same numbers
     m = client.get("/api/matches/m-example-1").json()
     assert len(m["accuracy"]) == 4 and all("accuracy" in r for r in m["accuracy"])
@@ -362,13 +362,13 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
 def test_the_background_sampling_goes_on_after_a_failed_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time as _time
 
-    import replay.analyze
+    import api.deepen
     from api.app import create_app
 
     db = tmp_path / "data" / "replay.duckdb"
     db.parent.mkdir()
     ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))
-    real = replay.analyze.replace_analysis
+    real = api.deepen.replace_analysis
     calls = []
 
     def flaky(conn, tables, stamp):  # type: ignore[no-untyped-def]
@@ -377,7 +377,7 @@ def test_the_background_sampling_goes_on_after_a_failed_round(tmp_path: Path, mo
             raise RuntimeError("the disk is full")
         return real(conn, tables, stamp)
 
-    monkeypatch.setattr(replay.analyze, "replace_analysis", flaky)
+    monkeypatch.setattr(api.deepen, "replace_analysis", flaky)
     with TestClient(create_app(db, deepen=3)) as c:
         deepener = c.app.state.deepener  # type: ignore[attr-defined]
         deepener.idle = 0.1

@@ -21,9 +21,12 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import MAX_INFLATED, MAX_UPLOAD, create_app
+from api.app import create_app
 from api.board import table_svg
-from api.render import FindingRow, HandData, MoveRow, SeatLabel, build_plies, ply_style
+from api.hand_page import build_plies
+from api.middleware import MAX_INFLATED, MAX_UPLOAD
+from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
+from api.tile_svg import ply_style
 from replay.tiles import parse_tile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -276,7 +279,7 @@ def test_next_hand_is_drawn_without_reading_the_store(store: Path, monkeypatch: 
     """Stepping through a match, the hands after the first are drawn from the
     cached match (no store read, no thread waiting on one), the same pages as
     drawn cold. (Without render workers, as here, the drawing itself is on a thread.)"""
-    import api.app as app_mod
+    import api.hand_cache as cache_mod
     import api.queries as queries
 
     with TestClient(create_app(store, token=TOKEN)) as c:
@@ -295,7 +298,7 @@ def test_next_hand_is_drawn_without_reading_the_store(store: Path, monkeypatch: 
         return real(cur, match)  # type: ignore[arg-type]
 
     monkeypatch.setattr(queries, "match_bundle", counted)
-    monkeypatch.setattr(app_mod.anyio.to_thread, "run_sync", _no_thread_after(reads))
+    monkeypatch.setattr(cache_mod.anyio.to_thread, "run_sync", _no_thread_after(reads))
     with TestClient(create_app(store, token=TOKEN)) as c:
         assert [c.get(f"/matches/{m}/hands/{h}").text for h in hands] == cold
     assert reads == [m]
@@ -305,12 +308,12 @@ def _no_thread_after(reads: list[str]) -> object:
     """anyio's run_sync, refusing the store path (`_hand_view`) once the match is read."""
     import anyio.to_thread
 
-    import api.app as app_mod
+    import api.hand_cache as cache_mod
 
     real = anyio.to_thread.run_sync
 
     async def run_sync(fn: object, *args: object, **kw: object) -> object:
-        assert not (reads and fn is app_mod._hand_view), "the store path after the match was read"
+        assert not (reads and fn is cache_mod.hand_view), "the store path after the match was read"
         return await real(fn, *args, **kw)  # type: ignore[arg-type]
 
     return run_sync
@@ -344,7 +347,7 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
     import asyncio
 
     from api import queries
-    from api.app import _hand_parts
+    from api.hand_cache import hand_parts
     from api.pages import draw_hand_page
     from api.pool import RenderPool
 
@@ -353,7 +356,7 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
     for row in _j(client, "/api/matches?verdict=valid&per_page=4")["matches"]:
         b = queries.match_bundle(cur, row["match"])
         assert b is not None
-        parts += [p for h in sorted(b.hands) if (p := _hand_parts(b, row["match"], h)) is not None]
+        parts += [p for h in sorted(b.hands) if (p := hand_parts(b, row["match"], h)) is not None]
     cur.close()
     parts = parts[:7]
     want = [draw_hand_page(*p, None) for p in parts]
@@ -393,7 +396,7 @@ def test_player_pages_read_the_kept_report(store: Path, monkeypatch: pytest.Monk
     """A player's page reads the report kept at load time (migration 007),
     the same as the one worked out on the spot, which is asked for only
     when none is kept."""
-    import api.app as app_mod
+    import api.routes.players as app_mod
 
     with TestClient(create_app(store, token=TOKEN)) as c:
         want = _j(c, "/api/players/p-00001")

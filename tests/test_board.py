@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from api.app import create_app
 from api.board import PITCH, U, places, snake, table_svg
-from api.render import FindingRow, HandData, MoveRow, Placed, SeatLabel, build_plies, label
+from api.hand_page import build_plies
+from api.replay_model import FindingRow, HandData, MoveRow, Placed, SeatLabel, label
 from replay.tiles import HIGH, LOW, N_TILES, TILE_OF, parse_tile
 from tests.test_api import OPEN_MATCH, SAMPLES, build_store, open_hand_log
 

@@ -168,7 +168,7 @@ def test_a_kept_report_without_running_points_is_worked_out_again(client: TestCl
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A store kept its reports before they had running points: the page
     works the report out on the spot rather than show no chart."""
-    import api.app as app_mod
+    import api.routes.players as app_mod
     from reports.player import kept_report
 
     def old(cur, player):  # type: ignore[no-untyped-def]

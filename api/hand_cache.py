@@ -1,0 +1,117 @@
+"""The replay page and its JSON twin, drawn once and kept while their match is unchanged.
+
+A hand is drawn from its match's bundle (`api.queries.match_bundle`), itself
+kept (`bundle_cache`): stepping through a match reads the store once. Both
+caches are `api.lru.Versioned`: a store load bumps the generation, and an
+entry of an older one is kept if its match's version is unchanged. The page
+is drawn by a render worker (`api.pool`) while the event loop serves others.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, cast
+
+import anyio.to_thread
+
+from api import queries as q
+from api.connection import LazyCursor
+from api.replay_model import HandData
+
+__all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "stored_page", "version_of", "view_of"]
+
+
+def hand_parts(b: q.MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
+    """What a hand's page or JSON twin is drawn from: the hand, its header, its seats."""
+    found = q.hand_of(b, match, hand)
+    if found is None:
+        return None
+    data, info = found
+    return data, info, [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
+
+
+def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any]) -> Any:
+    """A hand drawn by `draw(data, info, seats)`, cached under `key`; None if unknown.
+
+    Blocking (it may read the store): on a thread. The cache keeps strings
+    and bytes only: millions of small cached objects would make every full
+    garbage collection a long pause for all requests.
+    """
+    with LazyCursor(state.store) as cur:
+        gen = state.store.generation
+        version = version_of(cur, match)
+
+        def make() -> Any:
+            b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
+            found = hand_parts(b, match, hand) if b is not None else None
+            return draw(*found) if found is not None else None
+
+        return state.hand_cache.fetch(key, gen, version, make)
+
+
+def version_of(cur: LazyCursor, match: str) -> Callable[[], Any]:
+    """The match's version, asked of the store once (both caches may ask)."""
+    return functools.cache(lambda: q.match_version(cur(), match))
+
+
+def stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | None, q.MatchBundle | None, Any]:
+    """What the store says of a page not cached for this generation: the page
+    itself if its match is unchanged, else the match (None if unknown) and its
+    version if it was asked. Blocking: on a thread."""
+    with LazyCursor(state.store) as cur:
+        version = version_of(cur, match)
+        page = state.hand_cache.revalidate(key, gen, version)
+        if page is not None:
+            return page, None, None
+        known = state.hand_cache.get(key) is not None  # a stale page: its version was asked
+        b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
+        return None, b, version() if known and b is not None else None
+
+
+def json_key(match: str, hand: int, viewer: int | None) -> tuple[Any, ...]:
+    return (match, hand, "json") if viewer is None else (match, hand, "json", viewer)
+
+
+class NoSuchSeat(Exception):
+    """A view of a seat the hand does not have."""
+
+
+def view_of(raw: str | None) -> int | None:
+    """The seat of `?view=seatN` (None for the full view: absent, empty or `all`);
+    ValueError for anything else."""
+    if raw in (None, "", "all"):
+        return None
+    assert raw is not None
+    if raw.startswith("seat") and raw[4:].isascii() and raw[4:].isdigit() and len(raw) <= 6:
+        return int(raw[4:])
+    raise ValueError(f"view must be 'all' or 'seatN' (a seat number, e.g. seat2), not {raw!r}")
+
+
+async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer: int | None = None) -> bytes | None:
+    """The replay page's bytes (cached); None if there is no such hand
+    (`NoSuchSeat` if the view is of a seat it does not have).
+
+    The page is drawn by a render worker while the event loop serves other
+    requests. Stepping through a match, the next hand's match is cached: no
+    thread and no store read then; else the store is read on a thread first.
+    """
+    key = (match, hand, "html", ply) if viewer is None else (match, hand, "html", ply, viewer)
+    gen = state.store.generation
+    page = state.hand_cache.fresh(key, gen)
+    if page is not None:
+        return cast(bytes, page)
+    ver = None
+    b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
+    if b is None:
+        page, b, ver = await anyio.to_thread.run_sync(stored_page, state, match, key, gen)
+        if page is not None or b is None:
+            return cast(bytes | None, page)
+    found = hand_parts(b, match, hand)
+    if found is None:
+        return None
+    if viewer is not None and viewer >= found[0].players:
+        raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
+    body = cast(bytes, await state.render_pool.page(*found, ply, viewer))
+    state.hand_cache.put(key, (gen, ver, body))
+    return body

@@ -1,0 +1,1 @@
+"""The app's routes, one `APIRouter` per resource (`api.app.create_app` includes them)."""

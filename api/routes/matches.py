@@ -1,0 +1,85 @@
+"""The matches: their list with filters and sorting, a match's score sheet,
+and its deletion (DELETE, with the write token); a hand's replay under a
+match is `api.routes.hands`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from api import exports
+from api import queries as q
+from api.deps import Cur, Cursor, PageNo, Text, Verdict
+from api.responses import json_response, not_found, page
+from api.routes import hands
+from replay.store import delete_match
+
+router = APIRouter()
+
+
+def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
+             verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
+             page_no: int, per_page: int, sort: str | None = None, order: str | None = None) -> dict[str, Any]:
+    return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
+                          date_from=date_from, date_to=date_to, page=page_no, per_page=per_page,
+                          sort=sort, order=order)
+
+
+@router.get("/matches", response_class=HTMLResponse, include_in_schema=False)
+def matches_page(
+    cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
+    verdict: Verdict | None = None, date_from: dt.date | None = None,
+    date_to: dt.date | None = None, page_no: PageNo = 1,
+    sort: exports.MatchSort | None = None, order: exports.Order | None = None,
+) -> HTMLResponse:
+    data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50, sort, order)
+    filters = {"player": player, "table": table, "profile": profile, "verdict": verdict,
+               "date_from": date_from, "date_to": date_to}
+    return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur),
+                sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
+
+
+@router.get("/api/matches")
+def api_matches(
+    cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
+    verdict: Verdict | None = None, date_from: dt.date | None = None,
+    date_to: dt.date | None = None, page_no: PageNo = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 50,
+    sort: exports.MatchSort | None = None, order: exports.Order | None = None,
+) -> Response:
+    return json_response(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
+                                  sort, order))
+
+
+# a match id may hold "/" (so "{match_id:path}"): the hand routes go before the match's own
+router.include_router(hands.router)
+
+
+@router.get("/matches/{match_id:path}", response_class=HTMLResponse, include_in_schema=False)
+def match_page(cur: Cur, match_id: str) -> HTMLResponse:
+    data = q.match_detail(cur, match_id)
+    if data is None:
+        return not_found(f"no match {match_id!r} in the store")
+    return page("match.html", nav="matches", **data)
+
+
+@router.get("/api/matches/{match_id:path}")
+def api_match(cur: Cur, match_id: str) -> Response:
+    data = q.match_detail(cur, match_id)
+    if data is None:
+        raise HTTPException(404, f"no match {match_id!r}")
+    return json_response(data)
+
+
+@router.delete("/api/matches/{match_id:path}")
+def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
+    store = request.app.state.store
+    with store.load_lock:  # the store's one writer: no spool load meanwhile
+        # its seeds' SEED_REUSED, players, reports and ratings follow
+        if not delete_match(cur, match_id):
+            raise HTTPException(404, f"no match {match_id!r}")
+    store.bump()
+    return json_response({"deleted": match_id})

@@ -1,0 +1,119 @@
+"""Upload a table log (POST, with the write token): validated and stored
+in-process, through the same ingest as `replay ingest`."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+from fastapi import APIRouter, File, HTTPException, Request, UploadFile
+from fastapi.responses import HTMLResponse, Response
+
+from api import queries as q
+from api.connection import Store
+from api.deps import Cur, Cursor
+from api.middleware import MAX_INFLATED, MAX_UPLOAD, too_big_msg
+from api.pages import u
+from api.responses import json_response, page
+from replay.ingest import ingest
+
+router = APIRouter()
+
+
+@router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
+def upload_page(request: Request) -> HTMLResponse:
+    return page("upload.html", nav="upload", token_set=bool(request.app.state.token),
+                max_mb=MAX_UPLOAD // (1024 * 1024), max_inflated_mb=MAX_INFLATED // (1024 * 1024))
+
+
+@router.post("/api/upload")
+def api_upload(request: Request, cur: Cur, file: Annotated[UploadFile, File()]) -> Response:
+    return json_response(_ingest_upload(request, file, cur))
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _check_gzip(path: Path) -> None:
+    """Refuse a .gz that is broken or inflates past MAX_INFLATED (read in chunks)."""
+    total = 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_INFLATED:
+                    raise HTTPException(
+                        413, f"decompressed size exceeds {MAX_INFLATED // (1024 * 1024)} MB"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise HTTPException(400, f"not a readable gzip file: {exc}") from None
+
+
+def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[str, Any]:
+    name = Path(upload.filename or "upload.jsonl").name
+    if not (name.endswith(".jsonl") or name.endswith(".jsonl.gz")):
+        raise HTTPException(415, "upload a .jsonl or .jsonl.gz table log")
+    safe = _SAFE_NAME.sub("_", name)[-120:]
+    store: Store = request.app.state.store
+    with tempfile.TemporaryDirectory(prefix="replay-upload-") as tmp:
+        path = Path(tmp) / safe
+        size = 0
+        digest = hashlib.sha256()
+        with path.open("wb") as kept:
+            while chunk := upload.file.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_UPLOAD:
+                    raise HTTPException(413, too_big_msg(MAX_UPLOAD))
+                digest.update(chunk)
+                kept.write(chunk)
+        with path.open("rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        if gz:  # by content, not by name: the reader sniffs the magic bytes too
+            _check_gzip(path)
+        t0 = time.perf_counter()
+        known = _run_ingest(request, path, f"upload:{name}")
+        took = time.perf_counter() - t0
+    store.bump()
+    sha = digest.hexdigest()
+    got = q.file_counts(cur, sha)
+    rows = q.matches_by_id(cur, got.pop("ids"))
+    for r in rows:
+        r["url"] = u("matches", r["match"])
+    out = {
+        "file": name,
+        "size": size,
+        "sha256": sha,
+        "seconds": round(took, 3),
+        "already_stored": known,
+        "matches": rows,
+        **got,
+    }
+    if not rows:  # junk, or a log of no match: say what was found in it
+        c = got["counts"]
+        why = f"; {got['problems'][0]['message']}" if got["problems"] else ""
+        out["warning"] = (f"no match in {name}: {c['lines']:,} line{'s' if c['lines'] != 1 else ''}, "
+                          f"{c['bad_lines']:,} bad{why}")
+    return out
+
+
+def _run_ingest(request: Request, path: Path, label: str) -> bool:
+    """Validate and store one file in-process (its findings name it `label`);
+    True if it was stored before."""
+    store: Store = request.app.state.store
+    # ingest writes Parquet batches to the spool (and loads them if it can
+    # open the database); either way the owner's load below picks them up
+    with store.load_lock:
+        try:
+            summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label})
+        except duckdb.ConnectionException as exc:  # the store was opened another way
+            raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
+    store.load(force=True)
+    return summary.files_known > 0
