@@ -298,17 +298,23 @@ class Rules(BaseModel):
         if individual and self.pass_bonus is not None:
             out.append(("pass_bonus", "pass_bonus needs teams = pairs"))
         if self.scoring != "pips":
-            for name in ("capicua_bonus", "chuchazo_bonus", "ones_bonus", "first_block_bonus"):
-                if getattr(self, name):
-                    out.append((name, f"{name} needs scoring = pips"))
-            if any(self.hand_bonuses):
-                out.append(("hand_bonuses", "hand_bonuses needs scoring = pips"))
-            if self.pass_bonus is not None:
-                out.append(("pass_bonus", "pass_bonus needs scoring = pips"))
-            if self.round_down:
-                out.append(("round_down", "round_down needs scoring = pips"))
+            out += self._pips_only()
         if self.scoring == "royal_rumble" and not individual:
             out.append(("scoring", "scoring = royal_rumble needs teams = individual"))
+        return out
+
+    def _pips_only(self) -> list[tuple[str, str]]:
+        """The options of pip scoring that are set (a conflict under another scoring)."""
+        out: list[tuple[str, str]] = []
+        for name in ("capicua_bonus", "chuchazo_bonus", "ones_bonus", "first_block_bonus"):
+            if getattr(self, name):
+                out.append((name, f"{name} needs scoring = pips"))
+        if any(self.hand_bonuses):
+            out.append(("hand_bonuses", "hand_bonuses needs scoring = pips"))
+        if self.pass_bonus is not None:
+            out.append(("pass_bonus", "pass_bonus needs scoring = pips"))
+        if self.round_down:
+            out.append(("round_down", "round_down needs scoring = pips"))
         return out
 
     # Derived facts the engine asks for often.

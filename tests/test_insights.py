@@ -391,7 +391,7 @@ def test_an_audit_writes_under_the_lock_it_is_given(cheat_store: Path, tmp_path:
 def test_hindsight_in_sql_equals_the_analysis(cheat_store: Path, tmp_path: Path) -> None:
     """Migration 014 (and the refresh, for rows an older spool brings) works
     hindsight out in SQL as replay.analysis.hindsight does at ingest."""
-    from reports.skill import _HINDSIGHT
+    from reports.skill import _HINDSIGHT  # noqa: PLC2701 - the SQL under test
 
     conn = _copy(cheat_store, tmp_path)
     try:

@@ -108,7 +108,7 @@ def _as_format_1(body: bytes) -> bytes:
     """A FORMAT 2 body written as FORMAT 1 wrote it (the moves as records)."""
     import numpy as np
 
-    from replay.store.replay_blob import _HEAD, _SIZE, _ZSTD, MOVE
+    from replay.store.replay_blob import _HEAD, _SIZE, _ZSTD, MOVE  # noqa: PLC2701 - the byte layout under test
 
     _, whole = _SIZE.unpack_from(body)
     raw = _ZSTD.decompress(memoryview(body)[_SIZE.size :], whole, asbytes=True)
