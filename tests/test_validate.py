@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.cli import main
+from cli.main import main
 from replay.validate import validate_paths
 
 DATA = Path(__file__).parent / "data" / "examples"
