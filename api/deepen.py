@@ -96,14 +96,14 @@ class Deepener(threading.Thread):
     def _round(self) -> bool:
         """Sample a few matches and store them; False when nothing is left."""
         from replay.analysis import analysis_tables
-        from replay.analyze import _stale, _stored_inputs, _work
+        from replay.analysis.run import analyze_hands, stale_matches, stored_inputs
 
         assert self.pool is not None
         cur = self.store.cursor()
         try:
-            stale = [m for m in _stale(cur, self.samples, False) if self.failures[m] < GIVE_UP]
+            stale = [m for m in stale_matches(cur, self.samples, False) if self.failures[m] < GIVE_UP]
             self.batch = stale[: self.matches]
-            inputs = list(_stored_inputs(cur, self.batch)) if self.batch else []
+            inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
         finally:
             cur.close()
         if not inputs:
@@ -113,7 +113,7 @@ class Deepener(threading.Thread):
         for _, hands in inputs:
             if self.stop.is_set():
                 return False
-            results.extend(self.pool.submit(_work, hands, self.samples, self.seed).result())
+            results.extend(self.pool.submit(analyze_hands, hands, self.samples, self.seed).result())
         self._store(analysis_tables(results))
         self.done += sum(1 for h in results if h.skip is None)
         self.pending = True
@@ -122,7 +122,7 @@ class Deepener(threading.Thread):
         return True
 
     def _store(self, tables: dict[str, Any]) -> None:
-        from replay.analyze import replace_analysis
+        from replay.analysis.run import replace_analysis
 
         with self.store.load_lock:
             cur = self.store.cursor()

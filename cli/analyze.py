@@ -1,5 +1,5 @@
 """`replay analyze`: the value of every move of logs (``PATH...``), or of
-what a store holds (``--db``); see `replay.analyze`."""
+what a store holds (``--db``); see `replay.analysis.run`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from cli.common import emit
 from replay.analysis import SAMPLES, HandAnalysis
-from replay.analyze import analyze_paths, analyze_store, to_json
+from replay.analysis.run import analyze_paths, analyze_store, to_json
 from replay.ingest.pool import ClusterError, ClusterPool, connect
 from replay.reader import UsageError
 

@@ -18,7 +18,7 @@ from replay.events import schema
 from replay.reader import iter_paths
 
 if TYPE_CHECKING:
-    from replay.report import ValidationReport
+    from replay.findings import ValidationReport
 
 __all__ = ["add_validate_parsers", "print_report", "run_schema", "run_validate", "summary_line"]
 
@@ -89,7 +89,7 @@ def summary_line(report: ValidationReport) -> str:
     """The last line of `replay validate`: what was found, and whether it is all valid
     (exactly when the exit code is 0), lines of no match included.
 
-    >>> from replay.report import FileReport, Finding, ValidationReport
+    >>> from replay.findings import FileReport, Finding, ValidationReport
     >>> bad = Finding("MALFORMED_LINE", "line 1: not JSON", file="a.jsonl", line=1)
     >>> summary_line(ValidationReport((FileReport("a.jsonl", 1, 1),), (bad,)))
     '1 file, 1 line (1 bad); 0 matches; 1 error in lines of no match: NOT VALID'

@@ -65,8 +65,8 @@ import duckdb
 import pyarrow as pa
 from scipy import stats
 
-from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
-from replay.analyze import _pool, _stored_inputs
+from replay.analysis import ANALYSIS_VERSION, Analyzer, engine_move
+from replay.analysis.run import process_pool, stored_inputs
 from replay.engine import apply, legal_moves, new_hand
 from replay.knowledge import Tracker
 from replay.store import registered, transaction
@@ -295,7 +295,7 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
         state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
         tracker = Tracker(state, fixed_by=inp.fixed_by)
         for k, (mover, kind, tile, end) in enumerate(inp.moves, 1):
-            move, laid = _engine_move(state, kind, tile, end)
+            move, laid = engine_move(state, kind, tile, end)
             got = known.get((inp.match, inp.hand, k))
             if mover == seat and got is not None and state.result is None and len(legal_moves(state)) > 1:
                 played, pimc = got
@@ -362,8 +362,8 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                 if played in moves:  # (pimc None: a hand not sampled yet, graded here)
                     known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
         got: list[dict[str, Any]] = []
-        tasks = [(m, inputs) for m, inputs in _stored_inputs(conn, matches)]
-        pool = _pool(workers)
+        tasks = [(m, inputs) for m, inputs in stored_inputs(conn, matches)]
+        pool = process_pool(workers)
         try:
             done = 0
             if pool is None:

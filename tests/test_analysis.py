@@ -23,7 +23,7 @@ from replay.analysis import (
     classify,
     inputs_from_report,
 )
-from replay.analyze import analyze_paths, analyze_store, to_json
+from replay.analysis.run import analyze_paths, analyze_store, to_json
 from replay.ingest import ingest
 from replay.rules import resolve
 from replay.validate import validate_paths
@@ -362,13 +362,13 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
 def test_the_background_sampling_goes_on_after_a_failed_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time as _time
 
-    import replay.analyze
+    import replay.analysis.run
     from api.app import create_app
 
     db = tmp_path / "data" / "replay.duckdb"
     db.parent.mkdir()
     ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))
-    real = replay.analyze.replace_analysis
+    real = replay.analysis.run.replace_analysis
     calls = []
 
     def flaky(conn, tables, stamp):  # type: ignore[no-untyped-def]
@@ -377,7 +377,7 @@ def test_the_background_sampling_goes_on_after_a_failed_round(tmp_path: Path, mo
             raise RuntimeError("the disk is full")
         return real(conn, tables, stamp)
 
-    monkeypatch.setattr(replay.analyze, "replace_analysis", flaky)
+    monkeypatch.setattr(replay.analysis.run, "replace_analysis", flaky)
     with TestClient(create_app(db, deepen=3)) as c:
         deepener = c.app.state.deepener  # type: ignore[attr-defined]
         deepener.idle = 0.1

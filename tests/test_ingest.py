@@ -23,9 +23,9 @@ import orjson
 import pytest
 
 from cli.main import main as cli_main
+from replay.findings import ValidationReport
 from replay.ingest import ingest, keep_file, read_match_records, reingest
 from replay.reader import UsageError
-from replay.report import ValidationReport
 from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
 from replay.store import layout, load_spool, open_store, pending_batches, table_counts
 from replay.validate import validate_paths

@@ -40,8 +40,8 @@ from replay.engine import (
     why_illegal,
 )
 from replay.events import EVENT_ADAPTER, EVENT_TYPES, dump_event
+from replay.findings import CODES, FindingCode
 from replay.match import HandScore, MatchState, new_match, next_lead, record, redeal_due, score_hand
-from replay.report import CODES, FindingCode
 from replay.rules import PROFILES, RulesError, resolve
 from replay.tiles import BIT, OTHER, mask_of, parse_tile, tile_name
 

@@ -15,12 +15,16 @@ terminal. The command line, `replay analyze`, is `cli.analyze`.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+
+import orjson
 
 from replay.analysis import (
     ANALYSIS_VERSION,
@@ -32,23 +36,44 @@ from replay.analysis import (
     inputs_from_replay,
     inputs_from_report,
 )
+from replay.ingest.batch_id import check_code, code_version
 from replay.reader import UsageError
-from replay.store import hooks
+from replay.store import (
+    StoreLocked,
+    default_db_path,
+    hooks,
+    layout,
+    load_spool,
+    open_store,
+    registered,
+    transaction,
+    write_batch,
+)
+from replay.store.replay_blob import unpack_replay
+from replay.validate import validate_paths
 
 if TYPE_CHECKING:
     from replay.ingest.pool import ClusterPool
 
-__all__ = ["analyze_paths", "analyze_store", "replace_analysis", "run_tasks", "to_json"]
+__all__ = [
+    "analyze_hands",
+    "analyze_paths",
+    "analyze_store",
+    "process_pool",
+    "replace_analysis",
+    "run_tasks",
+    "stale_matches",
+    "stored_inputs",
+    "to_json",
+]
 
 _ANALYZER: Analyzer | None = None
 
 
-def _work(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+def analyze_hands(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
     """One match's hands (in a pool worker, a cluster's worker, or here);
     ``version``: the sender's code, which a cluster's worker must run too."""
     if version:
-        from replay.ingest.batch_id import check_code
-
         check_code(version)
     global _ANALYZER
     if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed) != (samples, seed):
@@ -89,11 +114,9 @@ class Bar:
             self.out.flush()
 
 
-def _pool(workers: int) -> ProcessPoolExecutor | None:
+def process_pool(workers: int) -> ProcessPoolExecutor | None:
     if workers <= 0:
         return None
-    import multiprocessing
-
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
 
 
@@ -104,20 +127,18 @@ def run_tasks(
     """Analyse each task's hands (a pool of `workers`, or here with 0, or on
     `cluster`) and give each result to `done` with its key, in the order the
     tasks finish."""
-    pool: Any = cluster if cluster is not None else _pool(workers)
+    pool: Any = cluster if cluster is not None else process_pool(workers)
     if pool is None:
         for key, inputs in tasks:
-            done(key, _work(inputs, samples, seed))
+            done(key, analyze_hands(inputs, samples, seed))
         return
     version = ""
     if cluster is not None:
-        from replay.ingest.batch_id import code_version
-
         version, workers = code_version(), cluster._max_workers
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in tasks:
-            pending[pool.submit(_work, inputs, samples, seed, version)] = key
+            pending[pool.submit(analyze_hands, inputs, samples, seed, version)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
@@ -133,8 +154,6 @@ def analyze_paths(
     progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> list[tuple[str, list[HandAnalysis]]]:
     """Every match of the logs with its hands' analyses, in the logs' order."""
-    from replay.validate import validate_paths
-
     report = validate_paths(paths, keep_moves=True)
     per_match = [(m.match, inputs_from_report(m)) for m in report.matches]
     bar = Bar(sum(len(i) for _, i in per_match), progress_out)
@@ -165,7 +184,7 @@ def to_json(results: Sequence[tuple[str, Sequence[HandAnalysis]]], samples: int,
 # -- the store ------------------------------------------------------------------------
 
 
-def _stale(conn: Any, samples: int, force: bool) -> list[str]:
+def stale_matches(conn: Any, samples: int, force: bool) -> list[str]:
     """Matches with a finished hand whose analysis is missing, of another
     version, or made with fewer sampled deals than asked."""
     if force:
@@ -182,12 +201,8 @@ def _stale(conn: Any, samples: int, force: bool) -> list[str]:
     return [m for (m,) in conn.execute(sql, [ANALYSIS_VERSION, samples]).fetchall()]
 
 
-def _stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
+def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
     """Each match's hands as the analysis reads them, from its packed replay."""
-    import orjson
-
-    from replay.store.replay_blob import unpack_replay
-
     for i in range(0, len(matches), 256):
         chunk = list(matches[i : i + 256])
         rows = conn.execute(
@@ -215,8 +230,6 @@ def analyze_store(
     force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> dict[str, Any]:
     """Analyse what the store lacks (see the module doc); a summary."""
-    from replay.store import StoreLocked, default_db_path, layout, load_spool, open_store
-
     db_path = Path(db) if db is not None else default_db_path()
     if not db_path.exists():
         raise UsageError(f"no store at {db_path} (replay ingest makes one)")
@@ -228,7 +241,7 @@ def analyze_store(
                              cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
-        stale = _stale(conn, samples, force)
+        stale = stale_matches(conn, samples, force)
         count = conn.execute(
             "SELECT count(*) FROM hands WHERE list_contains(?, match)", [stale]
         ).fetchone()
@@ -253,7 +266,7 @@ def analyze_store(
                 flush()
 
         try:
-            run_tasks(_stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
+            run_tasks(stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
                       cluster=cluster)  # fmt: skip
             flush()
         finally:
@@ -275,8 +288,6 @@ def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
     (the pages' cache key, the insights' refresh). A hand stored again since
     it was read, with another number of plies, is left alone: its new rows
     come with its own analysis."""
-    from replay.store import registered, transaction
-
     with registered(conn, "_ha", tables["hand_analysis"]), registered(conn, "_ma", tables["move_analysis"]), \
             transaction(conn):  # fmt: skip
         conn.execute(
@@ -298,10 +309,6 @@ def _analyze_kept(
 ) -> dict[str, Any]:
     """The store is held (a running server): analyse every match of its kept
     logs and leave the rows in its spool as one batch (mode ``analysis``)."""
-    from datetime import UTC, datetime
-
-    from replay.store import write_batch
-
     kept = sorted(p for p in lay.logs.glob("*.jsonl*") if p.is_file())
     if not kept:
         raise UsageError(f"the store at {lay.db} is held by another process and keeps no logs to analyse")
