@@ -96,7 +96,7 @@ class Deepener(threading.Thread):
     def _round(self) -> bool:
         """Sample a few matches and store them; False when nothing is left."""
         from replay.analysis import analysis_tables
-        from replay.analysis.run import analyze_hands, stale_matches, stored_inputs
+        from replay.analysis.run import analyse_match, stale_matches, stored_inputs
 
         assert self.pool is not None
         cur = self.store.cursor()
@@ -113,7 +113,7 @@ class Deepener(threading.Thread):
         for _, hands in inputs:
             if self.stop.is_set():
                 return False
-            results.extend(self.pool.submit(analyze_hands, hands, self.samples, self.seed).result())
+            results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed).result())
         self._store(analysis_tables(results))
         self.done += sum(1 for h in results if h.skip is None)
         self.pending = True

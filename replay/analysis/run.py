@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from replay.ingest.pool import ClusterPool
 
 __all__ = [
-    "analyze_hands",
+    "analyse_match",
     "analyze_paths",
     "analyze_store",
     "process_pool",
@@ -70,7 +70,7 @@ __all__ = [
 _ANALYZER: Analyzer | None = None
 
 
-def analyze_hands(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
     """One match's hands (in a pool worker, a cluster's worker, or here);
     ``version``: the sender's code, which a cluster's worker must run too."""
     if version:
@@ -130,7 +130,7 @@ def run_tasks(
     pool: Any = cluster if cluster is not None else process_pool(workers)
     if pool is None:
         for key, inputs in tasks:
-            done(key, analyze_hands(inputs, samples, seed))
+            done(key, analyse_match(inputs, samples, seed))
         return
     version = ""
     if cluster is not None:
@@ -138,7 +138,7 @@ def run_tasks(
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in tasks:
-            pending[pool.submit(analyze_hands, inputs, samples, seed, version)] = key
+            pending[pool.submit(analyse_match, inputs, samples, seed, version)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
