@@ -34,7 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from replay.analysis import analysis_tables
-from replay.analyze import analyse_match, replace_analysis, stale_matches, stored_inputs
+from replay.analysis.run import analyse_match, replace_analysis, stale_matches, stored_inputs
 from reports.skill import refresh_insights
 
 __all__ = ["Deepener"]

@@ -69,7 +69,7 @@ def bench_dd(hands: list) -> list[float]:
 
 def bench_pimc(hands: list, decisions: int, samples: int, seed: int) -> list[float]:
     """Per decision ms: `samples` deals, every legal move scored on each."""
-    from replay.analysis import Analyzer, _engine_move, _rng
+    from replay.analysis import Analyzer, decision_rng, engine_move
     from replay.engine import apply, legal_moves, new_hand
 
     an = Analyzer(samples=samples, seed=seed)
@@ -80,27 +80,27 @@ def bench_pimc(hands: list, decisions: int, samples: int, seed: int) -> list[flo
         for k, (_, kind, tile, end) in enumerate(inp.moves, 1):
             if len(legal_moves(state)) > 1 and state.result is None:
                 picked.append((inp, k, state))
-            state = apply(state, _engine_move(state, kind, tile, end)[1])
+            state = apply(state, engine_move(state, kind, tile, end)[1])
     random.Random(seed).shuffle(picked)
     times = []
     _, pi = an.solvers(hands[0].rules)
     for inp, k, state in picked[:decisions]:
         tracker = _tracker_at(inp, k)  # what the seat saw, untimed
         t0 = time.perf_counter()
-        an._pimc(state, tracker, inp.context, pi, _rng(seed, inp.match, inp.hand, k))
+        an._pimc(state, tracker, inp.context, pi, decision_rng(seed, inp.match, inp.hand, k))
         times.append((time.perf_counter() - t0) * 1000)
     return times
 
 
 def _tracker_at(inp, k: int):  # type: ignore[no-untyped-def]
-    from replay.analysis import _engine_move
+    from replay.analysis import engine_move
     from replay.engine import apply, new_hand
     from replay.knowledge import Tracker
 
     state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
     tracker = Tracker(state, fixed_by=inp.fixed_by)
     for _, kind, tile, end in inp.moves[: k - 1]:
-        move, laid = _engine_move(state, kind, tile, end)
+        move, laid = engine_move(state, kind, tile, end)
         tracker.see(state, move)
         state = apply(state, laid)
     return tracker

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay import moves as mv  # noqa: E402
 from replay.accel import native  # noqa: E402
+from replay.canonical_reader import MOVE  # noqa: E402
 from replay.engine import apply, new_hand  # noqa: E402
 from replay.rules import resolve  # noqa: E402
-from replay.scan import MOVE  # noqa: E402
 from replay.tiles import HIGH, LOW, OTHER, SUIT_MASK, iter_tiles  # noqa: E402
 
 FIT = [SUIT_MASK[e // 7] | SUIT_MASK[e % 7] for e in range(49)]
@@ -72,7 +72,7 @@ def random_hand(rnd: random.Random) -> tuple[list[int], int, list[int]]:
 
 
 def pack(moves: list[int], leader: int) -> bytes:
-    """The moves as the scanner packs a log's move lines (replay.scan.MOVE)."""
+    """The moves as the scanner packs a log's move lines (replay.canonical_reader.MOVE)."""
     out = []
     seat = leader
     for k, code in enumerate(moves):

@@ -31,8 +31,8 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.accel import native  # noqa: E402
+from replay.canonical_reader import DEAL, OTHER, REVEAL, _buffers, scan_paths  # noqa: E402
 from replay.deal import DEAL_LABEL, enc_int, enc_str  # noqa: E402
-from replay.scan import DEAL, OTHER, REVEAL, _buffers, scan_paths  # noqa: E402
 from replay.simulate import SimConfig, simulate, write_lines  # noqa: E402
 from replay.validate import run as validate_mod  # noqa: E402
 from replay.validate import validate_paths, validate_sources, without_gc  # noqa: E402
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _deals(path: Path) -> float:
-    """Seconds to derive every deal of the file in C, as fastmatch does."""
+    """Seconds to derive every deal of the file in C, as validate.fast_path does."""
     _, sources, _ = scan_paths([path])
     jobs = []
     for srcs in sources.values():

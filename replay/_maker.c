@@ -1,11 +1,11 @@
 /* replay._native.Maker: positional constructors for frozen, slotted dataclasses.
  *
- * replay.fastinit.positional builds, in Python, a function that sets each
+ * replay._records.positional builds, in Python, a function that sets each
  * slot of a new object through its descriptor; a hand report has 25 fields,
  * so that is 25 calls a hand. A Maker stores the same references at the
  * slots' offsets (read from the member descriptors the class's __slots__
  * made), which is what those descriptors' __set__ does: the same object,
- * without __init__ (fastinit checks the class has no __post_init__).
+ * without __init__ (_records checks the class has no __post_init__).
  */
 
 #define PY_SSIZE_T_CLEAN

@@ -5,7 +5,7 @@
  * options of one Rules value read from its replay.rules.RulesSpec (the
  * hand's points are replay/_hand.h's score_end). match.py stays the reference; tests/test_native.py checks this
  * twin against it on random rules and hands. Nothing here decides a
- * finding: replay.fastmatch compares these values with the log's claims
+ * finding: replay.validate.fast_path compares these values with the log's claims
  * and declines the match at the first difference.
  */
 

@@ -10,7 +10,7 @@
  *                                       (replay.deal.derive_deal)
  *   scan(data)                          a log file's lines written in the
  *                                       server's canonical layout, grouped by
- *                                       match (replay.scan)
+ *                                       match (replay.canonical_reader)
  *   replay_hand(...)                    a hand's legal plays, passes and draws
  *                                       (replay.engine), and
  *                                       with column buffers its moves rows
@@ -21,7 +21,7 @@
  *   Scorer                              a match's scoring and next lead
  *                                       (replay.match), from _match.c
  *   Maker                               positional constructors of frozen
- *                                       dataclasses (replay.fastinit), from
+ *                                       dataclasses (replay._records), from
  *                                       _maker.c
  *   Solver                              exact values of hand positions
  *                                       (replay.solver.PySolver), from _solve.c
@@ -535,7 +535,7 @@ static int ts_ok(const uint8_t *s, Py_ssize_t n)
 
 enum { K_PLAY, K_PASS, K_DRAW, K_DEAL, K_HAND_END, K_REVEAL, K_OTHER };
 
-/* One move, packed for replay_hand (the layout is replay.scan.MOVE, struct.Struct("=iiiiiBbbb")):
+/* One move, packed for replay_hand (the layout is replay.canonical_reader.MOVE, struct.Struct("=iiiiiBbbb")):
  * line number, offset of the line and of its ts in the buffer, seq, hand, kind, seat, tile, end. */
 typedef struct {
     int32_t line, off, ts_off, seq, hand;
@@ -871,7 +871,7 @@ static void match_acc_free(match_acc *m)
  *          last_seq, first_ts, last_ts)} for every match with at least one
  *          line whose head (type, match, seq, ts) is canonical: `events`
  *          lists its deal, hand_end, reveal and other lines in file order,
- *          as tuples (see replay.scan), `moves` packs its plays, passes and
+ *          as tuples (see replay.canonical_reader), `moves` packs its plays, passes and
  *          draws, `count` is its number of lines with a canonical head,
  *          `ordered` says that their seqs go up by one from `first_seq` and
  *          their times never go back (same length, string order).
@@ -1162,7 +1162,7 @@ static int pips_of_mask(uint32_t m)
 /* replay_hand(moves, lo, hi, hand, hands, stock, turn, opening, draw_mode, all_pass[, text, yield_ok, sink])
  *   -> None when an event is irregular, else
  *      (hands, stock_left, left, right, turn, passes, blocker, result, last, plays, pips, pass_counts)
- * With a sink (15 bytearrays, replay.fastmatch.MoveColumns), each move's row
+ * With a sink (15 bytearrays, replay.validate.fast_path.MoveColumns), each move's row
  * of the store's moves table is appended to it (taken back if the hand turns
  * out irregular); `text` is the buffer the moves were scanned from (their
  * times) and `yield_ok` whether the leader may hand the lead over.

@@ -1,4 +1,4 @@
-"""`replay export --parquet DIR`: the store as a hive-partitioned Parquet dataset.
+"""The store as a hive-partitioned Parquet dataset (`replay export --parquet DIR`).
 
 One DuckDB file holds one machine's store. Past that (or to hand the data
 to other tools) the store is exported as Parquet files that DuckDB,
@@ -23,11 +23,9 @@ folder that is not an export is refused).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,9 +33,9 @@ from typing import Any, Final
 
 import duckdb
 
-from replay.store import StoreLocked, default_db_path, open_store, schema_version
+from replay.store import schema_version
 
-__all__ = ["MARKER", "PARTITIONED", "UNPARTITIONED", "add_export_parser", "export_parquet"]
+__all__ = ["MARKER", "PARTITIONED", "UNPARTITIONED", "export_parquet"]
 
 #: Tables of one row set per match, partitioned by the match's profile and day.
 PARTITIONED: Final = (
@@ -128,40 +126,3 @@ def _swap(new: Path, target: Path) -> None:
     os.rename(target, old)
     os.rename(new, target)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def add_export_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "export",
-        help="export the store as a hive-partitioned Parquet dataset",
-        description="Write every table of the store as Parquet files under DIR/<table>/, the "
-        "per-match tables partitioned by profile and UTC day (DIR/moves/profile=P/day=D/). "
-        "DuckDB: read_parquet('DIR/moves/**/*.parquet', hive_partitioning=true); polars: "
-        "pl.scan_parquet('DIR/moves/**/*.parquet', hive_partitioning=True).",
-    )
-    p.add_argument("--parquet", required=True, metavar="DIR", help="the dataset's folder (replaced if an export)")
-    p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
-    p.set_defaults(func=run_export)
-
-
-def run_export(args: argparse.Namespace) -> int:
-    """`replay export`: 0 when written; 1 if the store is held or DIR is not an export."""
-    db = Path(args.db) if args.db else default_db_path()
-    if not db.exists():
-        sys.stderr.write(f"replay export: no store at {db}\n")
-        return 1
-    try:
-        conn = open_store(db, read_only=True)
-    except StoreLocked as exc:
-        sys.stderr.write(f"replay export: the database is in use (stop the server first): {exc}\n")
-        return 1
-    try:
-        rows = export_parquet(conn, args.parquet)
-    except FileExistsError as exc:
-        sys.stderr.write(f"replay export: {exc}\n")
-        return 1
-    finally:
-        conn.close()
-    total = sum(rows.values())
-    sys.stderr.write(f"exported {total:,} rows of {len(rows)} tables to {args.parquet}\n")
-    return 0

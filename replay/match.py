@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from operator import add
 from typing import Final, Literal
 
+from replay._records import positional
 from replay.engine import HandState, going_out_note
-from replay.fastinit import positional
 from replay.rules import (
     BlockTie,
     BlockWinner,
@@ -87,7 +87,7 @@ class MatchState:
     notes: tuple[str, ...] = ()
 
 
-# Positional constructors (replay.fastinit): a score and a state per hand.
+# Positional constructors (replay._records): a score and a state per hand.
 _hand_score: Final = positional(HandScore)
 _match_state: Final = positional(MatchState)
 

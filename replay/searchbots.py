@@ -69,7 +69,9 @@ class SearchBot(Bot):
     style: ClassVar[str] = ""
 
     def __init__(self, samples: int = SEARCH_SAMPLES) -> None:
-        from replay.analysis import Analyzer
+        # here, not at the top: the simulator imports this module, and a run
+        # without a searching bot loads neither pyarrow nor DuckDB
+        from replay.analysis import Analyzer  # noqa: PLC0415
 
         self.analyzer = Analyzer(samples=samples, seed=0)
 

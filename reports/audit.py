@@ -38,21 +38,16 @@ batches. The audit then says so and exits 2; use the server's
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
 import duckdb
-import numpy as np
 import polars as pl
 
 from replay.rules import PROFILES
-from replay.store import StoreLocked, default_db_path, open_store
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
 from reports.charts import fairness_charts
@@ -64,7 +59,6 @@ __all__ = [
     "NO_DATA",
     "AuditWindow",
     "Filters",
-    "add_audit_parser",
     "format_text",
     "hand_url",
     "load_window",
@@ -648,73 +642,3 @@ def format_text(report: AuditReport) -> str:
     out.append("")
     out.append(f"Window verdict: {report.verdict}")
     return "\n".join(out) + "\n"
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
-
-
-def add_audit_parser(subparsers: Any) -> None:
-    """Add `audit` to the `replay` command's subparsers (sets `func`)."""
-    p = subparsers.add_parser(
-        "audit",
-        help="fairness audit of a window of stored hands",
-        description="Deterministic checks of every hand of a window (seeds, deals, draws, lead "
-        "draws, reused seeds, 28 tiles) and the statistical battery over its deals. Exit 0 for "
-        "PASS, 1 for WEAK/FAIL or a deterministic failure, 2 for a usage error, a store that "
-        "cannot be read, or NO DATA (no hand matches the filters).",
-    )
-    p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
-    p.add_argument("--table", help="table id")
-    p.add_argument("--profile", help="profile name")
-    p.add_argument("--player", help="hands where this player (id or name) held a seat")
-    p.add_argument("--match", help="one match id")
-    p.add_argument("--from", dest="date_from", type=_date, metavar="DATE", help="hands started on or after DATE (UTC)")
-    p.add_argument("--to", dest="date_to", type=_date, metavar="DATE", help="hands started on or before DATE (UTC)")
-    p.add_argument("--limit", type=int, default=500, help="failing hands to list (default 500)")
-    p.add_argument("--json", action="store_true", help="print the JSON report")
-    p.set_defaults(func=run_audit_command)
-
-
-def run_audit_command(args: argparse.Namespace) -> int:
-    db = args.db or default_db_path()
-    filters = Filters(args.table, args.profile, args.player, args.match, args.date_from, args.date_to)
-    try:
-        conn = open_store(db, read_only=True)
-    except StoreLocked:
-        sys.stderr.write(
-            f"replay audit: {db} is locked by another process (the server or an ingest holds it "
-            "for writing; DuckDB lets readers in only when no process writes). Use the running "
-            "server's /api/fairness, or stop it and retry.\n"
-        )
-        return 2
-    except (duckdb.Error, RuntimeError) as exc:
-        sys.stderr.write(f"replay audit: cannot read {db}: {exc}\n")
-        return 2
-    try:
-        window = load_window(conn, filters)
-    finally:
-        conn.close()  # hold the file only while reading: the server may want it
-    report = audit_window(window, limit=args.limit)
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, default=_json_default) + "\n")
-    else:
-        sys.stdout.write(format_text(report))
-    if report.empty:
-        for note in report.notes:
-            sys.stderr.write(f"replay audit: {note}\n")
-    return report.exit_code
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, dt.date | dt.datetime):
-        return o.isoformat()
-    raise TypeError(f"not JSON: {type(o).__name__}")

@@ -54,10 +54,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import math
 import random
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -67,11 +65,11 @@ import duckdb
 import pyarrow as pa
 from scipy import stats
 
-from replay.analysis import ANALYSIS_VERSION, Analyzer, _engine_move
-from replay.analyze import _pool, stored_inputs
+from replay.analysis import ANALYSIS_VERSION, Analyzer, engine_move
+from replay.analysis.run import process_pool, stored_inputs
 from replay.engine import apply, legal_moves, new_hand
 from replay.knowledge import Tracker
-from replay.store import StoreLocked, default_db_path, open_store, registered, transaction
+from replay.store import registered, transaction
 from reports.skill import seat_ranges
 
 __all__ = [
@@ -297,7 +295,7 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
         state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
         tracker = Tracker(state, fixed_by=inp.fixed_by)
         for k, (mover, kind, tile, end) in enumerate(inp.moves, 1):
-            move, laid = _engine_move(state, kind, tile, end)
+            move, laid = engine_move(state, kind, tile, end)
             got = known.get((inp.match, inp.hand, k))
             if mover == seat and got is not None and state.result is None and len(legal_moves(state)) > 1:
                 played, pimc = got
@@ -365,7 +363,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                     known[m, h, k] = (moves.index(played), pimc if all(x is not None for x in pimc) else None)
         got: list[dict[str, Any]] = []
         tasks = [(m, inputs) for m, inputs in stored_inputs(conn, matches)]
-        pool = _pool(workers)
+        pool = process_pool(workers)
         try:
             done = 0
             if pool is None:
@@ -415,66 +413,6 @@ def _store_peek(conn: Cursor, rows: list[dict[str, Any]]) -> None:
     with registered(conn, "_peek", table), transaction(conn):
         conn.execute("DELETE FROM peek_analysis WHERE (match, hand, ply) IN (SELECT match, hand, ply FROM _peek)")
         conn.execute("INSERT INTO peek_analysis BY NAME SELECT * FROM _peek")
-
-
-# -- the command -----------------------------------------------------------------------------
-
-
-def add_insights_parser(subparsers: Any) -> None:
-    """Add `insights` to the `replay` command's subparsers (sets `func`)."""
-    p = subparsers.add_parser(
-        "insights",
-        help="cheat signals of the stored players; a partner-peeking audit",
-        description="List every player with analysed hands and the two cheat signals of "
-        "docs/insights.md (the omniscience index; the partner-peeking index of audited players), "
-        "the most suspicious first. --audit grades a player's partner-peeking index (the store "
-        "must not be held by a server: use its POST /api/suspicious/audit then). Exit 0 when "
-        "nobody is flagged, 1 when somebody is, 2 for a usage error or a store that cannot be opened.",
-    )
-    p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
-    p.add_argument("--json", action="store_true", help="print the JSON of /api/suspicious")
-    p.add_argument("--bots", action="store_true", help="list marked bots too")
-    p.add_argument("--min-hands", type=int, default=0, metavar="N", help="players with at least N analysed hands")
-    p.add_argument("--audit", action="append", default=[], metavar="PLAYER",
-                   help="grade the partner-peeking index of PLAYER first (repeat for more)")  # fmt: skip
-    p.add_argument("--hands", type=int, default=AUDIT_HANDS,
-                   help=f"an audit grades the player's latest N pair-game hands (default {AUDIT_HANDS})")  # fmt: skip
-    p.add_argument("--samples", type=int, default=AUDIT_SAMPLES,
-                   help=f"sampled deals a decision in an audit (default {AUDIT_SAMPLES})")  # fmt: skip
-    p.add_argument("--workers", type=int, default=2, help="grading processes of an audit (default 2; 0: this one)")
-    p.set_defaults(func=run_insights_command)
-
-
-def run_insights_command(args: Any) -> int:
-    db = args.db or default_db_path()
-    if not 1 <= args.hands <= 100_000 or not 1 <= args.samples <= 1000:
-        sys.stderr.write("replay insights: --hands must be 1..100000 and --samples 1..1000\n")
-        return 2
-    try:
-        conn = open_store(db, read_only=not args.audit)
-    except StoreLocked:
-        sys.stderr.write(f"replay insights: {db} is held by another process (a server or an ingest). "
-                         "Use the server's /api/suspicious and POST /api/suspicious/audit, or stop it and retry.\n")  # fmt: skip
-        return 2
-    except (duckdb.Error, RuntimeError, OSError) as exc:
-        sys.stderr.write(f"replay insights: cannot open {db}: {exc}\n")
-        return 2
-    try:
-        for player in args.audit:
-            if not conn.execute("SELECT 1 FROM skill_rows WHERE player = ? AND partner IS NOT NULL LIMIT 1",
-                                [player]).fetchall():  # fmt: skip
-                sys.stderr.write(f"replay insights: {player!r} has no analysed hand of a pair game\n")
-                return 2
-            sys.stderr.write(f"auditing {player}: its latest {args.hands} pair-game hands, {args.samples} deals a decision\n")
-            audit_player(conn, player, hands=args.hands, samples=args.samples, workers=args.workers)
-        data = suspicious(conn, bots=args.bots, min_hands=args.min_hands)
-    finally:
-        conn.close()
-    if args.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(format_text(data))
-    return 1 if data["flagged"] else 0
 
 
 def format_text(data: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from replay.analysis import (
     classify,
     inputs_from_report,
 )
-from replay.analyze import analyze_paths, analyze_store, to_json
+from replay.analysis.run import analyze_paths, analyze_store, to_json
 from replay.ingest import ingest
 from replay.rules import resolve
 from replay.validate import validate_paths

@@ -25,7 +25,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.fairness import luck_svg
-from replay.cli import main as replay_main
+from cli.main import main as replay_main
 from replay.ingest import ingest
 from replay.simulate import SimConfig, defect_log, simulate, write_lines
 from replay.store import open_store

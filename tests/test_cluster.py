@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from argparse import Namespace
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import duckdb
 import orjson
 import pytest
 
-from replay.cli import _report
+from cli.validate import print_report
 from replay.ingest import ingest, reingest, validate_routed
 from replay.ingest.batch_id import CodeMismatch, code_version
 from replay.ingest.pool import ClusterError, ClusterPool, connect, parse_address
@@ -78,7 +77,7 @@ def whole(db: Path) -> tuple[Any, Any]:
 
 
 def printed(report: Any, *, as_json: bool, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = _report(report, Namespace(json=as_json))
+    code = print_report(report, as_json)
     return code, capsys.readouterr().out
 
 

@@ -116,7 +116,7 @@ def test_scorer_scores_each_hand(impl: str) -> None:
 @pytest.mark.parametrize("impl", list(SCORERS))
 def test_scorer_follows_each_match(impl: str) -> None:
     """Leads, scores and the match after each hand. The C scorer takes the C
-    replayer's answer as fastmatch hands it over; replay.match the engine's."""
+    replayer's answer as validate.fast_path hands it over; replay.match the engine's."""
     make = require(SCORERS[impl], f"scorer {impl}")
     for line in CORPUS["matches"]:
         table = line["table"]

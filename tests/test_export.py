@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from replay.cli import main as cli_main
+from cli.main import main as cli_main
 from replay.export import MARKER, PARTITIONED, UNPARTITIONED, export_parquet
 from replay.ingest import ingest
 from replay.store import open_store, table_counts

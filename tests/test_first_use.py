@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from replay.cli import main as replay_main
+from cli.main import main as replay_main
 from replay.rules import PROFILES
 from tests.test_api import DEFECTS, SAMPLES, build_store
 

@@ -22,10 +22,10 @@ import duckdb
 import orjson
 import pytest
 
-from replay.cli import main as cli_main
+from cli.main import main as cli_main
+from replay.findings import ValidationReport
 from replay.ingest import ingest, keep_file, read_match_records, reingest
 from replay.reader import UsageError
-from replay.report import ValidationReport
 from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
 from replay.store import layout, load_spool, open_store, pending_batches, table_counts
 from replay.validate import validate_paths
@@ -289,7 +289,7 @@ def test_the_c_fast_path_stores_what_the_python_path_stores(sample: Path, tmp_pa
         db = tmp_path / mode / "r.duckdb"
         env = {**os.environ, "REPLAY_PURE": "1"} if mode == "pure" else {
             k: v for k, v in os.environ.items() if k != "REPLAY_PURE"}  # fmt: skip
-        cmd = [sys.executable, "-m", "replay.cli", "ingest", str(logs), "--db", str(db), "--quiet", "--no-analysis"]
+        cmd = [sys.executable, "-m", "replay", "ingest", str(logs), "--db", str(db), "--quiet", "--no-analysis"]
         assert subprocess.run(cmd, env=env, check=False).returncode in (0, 1)
         got[mode] = (snapshot(db), table_hashes(db, PLAYER_TABLES))
     assert got["pure"] == got["native"]

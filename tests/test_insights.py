@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.analyze import analyze_store
+from replay.analysis.run import analyze_store
 from replay.ingest import ingest
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
 from replay.store import delete_match, open_store

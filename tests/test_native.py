@@ -6,7 +6,7 @@
   vectors through both paths;
 * ``replay_hand`` against the engine on random hands of every profile,
   and on broken move sequences;
-* ``scan`` against replay.reader: line counts, what goes back to Python,
+* ``scan`` (replay.canonical_reader) against replay.reader: line counts, what goes back to Python,
   the ``ordered`` flag and the event tuples.
 
 The whole module is skipped when the extension is not built (or
@@ -35,9 +35,10 @@ from tests.conftest import RULES, TABLE_IDS, random_hand, require_native
 if accel.native is None:  # pragma: no cover - depends on the build
     require_native("the C accelerator's twin tests", module=True)
 
+import replay.canonical_reader as scan_mod
 import replay.deal as deal_mod
 import replay.reader as reader_mod
-import replay.scan as scan_mod
+from replay.canonical_reader import DEAL, HAND_END, MOVE, OTHER, REVEAL, scan_paths
 from replay.deal import (
     ALL_IDS,
     DEAL_LABEL,
@@ -66,7 +67,6 @@ from replay.engine import (
 )
 from replay.reader import MAX_LINE_BYTES, EventLine, LogReader
 from replay.rules import Rules, resolve
-from replay.scan import DEAL, HAND_END, MOVE, OTHER, REVEAL, scan_paths
 from replay.tiles import BIT, HIGH, IS_DOUBLE, LOW, mask_of, parse_tile, tile_name
 from replay.tiles import OTHER as OTHER_HALF
 

@@ -22,6 +22,7 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
+from cli.simulate import main as simulate_main
 from replay import simulate as sim
 from replay.bots import BOTS, STYLES, Memo
 from replay.deal import derive_deal, derive_lead_deck, resolve_lead_draw, verify_chain
@@ -39,10 +40,9 @@ from replay.engine import (
     why_illegal,
 )
 from replay.events import EVENT_ADAPTER, EVENT_TYPES, dump_event
+from replay.findings import CODES, FindingCode
 from replay.match import HandScore, MatchState, new_match, next_lead, record, redeal_due, score_hand
-from replay.report import CODES, FindingCode
 from replay.rules import PROFILES, RulesError, resolve
-from replay.simulate.cli import main as simulate_main
 from replay.tiles import BIT, OTHER, mask_of, parse_tile, tile_name
 
 # --- an independent checker ------------------------------------------------------

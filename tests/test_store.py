@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from replay import moves
-from replay.report import Finding, HandReport, MatchReport, MoveRecord, SeatRecord
+from replay.findings import Finding, HandReport, MatchReport, MoveRecord, SeatRecord
 from replay.store import (
     NUMBERED,
     PLAYER_TABLES,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.cli import main
+from cli.main import main
 from replay.validate import validate_paths
 
 DATA = Path(__file__).parent / "data" / "examples"
@@ -299,7 +299,7 @@ def test_unreadable_match(tmp_path: Path) -> None:
 
 
 def _seed_reuse_reference(reports, seen=None):  # noqa: ANN001, ANN202 - the pre-2026-12 algorithm
-    from replay.report import Finding
+    from replay.findings import Finding
 
     owners, where = {}, {}
     for rep in reports:
@@ -327,7 +327,7 @@ def _seed_reuse_reference(reports, seen=None):  # noqa: ANN001, ANN202 - the pre
 def test_seed_reuse_only_tracks_shared_seeds_but_answers_the_same() -> None:
     import random
 
-    from replay.report import HandReport, MatchReport
+    from replay.findings import HandReport, MatchReport
     from replay.validate import seed_reuse
 
     rng = random.Random(7)

@@ -15,8 +15,8 @@ The flow of one run, module by module::
                                        name are durable
           ──final batch──► log_files rows and the lines of no match       route.py
 
-:func:`ingest` and :func:`reingest` (run.py) drive it; cli.py holds their
-command line. With ``--cluster`` (pool.py) the pool is a dask.distributed
+:func:`ingest` and :func:`reingest` (run.py) drive it; their command line
+is `cli.ingest`. With ``--cluster`` (pool.py) the pool is a dask.distributed
 cluster: the tasks carry their lines, the results the batch's files, written
 into the spool here (docs/scale.md). validate.py is ``replay validate
 --cluster``: the same routing, the reports sent back, nothing stored.

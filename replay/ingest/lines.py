@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
+from replay.findings import Finding
 from replay.reader import (
     BadLine,
     BrokenFile,
@@ -24,7 +25,6 @@ from replay.reader import (
     read_chunks,
     split_lines,
 )
-from replay.report import Finding
 
 __all__ = [
     "fast_key",

@@ -38,6 +38,7 @@ import duckdb
 import orjson
 
 from replay.accel import native
+from replay.findings import Finding, MatchReport
 from replay.ingest import shm
 from replay.ingest.batch_id import Shard, code_version
 from replay.ingest.keep import KeptFile
@@ -53,7 +54,6 @@ from replay.reader import (
     split_lines,
     whole_lines,
 )
-from replay.report import Finding, MatchReport
 from replay.store import Layout, one, write_batch, write_encoded
 from replay.store.rows import file_table, findings_table
 from replay.validate import line_finding as validate_line_finding

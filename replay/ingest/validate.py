@@ -11,11 +11,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from replay.findings import FileReport, ValidationReport
 from replay.ingest.keep import KeptFile
 from replay.ingest.load import Progress
 from replay.ingest.route import CHUNK_HANDS, Run
 from replay.reader import iter_paths
-from replay.report import FileReport, ValidationReport
 from replay.validate import seed_reuse, with_findings
 
 __all__ = ["validate_routed"]

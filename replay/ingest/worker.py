@@ -4,7 +4,7 @@ A :class:`Task` carries the lines of some whole matches (:class:`Item`, or
 their bytes in shared memory, :mod:`replay.ingest.shm`), the kept files they
 were read from and the first leaders their rematches need. :func:`work`
 parses and validates them (a clean match by the C scanner and
-:func:`replay.fastmatch.fast_report`, any other line by line through
+:func:`replay.validate.fast_path.fast_report`, any other line by line through
 :func:`replay.validate.validate_match`), makes the batch's Arrow tables and
 writes them into the spool, or sends them back as bytes to a run elsewhere.
 The :class:`Result` says what the batch holds.
@@ -32,17 +32,17 @@ import pyarrow as pa
 from replay import events as ev
 from replay.accel import native
 from replay.analysis import analyze_tables
-from replay.fastmatch import fast_report
+from replay.canonical_reader import scan_buffer
+from replay.findings import Finding, MatchReport
 from replay.ingest import shm
 from replay.ingest.batch_id import check_code
 from replay.ingest.lines import file_finding, match_key, parse_raw, read_match_records, record_match
 from replay.reader import BadLine, EventLine, Record
-from replay.report import Finding, MatchReport
-from replay.scan import scan_buffer
 from replay.store import encode_tables, hooks, write_batch
 from replay.store.rows import Frames, first_leader
 from replay.validate import line_finding as validate_line_finding
 from replay.validate import validate_match
+from replay.validate.fast_path import fast_report
 
 __all__ = ["Item", "Result", "Task", "revalidate", "work"]
 
@@ -210,7 +210,7 @@ def _work_batch(task: Task) -> Result:
     for item in task.items:
         t0 = clock()
         rep = _fast_item(item, task.files, leaders, frames)
-        if rep is not None:  # a clean match, validated hand by hand (replay.fastmatch)
+        if rep is not None:  # a clean match, validated hand by hand (replay.validate.fast_path)
             lead = first_leader(rep)
             leaders[rep.match] = out_leaders[item.key] = lead
             hands += len(rep.hands)

@@ -11,7 +11,8 @@ instead a tiny log with one planted error of that finding code.
 - `run`: tables of matches, mixed in time order (`simulate`).
 - `defects`: the catalogue of planted defects (`DEFECTS`, `defect_log`).
 - `writer`: lines to a file, gzipped or not (`write_lines`).
-- `cli`: `replay simulate`.
+
+The command line, `replay simulate`, is `cli.simulate`.
 
 >>> import orjson
 >>> cfg = SimConfig(profiles=("domena_2p",), matches=1, seed=7)
@@ -22,7 +23,6 @@ b'{"type":"match_start","match":"m-7-0001"'
 'match_end'
 """
 
-from replay.simulate.cli import add_simulate_parser, run_simulate
 from replay.simulate.config import NAMES, Player, SimConfig, SimStats, make_pool
 from replay.simulate.defects import DEFECTS, defect_log
 from replay.simulate.match import CHAIN_LENGTH, SimMatch, bot_for
@@ -37,11 +37,9 @@ __all__ = [
     "SimConfig",
     "SimMatch",
     "SimStats",
-    "add_simulate_parser",
     "bot_for",
     "defect_log",
     "make_pool",
-    "run_simulate",
     "simulate",
     "write_lines",
 ]

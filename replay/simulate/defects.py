@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-from replay.report import FindingCode
+from replay.findings import FindingCode
 from replay.simulate.config import EPOCH_MS, SimConfig, make_pool
 from replay.simulate.match import Plant, SimMatch, Stamp, format_ts
 from replay.tiles import parse_tile, tile_name, weight_key

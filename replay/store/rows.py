@@ -22,11 +22,11 @@ import pyarrow.compute as pc
 from replay import moves
 from replay.accel import native
 from replay.events import ts_to_ms
-from replay.fastmatch import MoveColumns
-from replay.report import CODES, Finding, MatchReport, MoveRecord
+from replay.findings import CODES, Finding, MatchReport, MoveRecord
 from replay.store.player_rows import player_rows
 from replay.store.replay_blob import move_codes, pack_replays
 from replay.tiles import IS_DOUBLE, PIPS
+from replay.validate.fast_path import MoveColumns
 
 __all__ = [
     "SCHEMAS",
@@ -237,7 +237,7 @@ class Frames:
         self.where = where
         self.reports: list[MatchReport] = []
         self.file_lines: list[tuple[str, str, int]] = []
-        #: the moves of the matches validated hand by hand (replay.fastmatch)
+        #: the moves of the matches validated hand by hand (replay.validate.fast_path)
         self.columns = MoveColumns()
         self._codes: tuple[np.ndarray, np.ndarray] | None = None  # of the moves, by _moves
 

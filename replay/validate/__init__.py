@@ -6,9 +6,11 @@
   lines and order (SEQ_*, TIME_ORDER); `locate` names a finding's line.
 - `crossmatch`: what needs several matches: rematches after their match,
   seeds used twice (SEED_REUSED).
+- `fast_path`: a clean match validated at the level of hands (C deals,
+  hand replay and scorer), or ``None`` to go line by line.
 - `run`: files and folders in, one `ValidationReport` out (`validate_paths`,
   the command line's JSON contract), by the C fast path
-  (`replay.fastmatch`) where a match allows it.
+  (`replay.validate.fast_path`) where a match allows it.
 """
 
 from replay.validate.crossmatch import first_leader, seed_reuse, validate_in_order, with_findings

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from replay.report import CODES, Finding, FindingCode, MatchReport
+from replay.findings import CODES, Finding, FindingCode, MatchReport
 
 
 class SeedUse(NamedTuple):

@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from replay import events as ev
+from replay.findings import Finding, FindingCode
 from replay.reader import BadLine, EventLine
-from replay.report import Finding, FindingCode
 
 Record = EventLine | BadLine
 

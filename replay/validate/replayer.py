@@ -39,6 +39,16 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
+from replay.findings import (
+    CLAIM_CODES,
+    CODES,
+    Finding,
+    FindingCode,
+    HandReport,
+    MatchReport,
+    MoveRecord,
+    SeatRecord,
+)
 from replay.match import (
     HandScore,
     Lead,
@@ -50,16 +60,6 @@ from replay.match import (
     score_hand,
 )
 from replay.reader import EventLine
-from replay.report import (
-    CLAIM_CODES,
-    CODES,
-    Finding,
-    FindingCode,
-    HandReport,
-    MatchReport,
-    MoveRecord,
-    SeatRecord,
-)
 from replay.rules import PROFILES, Rules, RulesError, resolve
 from replay.tiles import BIT, OTHER, iter_tiles, mask_of, tile_name
 from replay.validate.order import Record, by_seq, locate, read_ahead, seq_gaps

@@ -2,7 +2,7 @@
 
 `validate_paths` is what `replay validate` runs. With the C accelerator the
 scanner reads the files and a clean match in one file is validated hand by
-hand in C (`replay.fastmatch`); any other match, and every match without C,
+hand in C (`replay.validate.fast_path`); any other match, and every match without C,
 goes line by line through `MatchReplayer`. Both give the same report.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 
 from replay import events as ev
 from replay.accel import native
-from replay.fastmatch import fast_report
+from replay.canonical_reader import Source, scan_paths
+from replay.findings import FileReport, Finding, MatchReport, ValidationReport
 from replay.reader import EventLine, LogReader, iter_paths
-from replay.report import FileReport, Finding, MatchReport, ValidationReport
-from replay.scan import Source, scan_paths
 from replay.validate.crossmatch import validate_in_order
+from replay.validate.fast_path import fast_report
 from replay.validate.order import Record, group_records
 from replay.validate.replayer import validate_match
 
@@ -46,8 +46,8 @@ def validate_grouped(
 def validate_sources(
     by_match: Mapping[str, Sequence[Source]], *, keep_moves: bool = False
 ) -> list[MatchReport]:
-    """:func:`validate_grouped` over what :func:`replay.scan.scan_paths` read:
-    a clean match in one file hand by hand (:mod:`replay.fastmatch`), any
+    """:func:`validate_grouped` over what :func:`replay.canonical_reader.scan_paths` read:
+    a clean match in one file hand by hand (:mod:`replay.validate.fast_path`), any
     other line by line from the same records LogReader would have made."""
     rematch_of: dict[str, str] = {}
     for mid, srcs in by_match.items():

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from replay.accel import native
+from replay.canonical_reader import MOVE
 from replay.engine import LEFT, HandState, Play, apply
 from replay.match import MatchState, new_match, next_lead, record, score_hand
 from replay.rules import PROFILES, Rules, spec_of
-from replay.scan import MOVE
 from replay.solver import HandContext, make_solver, move_values
 from replay.tiles import HIGH, LOW, tile_name
 from tests.conformance.corpus import code, move
@@ -60,7 +60,7 @@ def engine_replay(start: HandState, codes: Sequence[int]) -> Final | None:
 
 
 def _records(start: HandState, codes: Sequence[int], hand: int) -> bytes:
-    """The moves as replay.scan packs a log's move lines (what fastmatch hands to C)."""
+    """The moves as replay.canonical_reader packs a log's move lines (what validate.fast_path hands to C)."""
     out = []
     s = start
     for k, c in enumerate(codes):
@@ -84,7 +84,7 @@ def _records(start: HandState, codes: Sequence[int], hand: int) -> bytes:
 
 
 def c_replay_raw(start: HandState, codes: Sequence[int], hand: int = 1) -> tuple[Any, ...] | None:
-    """replay_hand's own answer, called as replay.fastmatch calls it."""
+    """replay_hand's own answer, called as replay.validate.fast_path calls it."""
     r = start.rules
     return native.replay_hand(  # type: ignore[union-attr]
         _records(start, codes, hand), 0, len(codes), hand, start.hands, bytes(start.stock), start.leader,
@@ -130,7 +130,7 @@ class PyScorer:
 
 
 class CScorer:
-    """_native.Scorer, built as replay.fastmatch builds it."""
+    """_native.Scorer, built as replay.validate.fast_path builds it."""
 
     def __init__(self, profile: str, rules: Rules) -> None:
         self.sc = native.Scorer(spec_of(rules), PROFILES[profile].shutout_note)  # type: ignore[union-attr]

@@ -129,7 +129,7 @@ def _drawn(options: Mapping[str, list[Any]], seed: str, count: int, at_most: int
 
 #: The mixes the tests single out, by where they come from.
 MIXES: list[Table] = [
-    # test_native, test_fastmatch, test_properties: options no profile uses
+    # test_native, test_fast_path, test_properties: options no profile uses
     ("international", {"block_end": "all_pass"}),
     ("international", {"stock": "draw", "block_end": "all_pass"}),
     ("international", {"players": 3, "teams": "individual", "first_lead": "bayamon_draw"}),

@@ -26,8 +26,6 @@ from replay.simulate.defects import defect_log
 from replay.simulate.run import simulate
 from replay.simulate.writer import write_lines
 
-# --- command line ------------------------------------------------------------------
-
 
 def add_simulate_parser(subparsers: Any) -> None:
     """Add `simulate` to an argparse subparsers object (sets `func=run_simulate`)."""

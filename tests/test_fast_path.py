@@ -1,4 +1,4 @@
-"""The native path of validate_paths (replay.scan + replay.fastmatch) gives the
+"""The native path of validate_paths (replay.canonical_reader + replay.validate.fast_path) gives the
 pure path's report, exactly: same files, top-level findings and match reports
 (dataclass equality), on the sample logs, simulated logs of every profile,
 planted defects, logs cut into small buffers, split over files, gzip and
@@ -24,11 +24,11 @@ from typing import Any
 import orjson
 import pytest
 
+import replay.canonical_reader as scan_mod
 import replay.reader as reader_mod
-import replay.scan as scan_mod
 import replay.validate.run as V
+from replay.findings import ValidationReport
 from replay.reader import MAX_LINE_BYTES
-from replay.report import ValidationReport
 from replay.rules import PROFILES
 from replay.simulate import DEFECTS, SimConfig, defect_log, simulate, write_lines
 from tests.conftest import needs_native, require_native
@@ -431,8 +431,8 @@ def test_duplicate_ts_key_on_a_line_left_to_python(tmp_path: Path) -> None:
 def test_a_declined_match_takes_back_only_its_own_rows() -> None:
     """A match that declines after its hands were replayed (no match_end)
     leaves the moves sink exactly as the matches before it left it."""
-    from replay.fastmatch import MoveColumns, fast_report
-    from replay.scan import scan_buffer
+    from replay.canonical_reader import scan_buffer
+    from replay.validate.fast_path import MoveColumns, fast_report
 
     lines = sim_lines("international", 11, matches=3, tables=3)
     by_match: dict[str, list[bytes]] = {}

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -50,10 +51,10 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
+from replay.findings import MatchReport
 from replay.knowledge import Tracker
 from replay.match import HandScore, MatchState, first_hand_lead, new_match, next_lead
 from replay.moves import label as move_label
-from replay.report import MatchReport
 from replay.rules import Rules, resolve
 from replay.solver import (
     SOLVER_VERSION,
@@ -65,6 +66,8 @@ from replay.solver import (
     move_values,
     position,
 )
+from replay.store.replay_blob import unpack_replay
+from replay.store.rows import SCHEMAS
 from replay.tiles import HIGH
 
 __all__ = [
@@ -76,6 +79,7 @@ __all__ = [
     "Ply",
     "Analyzer",
     "classify",
+    "engine_move",
     "inputs_from_replay",
     "inputs_from_report",
 ]
@@ -269,7 +273,7 @@ def classify(rules: Rules, loss: float | None) -> str | None:
     return got
 
 
-def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tuple[Move, Move]:
+def engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tuple[Move, Move]:
     """The engine's move for a logged one: as the alternatives name it (the
     first tile, and any tile on equal ends, on the left), and as it is
     applied (on the side the log laid it, so that later ends match).
@@ -286,7 +290,8 @@ def _engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tup
     return laid, laid
 
 
-def _rng(seed: int, match: str, hand: int, ply: int) -> random.Random:
+def decision_rng(seed: int, match: str, hand: int, ply: int) -> random.Random:
+    """The generator of one decision's sampled deals: a function of (seed, match, hand, ply)."""
     digest = hashlib.sha256(f"{seed}|{match}|{hand}|{ply}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
@@ -340,7 +345,7 @@ class Analyzer:
             if seat != state.turn:
                 return _skipped(base, f"ply {k}: seat {seat} moved out of turn")
             try:
-                move, laid = _engine_move(state, kind, tile, end)
+                move, laid = engine_move(state, kind, tile, end)
             except (IndexError, TypeError):
                 return _skipped(base, f"ply {k}: not a tile")
             legal = legal_moves(state)
@@ -386,7 +391,7 @@ class Analyzer:
         sure_loss = 0.0
         n_deals, exact = 0, False
         if not forced and self.samples > 0 and state.result is None:
-            rows, weights, exact = self._pimc(state, tracker, ctx, pi_solver, _rng(self.seed, inp.match, inp.hand, k))
+            rows, weights, exact = self._pimc(state, tracker, ctx, pi_solver, decision_rng(self.seed, inp.match, inp.hand, k))
             n_deals = len(rows)
             pimc = [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(dd))]
             means = [m for m, _ in pimc]
@@ -610,8 +615,6 @@ def analyze(inputs: Iterable[HandInput], analyzer: Analyzer,
 def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
     """The ``move_analysis`` and ``hand_analysis`` rows of some hands, as Arrow
     tables with the store's columns (replay.store.rows.SCHEMAS)."""
-    from replay.store.rows import SCHEMAS
-
     moves: dict[str, list[Any]] = {f: [] for f in SCHEMAS["move_analysis"].names}
     hands: dict[str, list[Any]] = {f: [] for f in SCHEMAS["hand_analysis"].names}
     for a in analyses:
@@ -689,10 +692,6 @@ def analyze_tables(tables: Mapping[str, pa.Table], samples: int, seed: int) -> d
     ``replay`` bodies hold each match's hands and moves): every hand of every
     readable match, analysed or with the reason it is not; and the
     ``matches`` table again, its ``analysis`` column naming the batch."""
-    import orjson
-
-    from replay.store.replay_blob import unpack_replay
-
     global _WORKER
     if _WORKER is None or (_WORKER.samples, _WORKER.seed) != (samples, seed):
         _WORKER = Analyzer(samples=samples, seed=seed)

@@ -9,7 +9,7 @@ event types, any other layout, any bad line) is read here by
 :mod:`replay.reader`, exactly as :class:`~replay.reader.LogReader` reads
 it. A match is *fast* when all its lines were read by the scanner or are
 clean events at the places the scanner kept for them, in one file, in seq
-order; :mod:`replay.fastmatch` then validates it at the level of hands,
+order; :mod:`replay.validate.fast_path` then validates it at the level of hands,
 and any match it cannot vouch for is validated line by line as before.
 :meth:`Source.records` gives back exactly the records LogReader would have
 made, so both paths see the same input.
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from replay.accel import native
+from replay.findings import FileReport, Finding
 from replay.reader import (
     MALFORMED_LINE,
     MAX_LINE_BYTES,
@@ -37,7 +38,6 @@ from replay.reader import (
     read_chunks,
     whole_lines,
 )
-from replay.report import FileReport, Finding
 
 __all__ = [
     "DEAL",

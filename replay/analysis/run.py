@@ -1,29 +1,30 @@
-"""`replay analyze`: the value of every move of logs, or of what a store holds.
+"""The analysis run: the value of every move of logs, or of what a store holds.
 
-``replay analyze PATH... [--json]`` validates the logs and analyses every
-valid hand (:mod:`replay.analysis`); ``--json`` prints the contract of
-docs/analysis.md. ``replay analyze --db [FILE]`` analyses the stored hands
-whose analysis is missing, of another version, or made with fewer sampled
-deals than asked, and stores the rows (``--force``: every hand). If a
-running server holds the store, the rows are made from its kept logs and
-left in its spool, which the server loads.
+`analyze_paths` validates the logs and analyses every valid hand
+(:mod:`replay.analysis`); `to_json` is the contract of docs/analysis.md.
+`analyze_store` analyses the stored hands whose analysis is missing, of
+another version, or made with fewer sampled deals than asked, and stores
+the rows (``force``: every hand). If a running server holds the store, the
+rows are made from its kept logs and left in its spool, which the server
+loads.
 
-Hands go to a pool of processes, a match a task, or with ``--cluster
-ADDRESS`` to the workers of a dask.distributed cluster (docs/scale.md); a
-progress bar shows on a terminal.
+Hands go to a pool of processes, a match a task, or to the workers of a
+dask.distributed cluster (docs/scale.md); a progress bar shows on a
+terminal. The command line, `replay analyze`, is `cli.analyze`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
+import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+
+import orjson
 
 from replay.analysis import (
     ANALYSIS_VERSION,
@@ -35,14 +36,36 @@ from replay.analysis import (
     inputs_from_replay,
     inputs_from_report,
 )
+from replay.ingest.batch_id import check_code, code_version
 from replay.reader import UsageError
-from replay.store import hooks
+from replay.store import (
+    StoreLocked,
+    default_db_path,
+    hooks,
+    layout,
+    load_spool,
+    open_store,
+    registered,
+    transaction,
+    write_batch,
+)
+from replay.store.replay_blob import unpack_replay
+from replay.validate import validate_paths
 
 if TYPE_CHECKING:
     from replay.ingest.pool import ClusterPool
 
-__all__ = ["add_analyze_parser", "analyse_match", "analyze_paths", "analyze_store", "run_analyze",
-           "stale_matches", "stored_inputs"]
+__all__ = [
+    "analyse_match",
+    "analyze_paths",
+    "analyze_store",
+    "process_pool",
+    "replace_analysis",
+    "run_tasks",
+    "stale_matches",
+    "stored_inputs",
+    "to_json",
+]
 
 _ANALYZER: Analyzer | None = None
 
@@ -51,8 +74,6 @@ def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str
     """One match's hands (in a pool worker, a cluster's worker, or here);
     ``version``: the sender's code, which a cluster's worker must run too."""
     if version:
-        from replay.ingest.batch_id import check_code
-
         check_code(version)
     global _ANALYZER
     if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed) != (samples, seed):
@@ -93,11 +114,9 @@ class Bar:
             self.out.flush()
 
 
-def _pool(workers: int) -> ProcessPoolExecutor | None:
+def process_pool(workers: int) -> ProcessPoolExecutor | None:
     if workers <= 0:
         return None
-    import multiprocessing
-
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
 
 
@@ -108,15 +127,13 @@ def run_tasks(
     """Analyse each task's hands (a pool of `workers`, or here with 0, or on
     `cluster`) and give each result to `done` with its key, in the order the
     tasks finish."""
-    pool: Any = cluster if cluster is not None else _pool(workers)
+    pool: Any = cluster if cluster is not None else process_pool(workers)
     if pool is None:
         for key, inputs in tasks:
             done(key, analyse_match(inputs, samples, seed))
         return
     version = ""
     if cluster is not None:
-        from replay.ingest.batch_id import code_version
-
         version, workers = code_version(), cluster._max_workers
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
@@ -137,8 +154,6 @@ def analyze_paths(
     progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> list[tuple[str, list[HandAnalysis]]]:
     """Every match of the logs with its hands' analyses, in the logs' order."""
-    from replay.validate import validate_paths
-
     report = validate_paths(paths, keep_moves=True)
     per_match = [(m.match, inputs_from_report(m)) for m in report.matches]
     bar = Bar(sum(len(i) for _, i in per_match), progress_out)
@@ -166,27 +181,6 @@ def to_json(results: Sequence[tuple[str, Sequence[HandAnalysis]]], samples: int,
     }
 
 
-def _text(results: Sequence[tuple[str, Sequence[HandAnalysis]]], out: IO[str]) -> None:
-    marks = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
-    for m, hands in results:
-        done = [h for h in hands if h.skip is None]
-        out.write(f"{m}: {len(done)} of {len(hands)} hands analysed\n")
-        for h in hands:
-            if h.skip is not None:
-                out.write(f"  hand {h.hand}: not analysed: {h.skip}\n")
-                continue
-            acc = " ".join("-" if a is None else f"{a:.0f}%" for a in h.accuracy)
-            lead = h.leader
-            out.write(f"  hand {h.hand}: par {h.par[lead]:+d} result {h.result[lead]:+d} (seat {lead}'s side)"
-                      f"  accuracy by seat {acc}\n")  # fmt: skip
-            for p in h.plies:
-                if p.cls is not None:
-                    best = max(p.alternatives, key=lambda a: a.pimc if a.pimc is not None else a.dd)
-                    loss = p.pimc_loss if p.pimc_loss is not None else p.dd_loss
-                    out.write(f"    ply {p.ply} seat {p.seat}: {p.played}{marks[p.cls]} {p.cls}, "
-                              f"lost {loss:.1f} (best {best.move}; perfect information lost {p.dd_loss})\n")  # fmt: skip
-
-
 # -- the store ------------------------------------------------------------------------
 
 
@@ -209,10 +203,6 @@ def stale_matches(conn: Any, samples: int, force: bool) -> list[str]:
 
 def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
     """Each match's hands as the analysis reads them, from its packed replay."""
-    import orjson
-
-    from replay.store.replay_blob import unpack_replay
-
     for i in range(0, len(matches), 256):
         chunk = list(matches[i : i + 256])
         rows = conn.execute(
@@ -240,8 +230,6 @@ def analyze_store(
     force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
 ) -> dict[str, Any]:
     """Analyse what the store lacks (see the module doc); a summary."""
-    from replay.store import StoreLocked, default_db_path, layout, load_spool, open_store
-
     db_path = Path(db) if db is not None else default_db_path()
     if not db_path.exists():
         raise UsageError(f"no store at {db_path} (replay ingest makes one)")
@@ -300,8 +288,6 @@ def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
     (the pages' cache key, the insights' refresh). A hand stored again since
     it was read, with another number of plies, is left alone: its new rows
     come with its own analysis."""
-    from replay.store import registered, transaction
-
     with registered(conn, "_ha", tables["hand_analysis"]), registered(conn, "_ma", tables["move_analysis"]), \
             transaction(conn):  # fmt: skip
         conn.execute(
@@ -323,10 +309,6 @@ def _analyze_kept(
 ) -> dict[str, Any]:
     """The store is held (a running server): analyse every match of its kept
     logs and leave the rows in its spool as one batch (mode ``analysis``)."""
-    from datetime import UTC, datetime
-
-    from replay.store import write_batch
-
     kept = sorted(p for p in lay.logs.glob("*.jsonl*") if p.is_file())
     if not kept:
         raise UsageError(f"the store at {lay.db} is held by another process and keeps no logs to analyse")
@@ -339,73 +321,3 @@ def _analyze_kept(
         "matches": len(results), "hands": len(flat), "analysed": sum(1 for h in flat if h.skip is None),
         "skipped": sum(1 for h in flat if h.skip is not None), "pending": True,
     }  # fmt: skip
-
-
-# -- the command ---------------------------------------------------------------------------
-
-
-def add_analyze_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "analyze",
-        help="the value of every move: exact, and on what the player could know",
-        description="Analyse every valid hand of the logs (or, with --db, of the store): the exact "
-        "value of every legal move under perfect play, its mean value over the deals the player "
-        "could face, the points each played move lost, and each player's accuracy.",
-    )
-    p.add_argument("paths", nargs="*", metavar="PATH", help=".jsonl / .jsonl.gz files or folders")
-    p.add_argument("--db", nargs="?", const="", default=None, metavar="FILE",
-                   help="analyse the store instead (default $REPLAY_DB or ./data/replay.duckdb)")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print the JSON contract of docs/analysis.md")
-    p.add_argument("--samples", type=int, default=SAMPLES, metavar="N",
-                   help=f"sampled deals per decision (default {SAMPLES}; 0: perfect information only)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="the sampling's seed (default 0)")
-    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                   help="analysing processes (default 2; 0: in this process)")  # fmt: skip
-    p.add_argument("--cluster", metavar="ADDRESS", default=None,
-                   help="analyse on a dask.distributed cluster: tcp://host:8786, or local[:N] "
-                   "(docs/scale.md)")  # fmt: skip
-    p.add_argument("--force", action="store_true", help="with --db: analyse every stored hand again")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run_analyze)
-
-
-def run_analyze(args: argparse.Namespace) -> int:
-    if not 0 <= args.samples <= 10000:
-        raise UsageError("--samples must be 0..10000")
-    if args.cluster:
-        from replay.ingest.pool import ClusterError, connect
-
-        try:
-            with connect(args.cluster) as pool:
-                return _run_analyze(args, pool)
-        except ClusterError as exc:
-            sys.stderr.write(f"replay analyze: {exc}\n")
-            return 2
-    return _run_analyze(args, None)
-
-
-def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
-    progress = None if args.quiet else sys.stderr
-    if args.db is not None:
-        if args.paths:
-            raise UsageError("give either PATHs or --db, not both")
-        s = analyze_store(args.db or None, samples=args.samples, seed=args.seed, workers=args.workers,
-                          force=args.force, progress_out=progress, cluster=cluster)  # fmt: skip
-        where = "left in the spool for the server that holds the store" if s["pending"] else "stored"
-        sys.stderr.write(f"{s['matches']} matches, {s['hands']} hands: {s['analysed']} analysed, "
-                         f"{s['skipped']} not (cancelled, unfinished or invalid); {where}\n")  # fmt: skip
-        return 0
-    if not args.paths:
-        raise UsageError("give log files or folders, or --db")
-    results = analyze_paths(args.paths, samples=args.samples, seed=args.seed, workers=args.workers,
-                            progress_out=progress, cluster=cluster)  # fmt: skip
-    if not any(hands for _, hands in results):
-        sys.stderr.write("replay analyze: no hand found in the logs given\n")
-        if args.json:
-            sys.stdout.write(json.dumps(to_json(results, args.samples, args.seed)) + "\n")
-        return 1
-    if args.json:
-        sys.stdout.write(json.dumps(to_json(results, args.samples, args.seed), ensure_ascii=False) + "\n")
-    else:
-        _text(results, sys.stdout)
-    return 0

@@ -1,14 +1,14 @@
 """The validation of a clean match at the level of hands.
 
 Nearly every match in a log is valid. For a match whose lines the C
-scanner read (:mod:`replay.scan`), :func:`fast_report` walks its deals,
+scanner read (:mod:`replay.canonical_reader`), :func:`fast_report` walks its deals,
 hand ends, reveals and the few other events in seq order, derives every
 deal, replays every hand's moves in C and scores it with
 :mod:`replay.match`, exactly as :class:`replay.validate.MatchReplayer`
 does. It never reports: at the first thing that would be a finding (a
 warning included) or that it does not handle, it answers ``None`` and the
 match is validated line by line. So its report, when it gives one, is
-the one the line-by-line validator gives; tests/test_fastmatch.py checks
+the one the line-by-line validator gives; tests/test_fast_path.py checks
 that on every sample log and on simulated matches of every profile, clean
 and with planted defects.
 """
@@ -23,7 +23,9 @@ from typing import Any, Final
 import orjson
 
 from replay import events as ev
+from replay._records import positional
 from replay.accel import native
+from replay.canonical_reader import DEAL, HAND_END, MOVE, OTHER, REVEAL, Source
 from replay.deal import (
     ALL_IDS,
     DEAL_LABEL,
@@ -35,11 +37,9 @@ from replay.deal import (
     resolve_lead_draw,
     verify_chain,
 )
-from replay.fastinit import positional
+from replay.findings import HandReport, MatchReport, SeatRecord
 from replay.match import redeal_due
-from replay.report import HandReport, MatchReport, SeatRecord
 from replay.rules import PROFILES, Rules, RulesError, RulesSpec, resolve, spec_of
-from replay.scan import DEAL, HAND_END, MOVE, OTHER, REVEAL, Source
 from replay.tiles import BIT, FULL_SET, iter_tiles
 
 __all__ = ["fast_report"]
