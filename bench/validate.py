@@ -31,8 +31,9 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.accel import native  # noqa: E402
-from replay.canonical_reader import DEAL, OTHER, REVEAL, _buffers, scan_paths  # noqa: E402
+from replay.canonical_reader import BUFFER_BYTES, DEAL, OTHER, REVEAL, scan_paths  # noqa: E402
 from replay.deal import DEAL_LABEL, enc_int, enc_str  # noqa: E402
+from replay.reader import read_chunks, whole_lines  # noqa: E402
 from replay.simulate import SimConfig, simulate, write_lines  # noqa: E402
 from replay.validate import run as validate_mod  # noqa: E402
 from replay.validate import validate_paths, validate_sources, without_gc  # noqa: E402
@@ -85,7 +86,7 @@ def _deals(path: Path) -> float:
 
 def _run(path: Path, size: int) -> int:
     t0 = time.perf_counter()
-    for _ in _buffers(path):
+    for _ in whole_lines(read_chunks(path), BUFFER_BYTES):
         pass
     t_read = time.perf_counter() - t0
 

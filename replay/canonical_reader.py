@@ -177,7 +177,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
     assert native is not None
     sources: dict[str, Source] = {}
     loose: list[tuple[int, Record]] = []  # read in Python, in line order
-    lines = bad = 0
+    lines = 0
     placeholders: dict[int, tuple[str, int, str]] = {}  # line -> (match, seq, ts)
 
     def take(data: bytes) -> None:
@@ -207,7 +207,18 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
         raw_text = exc.partial.decode(errors="replace")
         loose.append((lines, BadLine(file, lines, MALFORMED_LINE, f"line {lines}: {exc}", None, None, None, raw_text)))
 
+    top, bad = _place(file, loose, sources, placeholders)
+    ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
+    return _FileScan(FileReport(file, lines, bad), ordered, top)
+
+
+def _place(file: str, loose: list[tuple[int, Record]], sources: dict[str, Source],
+           placeholders: dict[int, tuple[str, int, str]]) -> tuple[list[Finding], int]:
+    """The lines read in Python given to their matches' sources (a new source
+    for a match the scanner did not see), in line order: the findings of lines
+    of no match, and the count of bad lines."""
     top: list[Finding] = []
+    bad = 0
     for line, rec in loose:
         if isinstance(rec, BadLine):
             bad += 1
@@ -228,8 +239,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
         # by pydantic as its last value (then the line-by-line path decides)
         if want is not None and isinstance(rec, EventLine) and want == (mid, rec.event.seq, rec.event.ts):
             src.placed[line] = rec
-    ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
-    return _FileScan(FileReport(file, lines, bad), ordered, top)
+    return top, bad
 
 
 def _line_finding(rec: BadLine) -> Finding:
