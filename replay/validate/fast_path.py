@@ -169,7 +169,7 @@ class _FastMatch:
         self.rematch_leaders = rematch_leaders
         self.moves = moves
 
-    def run(self) -> MatchReport:  # noqa: C901 - one walk, in the order of the log
+    def run(self) -> MatchReport:
         src = self.src
         segs = src.segments
         placed = src.placed
