@@ -33,7 +33,7 @@ from replay.reader import (
     BrokenFile,
     EventLine,
     Record,
-    _any_line,
+    any_line,
     iter_paths,
     read_chunks,
     whole_lines,
@@ -143,7 +143,7 @@ class Source:
 def _read_at(data: bytes, off: int, file: str, line: int) -> Record:
     end = data.find(b"\n", off)
     raw = data[off : end if end >= 0 else len(data)]
-    rec = _any_line(raw, file, line)
+    rec = any_line(raw, file, line)
     assert rec is not None  # the scanner never keeps a blank line
     return rec
 
@@ -195,7 +195,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
                     src.holes += 1
         for line, start, end in others:
             raw = data[start:end] if end - start <= MAX_LINE_BYTES else None
-            rec = _any_line(raw, file, line)
+            rec = any_line(raw, file, line)
             if rec is not None:
                 loose.append((line, rec))
 

@@ -531,7 +531,7 @@ class LogReader:
                                 set_raw(good, text)
                                 yield good
                                 continue
-                rec = _any_line(raw, file, n)
+                rec = any_line(raw, file, n)
                 if rec is None:
                     continue
                 if rec.__class__ is BadLine:
@@ -547,7 +547,7 @@ class LogReader:
             self._lines, self._bad_lines = n, bad
 
 
-def _any_line(raw: bytes | None, file: str, n: int) -> Record | None:
+def any_line(raw: bytes | None, file: str, n: int) -> Record | None:
     """A line as read from the file (without ``\\n``); None if it is blank."""
     if raw is None:
         what = f"line {n}: longer than {MAX_LINE_BYTES} bytes"

@@ -21,7 +21,7 @@ Cursor = duckdb.DuckDBPyConnection
 Kind = Literal["players", "pairs"]
 Order = Literal["asc", "desc"]
 
-_TS: Final = "%Y-%m-%dT%H:%M:%SZ"
+UTC_TS: Final = "%Y-%m-%dT%H:%M:%SZ"
 
 SortKey = Literal["rating", "mu", "sigma", "matches", "wins", "win_rate", "hands", "points_per_hand",
                   "points_against_per_hand", "last_played", "player"]
@@ -45,10 +45,10 @@ assert set(SORTS) == set(get_args(SortKey))
 
 
 def _ts(col: str) -> str:
-    return f"strftime(timezone('UTC', {col}), '{_TS}')"
+    return f"strftime(timezone('UTC', {col}), '{UTC_TS}')"
 
 
-def _rows(cur: Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+def dict_rows(cur: Cursor, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
     res = cur.execute(sql, params if isinstance(params, dict) else list(params))
     cols = [d[0] for d in res.description or ()]
     return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
@@ -124,7 +124,7 @@ def leaderboard(
     if per_page is not None:
         sql += " LIMIT ? OFFSET ?"
         params += [per_page, (page - 1) * per_page]
-    rows = _rows(cur, sql, params)
+    rows = dict_rows(cur, sql, params)
     total = rows[0]["_total"] if rows else _count(cur, where, params, per_page is not None)
     for r in rows:
         del r["_total"]
@@ -153,13 +153,13 @@ def history(cur: Cursor, player: str, partner: str | None = None, pool: str = AL
         player, partner = sorted((player, partner))
     every = ""
     if most is not None:
-        n = _rows(cur, "SELECT count(*) AS n FROM rating_history WHERE player = ? AND partner IS NOT DISTINCT FROM ? "
+        n = dict_rows(cur, "SELECT count(*) AS n FROM rating_history WHERE player = ? AND partner IS NOT DISTINCT FROM ? "
                        "AND pool = ?", [player, partner, pool])[0]["n"]  # fmt: skip
         step = max(1, -(-n // max(most, 1)))
         if step > 1:
             every = (f"QUALIFY (row_number() OVER (ORDER BY h.pos) - 1) % {step} = 0 "
                      f"OR row_number() OVER (ORDER BY h.pos) = {n}")  # fmt: skip
-    rows = _rows(
+    rows = dict_rows(
         cur,
         f"""SELECT h.pos, h.match, {_ts("h.ended")} AS ended, h.side, h.place, h.outcome, h.bot,
                    round(h.mu_before - {Z} * h.sigma_before, 3) AS rating_before,
@@ -173,7 +173,7 @@ def history(cur: Cursor, player: str, partner: str | None = None, pool: str = AL
     )
     # the matches' profiles and sides looked up by position: a join read the
     # whole of rating_matches (45 ms at 1M hands), this its rows only
-    got = {r["pos"]: r for r in _rows(
+    got = {r["pos"]: r for r in dict_rows(
         cur, "SELECT pos, profile, len(places) AS sides FROM rating_matches WHERE pos IN (SELECT unnest(?))",
         [[r["pos"] for r in rows]])}  # fmt: skip
     keys = ("pos", "match", "ended", "profile", "side", "place", "outcome", "sides", "bot", "rating_before",
@@ -194,7 +194,7 @@ def standings(cur: Cursor, player: str, partner: str | None = None) -> list[dict
     if partner is not None:
         player, partner = sorted((player, partner))
     # one pass over the pools it is in (a correlated count per row took 13 ms at 1M hands)
-    return _rows(
+    return dict_rows(
         cur,
         f"""WITH me AS (SELECT * FROM ratings WHERE player = $p AND partner IS NOT DISTINCT FROM $q),
             counts AS (
@@ -227,14 +227,14 @@ def player_ratings(cur: Cursor, player: str) -> dict[str, Any]:
         got = cur.execute("SELECT page FROM rating_pages WHERE player = ?", [player]).fetchall()
         if got:
             return dict(orjson.loads(got[0][0]))
-    rows = _rows(cur, _PLAYER_RATINGS, {"p": player, "all": ALL})
+    rows = dict_rows(cur, _PLAYER_RATINGS, {"p": player, "all": ALL})
     standing = [{k: v for k, v in r.items() if k != "kind"} for r in rows if r["kind"] == 0]
     pairs = [{k: v for k, v in r.items() if k not in ("kind", "place", "of")} for r in rows if r["kind"] == 1]
     for p in pairs:  # the partner as seen from this player
         if p["player"] != player:
             p["player"], p["partner"] = p["partner"], p["player"]
             p["name"], p["partner_name"] = p["partner_name"], p["name"]
-    hist = _rows(cur, _CHART, {"p": player, "all": ALL, "most": HISTORY_POINTS})
+    hist = dict_rows(cur, _CHART, {"p": player, "all": ALL, "most": HISTORY_POINTS})
     n = hist[0]["n"] if hist else 0
     for h in hist:
         del h["n"]
@@ -311,17 +311,17 @@ def keep_rating_pages(conn: Cursor) -> int:
     def page(p: str) -> dict[str, Any]:
         return pages.setdefault(p, {"standings": [], "history": [], "history_matches": 0, "pairs": []})
 
-    pool_order = sorted(_rows(conn, _ALL_STANDINGS), key=lambda r: (r["player"], r["pool"] != ALL, r["pool"]))
+    pool_order = sorted(dict_rows(conn, _ALL_STANDINGS), key=lambda r: (r["player"], r["pool"] != ALL, r["pool"]))
     for r in pool_order:
         page(r["player"])["standings"].append(r)
-    for r in _rows(conn, _ALL_PAIRS):
+    for r in dict_rows(conn, _ALL_PAIRS):
         for me in (r["player"], r["partner"]):
             mine = dict(r)
             if me != r["player"]:  # the partner as seen from this player
                 mine["player"], mine["partner"] = r["partner"], r["player"]
                 mine["name"], mine["partner_name"] = r["partner_name"], r["name"]
             page(me)["pairs"].append(mine)
-    for r in _rows(conn, _ALL_CHARTS):
+    for r in dict_rows(conn, _ALL_CHARTS):
         mine = page(r.pop("of_player"))
         mine["history_matches"] = r.pop("n")
         mine["history"].append(r)

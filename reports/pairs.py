@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import duckdb
 
-from reports.leaderboard import _TS, _rows, has_ratings, history, standings
+from reports.leaderboard import UTC_TS, _rows, has_ratings, history, standings
 from reports.ratings import ALL
 from reports.skill import pair_skill
 
@@ -52,7 +52,7 @@ def _per_hand(r: dict[str, Any]) -> dict[str, Any]:
 
 def together(cur: Cursor, a: str, b: str) -> dict[str, Any]:
     """The hands `a` and `b` held as partners: totals and by profile."""
-    by_profile = [_per_hand(r) for r in _rows(cur, _TOGETHER, [a, b])]
+    by_profile = [_per_hand(r) for r in dict_rows(cur, _TOGETHER, [a, b])]
     keys = ("matches", "hands", "wins", "losses", "ties", "points_for", "points_against")
     total = _per_hand({k: sum(int(r[k]) for r in by_profile) for k in keys})
     return {**total, "profiles": by_profile}
@@ -63,9 +63,9 @@ def rated_matches(cur: Cursor, a: str, b: str, pool: str = ALL) -> list[dict[str
     the outcome, the match score for and against, the rating before and after."""
     if not has_ratings(cur):
         return []
-    return _rows(
+    return dict_rows(
         cur,
-        f"""SELECT h.pos, h.match, strftime(timezone('UTC', h.ended), '{_TS}') AS ended, rm.profile,
+        f"""SELECT h.pos, h.match, strftime(timezone('UTC', h.ended), '{UTC_TS}') AS ended, rm.profile,
                    h.side, h.outcome, m.score[h.side + 1] AS score_for, m.score[2 - h.side] AS score_against,
                    o.player AS opponent, po.name AS opponent_name, o.partner AS opponent_partner,
                    qo.name AS opponent_partner_name, o.bot AS opponent_bot,
