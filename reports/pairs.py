@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import duckdb
 
-from reports.leaderboard import UTC_TS, _rows, has_ratings, history, standings
+from reports.leaderboard import UTC_TS, dict_rows, has_ratings, history, standings
 from reports.ratings import ALL
 from reports.skill import pair_skill
 
