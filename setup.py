@@ -1,4 +1,4 @@
-"""The C accelerator (replay/_native.c, _match.c, _maker.c and _solve.c); everything else is in pyproject.toml.
+"""The C accelerator (replay/_native.c, _deal.c, _scan.c, _hand.c, _match.c, _maker.c and _solve.c); everything else is in pyproject.toml.
 
 Optional: where it cannot be compiled, the package installs without it and
 runs on its pure-Python path (same results, slower).
@@ -10,8 +10,16 @@ setup(
     ext_modules=[
         Extension(
             "replay._native",
-            ["replay/_native.c", "replay/_match.c", "replay/_maker.c", "replay/_solve.c"],
-            depends=["replay/_rules.h", "replay/_hand.h"],
+            [
+                "replay/_native.c",
+                "replay/_deal.c",
+                "replay/_scan.c",
+                "replay/_hand.c",
+                "replay/_match.c",
+                "replay/_maker.c",
+                "replay/_solve.c",
+            ],
+            depends=["replay/_rules.h", "replay/_hand.h", "replay/_native.h"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wno-unused-function"],
         )
