@@ -51,7 +51,7 @@ __all__ = [
     "scan_paths",
 ]
 
-# Kinds of the scanner's event tuples (the enum of _native.c).
+# Kinds of the scanner's event tuples (the enum of _native.h).
 PLAY, PASS, DRAW, DEAL, HAND_END, REVEAL, OTHER = range(7)
 
 #: A packed move: line, offset of the line, offset of its ts, seq, hand,

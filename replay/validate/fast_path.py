@@ -106,7 +106,7 @@ class MoveColumns:
     passes per seat of each hand, by (match, hand).
     """
 
-    #: (name, numpy dtype) of each column, in the order of _native.c's enum.
+    #: (name, numpy dtype) of each column, in the order of _hand.c's column enum.
     COLUMNS: Final = (
         ("hand", "i4"), ("ply", "i2"), ("seq", "i4"), ("seat", "i1"), ("kind", "i1"),
         ("tile", "i1"), ("on_end", "i1"), ("left", "i1"), ("right", "i1"), ("stock", "i1"),
