@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 import reports.leaderboard
 import reports.pairs
 import reports.ratings
+import reports.ratings.calibrate
+import reports.ratings.model
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
 from replay.store import open_store
 from reports.leaderboard import leaderboard, player_ratings
@@ -41,7 +43,8 @@ from reports.ratings import (
 )
 
 
-@pytest.mark.parametrize("module", [reports.ratings, reports.pairs, reports.leaderboard])
+@pytest.mark.parametrize("module", [reports.ratings.model, reports.ratings.calibrate, reports.pairs,
+                                    reports.leaderboard])
 def test_doctests(module: Any) -> None:
     got = doctest.testmod(module)
     assert got.failed == 0
