@@ -1,4 +1,4 @@
-"""What a new user meets first (issue 22, "Defects found"): the README's demo
+"""What a new user meets first: the README's demo
 data, the command line's answers to empty, junk and unknown input, the
 filter forms' empty fields, findings that name their file and line, and an
 upload of junk. Each test here failed before its fix.

@@ -1,4 +1,4 @@
-"""The pages in a real browser as a new user finds them (issue 22): no page
+"""The pages in a real browser as a new user finds them: no page
 scrolls sideways on a 390 px phone, /docs works with no network, a filter
 form sent with its empty fields lists everything, the board has a text
 alternative, and an upload of junk says what it found.
