@@ -7,6 +7,10 @@ differing digest, with the outputs kept beside it for a diff.
     python scripts/golden.py --out /tmp/golden-new            # record
     python scripts/golden.py --out /tmp/golden-new --compare /tmp/golden-old/golden.json
 
+``scripts/golden-13144db.json`` holds the digests of commit 13144db, the code
+before the rules kernel and the package cuts (the default ``--matches``):
+``--compare scripts/golden-13144db.json`` checks a checkout against it.
+
 It runs the checkout it sits in (``python -m replay`` with that tree first on
 the path), so the same script measures an older checkout copied beside it.
 What it covers:
