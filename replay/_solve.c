@@ -32,6 +32,7 @@
 
 #define NT N_TILES
 #define INF 0x3fffffff
+#define MOVE_ROOT (-100) /* mtd(): the position itself, not a move's child */
 
 /* the tile tables are replay/_rules.h's; these two are derived for speed */
 static int16_t S_CHUNK[4][128];
@@ -104,19 +105,22 @@ typedef struct {
     int8_t size; /* tiles left: deeper entries are kept */
 } Entry;
 
+_Static_assert(sizeof(Entry) == 32, "two entries fill a 64-byte cache line");
+
 typedef struct {
     PyObject_HEAD
     Rules r;
     int8_t stock[NT];
     int nstock;
-    uint32_t dealt[4]; /* with no boneyard, every hand searched in this generation is within these */
     int viewer;       /* seat whose value is searched (side 0's seat with two sides) */
     uint32_t gen;
-    Entry *tt;
+    Entry *tt;        /* 64-byte aligned in `tt_mem`: a bucket is one cache line */
+    void *tt_mem;
     uint64_t mask;    /* buckets - 1; a bucket is two entries */
     unsigned long long nodes;
     int use_tt;
     int mtd;
+    int etc;
     unsigned long long probes;
 } Solver;
 
@@ -274,20 +278,21 @@ static inline uint64_t mix(uint64_t x)
     return x;
 }
 
-/* The key of a position. With no boneyard a seat's hand only loses tiles,
- * so within one deal the union of the hands names every hand (each tile
- * left is in its dealer's hand): one word holds the whole position. With
- * a boneyard the hands of seats 0 and 1 and the draws made go in a second
- * word (seat 2's hand is the rest of the union; four players never have a
- * boneyard, all 28 tiles being dealt). */
-static inline void make_key(const Solver *sv, const Pos *p, int view, uint64_t *k)
+/* The key of a position: the whole of it, so a hit is never a collision
+ * and one table serves every ply of a hand and every deal searched with it
+ * (different deals simply meet different entries). The union of the hands
+ * says which tiles are still held; two more masks give each held tile's
+ * seat (seat = bit of `a` + 2 * bit of `b`); the boneyard is the solver's
+ * (a new one clears the table) and `sp` says how much of it is drawn. */
+static inline void make_key(const Pos *p, int view, uint64_t *k)
 {
     uint32_t un = p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3];
+    uint32_t a = p->hand[1] | p->hand[3], b = p->hand[2] | p->hand[3];
     k[0] = un | (uint64_t)(p->left + 1) << 28 | (uint64_t)(p->right + 1) << 31 | (uint64_t)p->turn << 34 |
            (uint64_t)view << 36 | (uint64_t)p->may_yield << 38 | (uint64_t)(p->must + 1) << 39 |
-           (uint64_t)(uint8_t)p->np[0] << 44 | (uint64_t)(uint8_t)p->np[1] << 50 |
-           (uint64_t)(p->first_side + 1) << 56;
-    k[1] = sv->nstock ? p->hand[0] | (uint64_t)p->hand[1] << 28 | (uint64_t)p->sp << 56 : 0;
+           (uint64_t)(uint8_t)p->np[0] << 44 | (uint64_t)(uint8_t)p->np[1] << 51 |
+           (uint64_t)(p->first_side + 1) << 58;
+    k[1] = a | (uint64_t)b << 28 | (uint64_t)p->sp << 56;
 }
 
 static inline Entry *bucket(Solver *sv, const uint64_t *k)
@@ -330,7 +335,10 @@ static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int b
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
 #ifndef S_TTMIN
-#define S_TTMIN 5 /* smaller subtrees are cheaper to search again than to look up */
+#define S_TTMIN 7 /* smaller subtrees are cheaper to search again than to look up */
+#endif
+#ifndef S_ETCMIN
+#define S_ETCMIN 9 /* below, looking every child up costs more than it saves */
 #endif
 
 /* The value of the position after `mv` (a play, or the yield). */
@@ -367,6 +375,37 @@ static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
     return -hurt * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
 }
 
+/* Enhanced transposition cutoffs: before searching any move, look each
+ * child up (or score it, when it ends the hand); one that already refutes
+ * the window answers for the node without a search. */
+static int etc_cut(Solver *sv, const Pos *p, const int *mv, int nm, int maxing, int alpha, int beta, int view,
+                   int *cut)
+{
+    for (int i = 0; i < nm; i++) {
+        if (mv[i] < 0)
+            continue;
+        Pos c = *p;
+        int v;
+        if (do_play(sv, &c, mv[i], view, &v)) {
+            if (maxing ? v >= beta : v <= alpha) {
+                *cut = v;
+                return 1;
+            }
+            continue;
+        }
+        if (settle(sv, &c) || nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) < S_TTMIN)
+            continue;
+        uint64_t key[2];
+        make_key(&c, view, key);
+        const Entry *e = probe(sv, key);
+        if (e && (maxing ? e->lo >= beta : e->hi <= alpha)) {
+            *cut = maxing ? e->lo : e->hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
 {
     if (settle(sv, p)) { /* nobody can play: scored as a block by the last seat to move */
@@ -392,7 +431,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
     int first = -1, size = 0, elo = -INF, ehi = INF;
     if (sv->use_tt && (size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3])) >= S_TTMIN) {
         size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]);
-        make_key(sv, p, view, key);
+        make_key(p, view, key);
         Entry *e = probe(sv, key); /* read now: the search below may reuse its slot */
         if (e) {
             elo = e->lo;
@@ -409,6 +448,11 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 beta = ehi;
             first = e->best;
         }
+    }
+    if (sv->etc && size >= S_ETCMIN) { /* enhanced transposition cutoffs: a child already known to refute */
+        int cut;
+        if (etc_cut(sv, p, mv, nm, maxing, alpha, beta, view, &cut))
+            return cut;
     }
     int a0 = alpha, b0 = beta;
     /* order: the table's best move, then the moves that leave the next seat
@@ -466,22 +510,56 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
     return best;
 }
 
-/* The exact value after `mv`, by null-window searches (MTD(f)) from `guess`:
- * each one only tells whether the value is below a bound, and cuts far
- * more than a search for the value itself; the table keeps their bounds. */
-static int exact(Solver *sv, const Pos *p, int mv, int view, int guess)
+/* The exact value of the position after `mv` (of `p` itself with MOVE_ROOT),
+ * by null-window searches (MTD) from `guess`: each one only tells whether the
+ * value is below a bound, and cuts far more than a search for the value
+ * itself; the table keeps their bounds, and the search starts from those
+ * it already holds for the position. */
+static int mtd(Solver *sv, const Pos *p, int mv, int view, int guess)
 {
+    Pos c = *p;
+    int v;
+    if (mv == MOVE_YIELD) {
+        c.turn = (int8_t)((c.turn + 2) % sv->r.n);
+        c.may_yield = 0;
+    } else if (mv != MOVE_ROOT && do_play(sv, &c, mv, view, &v))
+        return v;
     int lo = -INF, hi = INF, g = guess;
+    if (sv->use_tt && !settle(sv, &c) && nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) >= S_TTMIN) {
+        uint64_t key[2]; /* start from what the table already proved of it */
+        make_key(&c, view, key);
+        const Entry *e = probe(sv, key);
+        if (e) {
+            lo = e->lo;
+            hi = e->hi;
+            if (lo == hi)
+                return lo;
+            if (g <= lo)
+                g = lo + 1;
+            if (g > hi)
+                g = hi;
+        }
+    }
+    int beta = g;
     while (lo < hi) {
-        int beta = g == lo ? g + 1 : g;
         sv->probes++;
-        g = child(sv, p, mv, beta - 1, beta, view);
+        Pos d = c;
+        g = search(sv, &d, beta - 1, beta, view);
         if (g < beta)
             hi = g;
         else
             lo = g;
+        beta = g == lo ? g + 1 : g;
     }
     return g;
+}
+
+/* The exact value of a position, by null-window searches when `mtd` is on. */
+static int root_value(Solver *sv, Pos *p, int view)
+{
+    if (!sv->mtd)
+        return search(sv, p, -INF, INF, view);
+    return mtd(sv, p, MOVE_ROOT, view, 0);
 }
 
 /* -- Python ----------------------------------------------------------------- */
@@ -534,25 +612,28 @@ static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
     r->hand_bonus = 0;
     r->first_block = 0;
     set_bound(r);
-    PyMem_Free(sv->tt);
+    PyMem_Free(sv->tt_mem);
     size_t buckets = (size_t)1 << (bits - 1);
-    sv->tt = PyMem_Calloc(buckets * 2, sizeof(Entry));
-    if (!sv->tt) {
+    sv->tt_mem = PyMem_Calloc(buckets * 2 + 2, sizeof(Entry));
+    if (!sv->tt_mem) {
+        sv->tt = NULL;
         PyErr_NoMemory();
         return -1;
     }
+    sv->tt = (Entry *)(((uintptr_t)sv->tt_mem + 63) & ~(uintptr_t)63);
     sv->mask = buckets - 1;
     sv->gen = 1;
     sv->nstock = 0;
     sv->use_tt = 1;
     sv->mtd = 1;
+    sv->etc = 0;
     sv->nodes = 0;
     return 0;
 }
 
 static void solver_dealloc(Solver *sv)
 {
-    PyMem_Free(sv->tt);
+    PyMem_Free(sv->tt_mem);
     Py_TYPE(sv)->tp_free((PyObject *)sv);
 }
 
@@ -624,16 +705,6 @@ static int read_pos(Solver *sv, PyObject *t, Pos *p)
         sv->gen++;
     }
     p->sp = (int8_t)(sv->nstock - ns);
-    if (!sv->nstock) { /* the one-word key needs every hand within the deal it was made for */
-        int within = 1;
-        for (int s = 0; s < n; s++)
-            within &= (p->hand[s] & ~sv->dealt[s]) == 0;
-        if (!within) {
-            for (int s = 0; s < 4; s++)
-                sv->dealt[s] = p->hand[s];
-            sv->gen++;
-        }
-    }
     int v[8];
     for (int i = 0; i < 8; i++)
         if (get_int(t, i + 2, &v[i]) < 0)
@@ -704,7 +775,7 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
         nm = gen_plays(sv, &p, mv);
         int guess = 0;
         for (int i = 0; i < nm; i++)
-            guess = vals[i] = sv->mtd ? exact(sv, &p, mv[i], view, guess) : child(sv, &p, mv[i], -INF, INF, view);
+            guess = vals[i] = sv->mtd ? mtd(sv, &p, mv[i], view, guess) : child(sv, &p, mv[i], -INF, INF, view);
     }
     PyObject *out = PyTuple_New(nm);
     if (!out)
@@ -727,7 +798,7 @@ static PyObject *solver_value(Solver *sv, PyObject *args)
     int view, sign;
     if (call_args(sv, args, &p, &view, &sign) < 0)
         return NULL;
-    return PyLong_FromLong((long)sign * search(sv, &p, -INF, INF, view));
+    return PyLong_FromLong((long)sign * root_value(sv, &p, view));
 }
 
 static PyObject *solver_clear(Solver *sv, PyObject *Py_UNUSED(ignored))
@@ -770,7 +841,18 @@ static int set_mtd(Solver *sv, PyObject *v, void *closure)
     return 0;
 }
 
+static PyObject *get_etc(Solver *sv, void *closure) { return PyBool_FromLong(sv->etc); }
+static int set_etc(Solver *sv, PyObject *v, void *closure)
+{
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    sv->etc = on;
+    return 0;
+}
+
 static PyGetSetDef solver_getset[] = {
+    {"etc", (getter)get_etc, (setter)set_etc, "enhanced transposition cutoffs", NULL},
     {"mtd", (getter)get_mtd, (setter)set_mtd, "null-window searches for exact values", NULL},
     {"nodes", (getter)get_nodes, NULL, "positions searched so far", NULL},
     {"probes", (getter)get_probes, NULL, "null-window searches so far", NULL},

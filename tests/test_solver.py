@@ -126,6 +126,50 @@ def test_the_table_changes_no_value() -> None:
         assert move_values(with_table, s, ctx, seat) == move_values(without, s, ctx, seat)
 
 
+@pytest.mark.parametrize("pure", PURE)
+def test_one_table_across_deals_changes_no_value(pure: bool) -> None:
+    """One solver kept across endgames of different deals, seats and match
+    contexts (as the sampled grade keeps it across the deals of a hand):
+    every value still the brute force's. Its table is small, so entries of
+    earlier deals are met and replaced all the time."""
+    rng = random.Random(29)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 400:
+        profile = rng.choice(sorted(PROFILES))
+        rules = resolve(profile)
+        s = endgame(rules, rng, rng.randint(3, 9))
+        if s is None:
+            continue
+        solver = solvers.setdefault(rules, make_solver(rules, pure=pure, table_bits=8))
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        want = tuple((m, brute(apply(s, m), ctx, seat)) for m in legal_moves(s))
+        assert move_values(solver, s, ctx, seat) == want, (profile, s, ctx, seat)
+        done += 1
+
+
+@needs_native
+@pytest.mark.parametrize("etc", [False, True])
+@pytest.mark.parametrize("mtd", [False, True])
+def test_the_search_switches_change_no_value(etc: bool, mtd: bool) -> None:
+    """Enhanced transposition cutoffs and the null-window searches on and off,
+    deeper than the brute force goes: the values of every move are the same."""
+    rng = random.Random(31)
+    for _ in range(80):
+        rules = random_rules(rng)
+        s = endgame(rules, rng, rng.randint(8, 15))
+        if s is None:
+            continue
+        seat = rng.randrange(rules.players)
+        ctx = HandContext(rng.randrange(3))
+        solver = make_solver(rules, table_bits=10)
+        solver.etc, solver.mtd = etc, mtd  # type: ignore[attr-defined]
+        plain = make_solver(rules)
+        plain.table = False
+        assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat)
+
+
 @settings(max_examples=60, deadline=None)
 @given(seeds, st.sampled_from(["international", "pagat", "domena_2p", "pr_3p", "milo"]))
 def test_two_sides_are_zero_sum_and_the_best_move_is_the_value(seed: int, profile: str) -> None:

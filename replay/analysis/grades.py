@@ -316,8 +316,8 @@ class Analyzer:
         got = self._solvers.get(rules)
         if got is None:
             got = self._solvers[rules] = (
-                make_solver(rules, pure=self.pure, table_bits=16),
-                make_solver(rules, pure=self.pure, table_bits=16),
+                make_solver(rules, pure=self.pure, table_bits=20),
+                make_solver(rules, pure=self.pure, table_bits=20),
             )
         return got
 
@@ -337,7 +337,7 @@ class Analyzer:
         ctx = inp.context
         tracker = Tracker(state, fixed_by=inp.fixed_by)
         first_seat = state.turn
-        par = _par(dd_solver, state, ctx)
+        start = state
         plies: list[Ply] = []
         for k, (seat, kind, tile, end) in enumerate(inp.moves, 1):
             if state.over:
@@ -359,6 +359,7 @@ class Analyzer:
                 return _skipped(base, f"ply {k}: {exc}")
         if state.result is None:
             return _skipped(base, "the hand's moves stop before it is over")
+        par = _par(dd_solver, start, ctx, plies[0].dd_best if plies else None)
         result = tuple(final_value(state, ctx, s) for s in range(n))
         sums = [[0.0] * n for _ in range(4)]
         for p in plies:
@@ -452,15 +453,19 @@ def _skipped(base: HandAnalysis, why: str) -> HandAnalysis:
     return HandAnalysis(base.match, base.hand, base.version, base.samples, base.seed, why)
 
 
-def _par(solver: Solver, state: HandState, ctx: HandContext) -> tuple[int, ...]:
-    """The value of the hand's start from every seat's side."""
+def _par(solver: Solver, state: HandState, ctx: HandContext, first: int | None) -> tuple[int, ...]:
+    """The value of the hand's start from every seat's side; `first`: its
+    value from the side of the seat to move, when already known (the best of
+    the first decision's values), so that only the other seats of a table of
+    individual players are searched again."""
     r = state.rules
     solver.set_hand(*hand_args(state, ctx))
     pos = position(state)
+    mover = state.turn
     if r.sides == 2:
-        v0 = solver.value(pos, 0)
+        v0 = (first if r.side_of(mover) == 0 else -first) if first is not None else solver.value(pos, 0)
         return tuple(v0 if r.side_of(s) == 0 else -v0 for s in range(r.players))
-    return tuple(solver.value(pos, s) for s in range(r.players))
+    return tuple(first if s == mover and first is not None else solver.value(pos, s) for s in range(r.players))
 
 
 # -- inputs ---------------------------------------------------------------------------

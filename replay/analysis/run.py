@@ -9,8 +9,8 @@ rows are made from its kept logs and left in its spool, which the server
 loads.
 
 Hands go to a pool of processes, a match a task, or to the workers of a
-dask.distributed cluster (docs/scale.md); a progress bar shows on a
-terminal. The command line, `replay analyze`, is `cli.analyze`.
+dask.distributed cluster (docs/scale.md); progress shows on a terminal
+(a line every 10 s when the output is a log). The command line, `replay analyze`, is `cli.analyze`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from replay.analysis import (
     inputs_from_report,
 )
 from replay.ingest.batch_id import check_code, code_version
+from replay.progress import ProgressLine
 from replay.reader import UsageError
 from replay.store import (
     StoreLocked,
@@ -81,37 +82,14 @@ def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str
     return [_ANALYZER.hand(inp) for inp in inputs]
 
 
-class Bar:
-    """One line on a terminal: hands analysed of all, hands/s, ETA."""
+class Bar(ProgressLine):
+    """Hands graded of all, on a terminal or (a line every 10 s) in a log."""
 
     def __init__(self, total: int, out: IO[str] | None) -> None:
-        self.total = max(total, 1)
-        self.out = out if out is not None and out.isatty() else None
-        self.t0 = time.monotonic()
-        self.done = 0
-        self.last = 0.0
+        super().__init__(total, out, "hands graded")
 
     def add(self, n: int) -> None:
-        self.done += n
-        if self.out is None:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.2 and self.done < self.total:
-            return
-        self.last = now
-        frac = min(self.done / self.total, 1.0)
-        rate = self.done / max(now - self.t0, 1e-9)
-        left = int((self.total - self.done) / rate) if rate else 0
-        self.out.write(
-            f"\ranalysing [{'#' * int(frac * 30):<30}] {frac:6.1%}  {self.done:,}/{self.total:,} hands  "
-            f"{rate:,.1f} hands/s  ETA {left // 60}:{left % 60:02d} "
-        )
-        self.out.flush()
-
-    def close(self) -> None:
-        if self.out is not None:
-            self.out.write("\n")
-            self.out.flush()
+        self.show(self.done + n)
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor | None:
