@@ -1,130 +1,206 @@
-"""Hand analysis speed: perfect-information grades, sampled grades, and ingest.
+"""Hand analysis speed: the solver, the sampled grade, scheduling and ingest.
 
-    python bench/analysis.py            # 200 hands graded, 40 decisions sampled, 400 hands ingested
-    python bench/analysis.py --full     # 1,000 hands, 300 decisions, 100,000 hands ingested
+    python bench/analysis.py            # a minute: 200 + 60 a profile hands, 12 sampled hands, 400 ingested
+    python bench/analysis.py --full     # 1,000 + 300 hands, 60 sampled hands, 100,000 hands ingested
 
-1. Grading every alternative at every ply of a whole `international` hand
-   (4 players) under perfect information: one solver a run, its table
-   cleared between hands (as the analysis does); per hand p50, p95, max.
-2. The imperfect-information grade of one decision with 100 sampled deals
-   (every legal move scored on each deal): decisions of simulated hands,
-   median and p95.
-3. Analysis at ingest on both cores: `replay ingest` of simulated
-   `international` hands with the analysis on (as the command runs it:
-   perfect information, `--ingest-samples` sampled deals a decision, 0 by
-   default), wall time and hands/s, beside the same ingest without it.
+1. Perfect information: every alternative of every ply of whole hands, one
+   solver a profile on one core (its table kept across the plies of a hand,
+   cleared between hands, as the analysis runs); per hand p50, p95, p99,
+   max in CPU ms (a busy machine's other processes are not counted), and
+   positions searched per hand and per decision, which a slower machine
+   shows the same. `international` (4 seats), then a table of the other
+   kinds: royal_rumble (4 individual seats), pr_2p and domena_2p (2 seats
+   with a boneyard), pr_3p (3 seats with a boneyard).
+2. Each search technique alone, on the same international hands: the
+   defaults against the same search with one technique switched off (or,
+   for those off by default, on): positions and CPU ms per hand.
+3. The sampled grade of whole international hands at 20 deals a decision
+   (plus the perfect-information grade), per hand; the positions its
+   table saves by being kept across the deals and decisions of the hand;
+   the share of non-forced decisions graded on every agreeing deal
+   (replay.analysis.EXACT_LIMIT).
+4. Scheduling: the rank correlation between the predicted cost of a hand
+   (replay.analysis.run.hand_cost) and its measured one.
+5. `replay ingest` on 2 cores with the analysis (perfect information) and
+   without, one after the other on one file; the analysis worker's peak
+   memory (RSS).
 
-Simulated hands (replay.simulate's bots) are generated first, not timed.
-Figures last, one per line, as ``name: value unit``.
+Simulated hands are generated first (cached in /tmp/replay-bench), not
+timed. Figures last, one per line, as ``name: value unit``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
-import random
+import pickle
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+CACHE = Path("/tmp/replay-bench")
+OTHERS = ("royal_rumble", "pr_2p", "domena_2p", "pr_3p")
 
-def _hands(n: int, seed: int) -> list:
-    """`n` finished, valid international hands as the analysis reads them."""
+
+def hands(profile: str, n: int, seed: int = 3) -> list[Any]:
+    """`n` finished, valid hands of `profile` as the analysis reads them (cached)."""
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"analysis-hands-{profile}-{n}-{seed}.pkl"
+    if path.exists():
+        got: list[Any] = pickle.loads(path.read_bytes())
+        return got
     from replay.analysis import inputs_from_report
     from replay.simulate import SimConfig, SimStats, simulate
     from replay.validate import validate_paths
 
-    lines = simulate(SimConfig(hands=int(n * 1.2) + 20, tables=8, seed=seed), SimStats())
+    lines = simulate(SimConfig(hands=int(n * 1.3) + 30, tables=8, seed=seed, profiles=(profile,)), SimStats())
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "hands.jsonl"
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        report = validate_paths([path], keep_moves=True)
-    out = [i for m in report.matches for i in inputs_from_report(m) if i.skip is None]
-    return out[:n]
+        log = Path(tmp) / "hands.jsonl"
+        log.write_bytes(b"\n".join(lines) + b"\n")
+        report = validate_paths([log], keep_moves=True)
+    out = [i for m in report.matches for i in inputs_from_report(m) if i.skip is None][:n]
+    path.write_bytes(pickle.dumps(out))
+    return out
 
 
-def _pct(xs: list[float], q: float) -> float:
+def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
-def bench_dd(hands: list) -> list[float]:
-    """Per hand ms: every ply's every alternative, exactly."""
+def grade_dd(inputs: list[Any], setup: Callable[[Any], None] | None = None) -> tuple[list[float], list[int], int]:
+    """CPU ms and positions per hand of the perfect-information grade; decisions graded."""
     from replay.analysis import Analyzer
 
     an = Analyzer(samples=0)
-    an.hand(hands[0])  # warm up (tables allocated)
-    times = []
-    for inp in hands:
-        t0 = time.perf_counter()
+    dd, _ = an.solvers(inputs[0].rules)
+    if setup is not None:
+        setup(an)
+    an.hand(inputs[0])  # warm up (tables allocated)
+    dd, _ = an.solvers(inputs[0].rules)
+    times, nodes, decisions = [], [], 0
+    for inp in inputs:
+        n0 = dd.nodes
+        t0 = time.process_time()
         a = an.hand(inp)
-        times.append((time.perf_counter() - t0) * 1000)
-        assert a.skip is None
-    return times
+        times.append((time.process_time() - t0) * 1000)
+        nodes.append(dd.nodes - n0)
+        decisions += sum(1 for p in a.plies if not p.forced)
+    return times, nodes, decisions
 
 
-def bench_pimc(hands: list, decisions: int, samples: int, seed: int) -> list[float]:
-    """Per decision ms: `samples` deals, every legal move scored on each."""
-    from replay.analysis import Analyzer, decision_rng, engine_move
-    from replay.engine import apply, legal_moves, new_hand
+class _Cleared:
+    """A solver whose table is cleared before every call (no reuse across plies or deals)."""
 
-    an = Analyzer(samples=samples, seed=seed)
-    picked: list[tuple] = []
-    for inp in hands:
-        state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening,
-                         stock=inp.stock)  # fmt: skip
-        for k, (_, kind, tile, end) in enumerate(inp.moves, 1):
-            if len(legal_moves(state)) > 1 and state.result is None:
-                picked.append((inp, k, state))
-            state = apply(state, engine_move(state, kind, tile, end)[1])
-    random.Random(seed).shuffle(picked)
-    times = []
-    _, pi = an.solvers(hands[0].rules)
-    for inp, k, state in picked[:decisions]:
-        tracker = _tracker_at(inp, k)  # what the seat saw, untimed
-        t0 = time.perf_counter()
-        an._pimc(state, tracker, inp.context, pi, decision_rng(seed, inp.match, inp.hand, k))
-        times.append((time.perf_counter() - t0) * 1000)
-    return times
+    def __init__(self, solver: Any) -> None:
+        self._s = solver
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+    def values(self, *args: Any) -> Any:
+        self._s.clear()
+        return self._s.values(*args)
 
 
-def _tracker_at(inp, k: int):  # type: ignore[no-untyped-def]
-    from replay.analysis import engine_move
-    from replay.engine import apply, new_hand
-    from replay.knowledge import Tracker
+def _switch(name: str, value: bool) -> Callable[[Any], None]:
+    def setup(an: Any) -> None:
+        for rules, pair in list(an._solvers.items()):
+            for s in pair:
+                setattr(s, name, value)
+            an._solvers[rules] = pair
 
-    state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
-    tracker = Tracker(state, fixed_by=inp.fixed_by)
-    for _, kind, tile, end in inp.moves[: k - 1]:
-        move, laid = engine_move(state, kind, tile, end)
-        tracker.see(state, move)
-        state = apply(state, laid)
-    return tracker
+    return setup
 
 
-def bench_ingest(hands: int, samples: int, workers: int) -> tuple[float, float, int]:
-    """Wall seconds of `replay ingest` with and without the analysis; hands stored."""
+def _no_reuse(an: Any) -> None:
+    for rules, (dd, pi) in list(an._solvers.items()):
+        an._solvers[rules] = (_Cleared(dd), pi)
+
+
+def grade_sampled(inputs: list[Any], samples: int, clear: bool = False) -> tuple[list[float], list[int], int, int]:
+    """CPU ms and sampled-grade positions per hand; non-forced decisions, of which graded exactly."""
+    from replay.analysis import Analyzer
+
+    an = Analyzer(samples=samples, seed=1)
+    an.hand(inputs[0])
+    if clear:
+        for rules, (dd, pi) in list(an._solvers.items()):
+            an._solvers[rules] = (dd, _Cleared(pi))
+    _, pi = an.solvers(inputs[0].rules)
+    times, nodes, decisions, exact = [], [], 0, 0
+    for inp in inputs:
+        n0 = pi.nodes
+        t0 = time.process_time()
+        a = an.hand(inp)
+        times.append((time.process_time() - t0) * 1000)
+        nodes.append(pi.nodes - n0)
+        for p in a.plies:
+            if not p.forced and p.samples:
+                decisions += 1
+                exact += p.exact
+    return times, nodes, decisions, exact
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=v.__getitem__)
+        r = [0.0] * len(v)
+        for k, i in enumerate(order):
+            r[i] = float(k)
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return num / den if den else 0.0
+
+
+def _worker_rss(inputs: list[Any], samples: int, out: Any) -> None:
+    from replay.analysis import Analyzer
+
+    an = Analyzer(samples=samples, seed=1)
+    for inp in inputs:
+        an.hand(inp)
+    out.put(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def worker_rss(inputs: list[Any], samples: int) -> float:
+    """Peak RSS (MiB) of a fresh process grading `inputs` as an analysis worker does."""
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_worker_rss, args=(inputs, samples, q))
+    p.start()
+    got = float(q.get())
+    p.join()
+    return got
+
+
+def bench_ingest(n: int, workers: int) -> tuple[float, float, int]:
+    """Wall seconds of `replay ingest` without and with the perfect-information analysis; hands stored."""
     from replay.ingest import ingest
     from replay.simulate import SimConfig, SimStats, simulate
 
-    cache = Path("/tmp/replay-bench")
-    cache.mkdir(exist_ok=True)
-    log = cache / f"analysis-intl-{hands}.jsonl"  # generated once, not timed
+    CACHE.mkdir(exist_ok=True)
+    log = CACHE / f"analysis-intl-{n}.jsonl"
     if not log.exists():
         tmp = log.with_suffix(".tmp")
         with open(tmp, "wb") as f:
-            stats = SimStats()
-            for line in simulate(SimConfig(hands=hands, tables=64, seed=77, players_pool=400), stats):
+            for line in simulate(SimConfig(hands=n, tables=64, seed=77, players_pool=400), SimStats()):
                 f.write(line + b"\n")
         os.rename(tmp, log)
-    out = []
-    stored = 0
-    for analysis in (None, (samples, 0)):
-        with tempfile.TemporaryDirectory(dir=cache) as tmp:
+    out, stored = [], 0
+    for analysis in (None, (0, 0)):
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             db = Path(tmp) / "data" / "replay.duckdb"
             db.parent.mkdir()
             t0 = time.perf_counter()
@@ -134,49 +210,92 @@ def bench_ingest(hands: int, samples: int, workers: int) -> tuple[float, float, 
     return out[0], out[1], stored
 
 
-def main() -> None:
-    from replay.ingest import INGEST_SAMPLES
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
+
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--full", action="store_true", help="1,000 hands, 300 decisions, 100,000 hands ingested")
-    ap.add_argument("--hands", type=int, default=None, help="hands graded under perfect information")
-    ap.add_argument("--decisions", type=int, default=None, help="decisions sampled")
-    ap.add_argument("--ingest", type=int, default=None, help="hands ingested with the analysis (0: skip)")
-    ap.add_argument("--samples", type=int, default=100, help="deals per sampled decision (default 100)")
-    ap.add_argument("--ingest-samples", type=int, default=INGEST_SAMPLES,
-                    help=f"sampled deals a decision at ingest (default {INGEST_SAMPLES}, as replay ingest)")
+    ap.add_argument("--full", action="store_true", help="1,000 + 300 hands, 60 sampled hands, 100,000 ingested")
+    ap.add_argument("--samples", type=int, default=20, help="deals a decision of the sampled grade (default 20)")
+    ap.add_argument("--ingest", type=int, default=None, help="hands ingested (0: skip)")
     args = ap.parse_args()
-    n_hands = args.hands or (1000 if args.full else 200)
-    n_dec = args.decisions or (300 if args.full else 40)
+    n_main, n_other = (1000, 300) if args.full else (200, 60)
+    n_sampled = 60 if args.full else 12
     n_ingest = args.ingest if args.ingest is not None else (100_000 if args.full else 400)
 
     t0 = time.perf_counter()
-    hands = _hands(max(n_hands, 40), seed=3)
-    print(f"{len(hands)} international hands simulated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    intl = hands("international", n_main)
+    others = {p: hands(p, n_other) for p in OTHERS}
+    say(f"hands simulated (or read from {CACHE}) in {time.perf_counter() - t0:.1f} s")
 
-    dd = bench_dd(hands[:n_hands])
-    print(f"perfect information, {len(dd)} whole hands: p50 {statistics.median(dd):.1f} ms, "
-          f"p95 {_pct(dd, 0.95):.1f} ms, max {max(dd):.1f} ms", file=sys.stderr)  # fmt: skip
-    pi = bench_pimc(hands[:40], n_dec, args.samples, seed=1)
-    print(f"sampled grade, {len(pi)} decisions x {args.samples} deals: p50 {statistics.median(pi):.1f} ms, "
-          f"p95 {_pct(pi, 0.95):.1f} ms, max {max(pi):.1f} ms", file=sys.stderr)  # fmt: skip
-    ingest_line = []
+    figures: list[str] = []
+    times, nodes, dec = grade_dd(intl)
+    say(f"perfect information, {len(times)} international hands: p50 {pct(times, .5):.2f} ms, p95 "
+        f"{pct(times, .95):.2f}, p99 {pct(times, .99):.2f}, max {max(times):.2f}; positions p50 "
+        f"{pct(nodes, .5):,.0f} a hand, {sum(nodes) / max(dec, 1):,.0f} a decision")  # fmt: skip
+    figures += [
+        f"dd_hand_p50: {pct(times, .5):.2f} ms",
+        f"dd_hand_p95: {pct(times, .95):.2f} ms",
+        f"dd_hand_p99: {pct(times, .99):.2f} ms",
+        f"dd_hand_max: {max(times):.2f} ms",
+        f"dd_hand_nodes_p50: {pct(nodes, .5):.0f} positions",
+        f"dd_decision_nodes_mean: {sum(nodes) / max(dec, 1):.0f} positions",
+    ]
+    say("profile          p50 ms   p95 ms   p99 ms   max ms   positions p50")
+    for prof, inp in others.items():
+        t, n, _ = grade_dd(inp)
+        say(f"{prof:15s} {pct(t, .5):7.2f}  {pct(t, .95):7.2f}  {pct(t, .99):7.2f}  {max(t):7.2f}  {pct(n, .5):12,.0f}")
+        figures.append(f"dd_hand_p50_{prof}: {pct(t, .5):.2f} ms")
+
+    say("technique (international, alone)        positions/hand   CPU ms/hand   against the defaults")
+    sub = intl[: max(40, n_main // 5)]
+    ref_t, ref_n, _ = grade_dd(sub)
+    rt, rn = statistics.fmean(ref_t), statistics.fmean(ref_n)
+    say(f"{'defaults':40s} {rn:14,.0f} {rt:13.2f}")
+    for label, setup in (
+        ("no null-window (MTD) searches", _switch("mtd", False)),
+        ("enhanced transposition cutoffs on", _switch("etc", True)),
+        ("no table kept across the plies", _no_reuse),
+    ):
+        t, n, _ = grade_dd(sub, setup)
+        mt, mn = statistics.fmean(t), statistics.fmean(n)
+        say(f"{label:40s} {mn:14,.0f} {mt:13.2f}   positions x{mn / rn:.2f}, time x{mt / rt:.2f}")
+
+    sampled = intl[:n_sampled]
+    st, sn, sdec, sexact = grade_sampled(sampled, args.samples)
+    _, cn, _, _ = grade_sampled(sampled[: max(4, n_sampled // 3)], args.samples, clear=True)
+    kept_n = statistics.fmean(sn[: len(cn)])
+    say(f"sampled grade, {len(st)} international hands x {args.samples} deals a decision: p50 {pct(st, .5):.0f} "
+        f"ms, p90 {pct(st, .9):.0f}; positions p50 {pct(sn, .5):,.0f} a hand; table kept across deals saves "
+        f"{1 - kept_n / statistics.fmean(cn):.1%} of the positions; {sexact}/{sdec} decisions exact")  # fmt: skip
+    figures += [
+        f"sampled_hand_p50: {pct(st, .5):.0f} ms",
+        f"sampled_hand_nodes_p50: {pct(sn, .5):.0f} positions",
+        f"sampled_exact_share: {sexact / max(sdec, 1):.3f} decisions",
+    ]
+
+    from replay.analysis.run import hand_cost
+
+    rho = spearman([hand_cost(i, 0) for i in intl + [h for v in others.values() for h in v]],
+                   [*times, *[x for p in others for x in grade_dd(others[p])[0]]])  # fmt: skip
+    say(f"predicted against measured cost of a hand (all profiles): Spearman rho {rho:.2f}")
+    figures.append(f"schedule_cost_rank_correlation: {rho:.2f} rho")
+
+    rss = worker_rss(intl[:40], args.samples)
+    say(f"an analysis worker's peak memory (40 hands, {args.samples} deals a decision): {rss:.0f} MiB")
+    figures.append(f"worker_rss_max: {rss:.0f} MiB")
+
     if n_ingest:
-        plain, analysed, stored = bench_ingest(n_ingest, args.ingest_samples, workers=2)
-        print(f"ingest of {stored:,} hands on 2 cores: {plain:.1f} s without the analysis, {analysed:.1f} s with it "
-              f"({args.ingest_samples} sampled deals a decision)", file=sys.stderr)  # fmt: skip
-        ingest_line = [
-            f"ingest_analysis_hands: {stored} hands",
-            f"ingest_analysis_wall: {analysed:.1f} s",
-            f"ingest_analysis_hands_per_s: {stored / analysed:.1f} hands/s",
+        plain, analysed, stored = bench_ingest(n_ingest, workers=2)
+        say(f"ingest of {stored:,} hands on 2 cores: {plain:.1f} s without the analysis, {analysed:.1f} s with "
+            f"the perfect-information analysis (x{analysed / plain:.1f})")  # fmt: skip
+        figures += [
             f"ingest_plain_wall: {plain:.1f} s",
+            f"ingest_analysis_wall: {analysed:.1f} s",
+            f"ingest_analysis_ratio: {analysed / plain:.1f} x",
         ]
-    print(f"dd_hand_p50: {statistics.median(dd):.1f} ms")
-    print(f"dd_hand_p95: {_pct(dd, 0.95):.1f} ms")
-    print(f"dd_hand_max: {max(dd):.1f} ms")
-    print(f"pimc_decision_p50: {statistics.median(pi):.1f} ms")
-    print(f"pimc_decision_p95: {_pct(pi, 0.95):.1f} ms")
-    for line in ingest_line:
+    for line in figures:
         print(line)
 
 

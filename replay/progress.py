@@ -35,12 +35,12 @@ def _clock(seconds: float) -> str:
 class ProgressLine:
     """`done` of `total` units, drawn on `out` (nothing when `out` is None)."""
 
-    def __init__(self, total: float, out: IO[str] | None, unit: str, *, every: float = EVERY) -> None:
+    def __init__(self, total: float, out: IO[str] | None, unit: str, *, every: float | None = None) -> None:
         self.total = max(total, 1)
         self.out = out
         self.tty = out is not None and out.isatty()
         self.unit = unit
-        self.every = 0.2 if self.tty else every
+        self.every = 0.2 if self.tty else EVERY if every is None else every
         self.t0 = time.monotonic()
         self.last = self.t0
         self.done = 0.0

@@ -735,7 +735,7 @@ def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatc
     assert len(list((tmp_path / "data" / "logs").iterdir())) == 1
 
 
-def test_progress_bar_only_on_a_terminal() -> None:
+def test_progress_is_a_bar_on_a_terminal_and_a_line_every_10_s_in_a_log() -> None:
     import io
 
     from replay.ingest.load import Progress
@@ -748,11 +748,18 @@ def test_progress_bar_only_on_a_terminal() -> None:
     for out in (tty, pipe):
         bar = Progress(1000, out)
         bar.show(500, 2000, 1000, force=True)  # half read: ~4000 hands expected, 1000 done
-        bar.close()
-    assert pipe.getvalue() == ""
     text = tty.getvalue()
-    assert text.startswith("\r[#######       ") and "25.0%" in text and "1,000 hands" in text
-    assert "hands/s" in text and "ETA" in text and "(read 50%)" in text
+    assert text.startswith("\r[#######       ") and "25.0%" in text and "1,000/4,000 hands" in text
+    assert "/s" in text and "left" in text and "(read 50%)" in text
+    line = pipe.getvalue()
+    assert line.startswith("1,000/4,000 hands (25%), ") and line.endswith("left (read 50%)\n")
+    quiet = io.StringIO()  # not a terminal, and less than 10 s since the last line: nothing yet
+    bar = Progress(1000, quiet)
+    bar.show(500, 2000, 1000)
+    assert quiet.getvalue() == ""
+    bar.line.last -= 10.0
+    bar.show(600, 2000, 1200)
+    assert quiet.getvalue().count("\n") == 1 and quiet.getvalue().startswith("1,200/")
 
 
 def test_read_match_records_reads_only_those_matches(sample: Path) -> None:

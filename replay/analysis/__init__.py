@@ -17,6 +17,7 @@ The command line, `replay analyze`, is `cli.analyze`.
 from replay.analysis.grades import (
     ANALYSIS_VERSION,
     CLASSES,
+    EXACT_LIMIT,
     NOT_OVER,
     SAMPLES,
     THRESHOLDS,
@@ -41,6 +42,7 @@ from replay.analysis.grades import (
 __all__ = [
     "ANALYSIS_VERSION",
     "CLASSES",
+    "EXACT_LIMIT",
     "NOT_OVER",
     "SAMPLES",
     "THRESHOLDS",

@@ -86,7 +86,14 @@ __all__ = [
 
 #: The version stored with every analysis row: the solver's, and that of the
 #: sampling and grading here. A store's rows of another version are redone.
-ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 1
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 2
+
+#: Decisions whose agreeing deals (fillings and boneyard orders) are at most
+#: this many are graded on every one of them, weighed, instead of a sample:
+#: exact, with no sampling noise. About a fifth of the decisions of a
+#: 4-seat hand, nearly all near its end, where a deal costs a few hundred
+#: positions (docs/analysis.md measures the share and the cost).
+EXACT_LIMIT: Final = 1000
 
 #: Default number of sampled deals per decision.
 SAMPLES: Final = 100
@@ -304,11 +311,13 @@ class Analyzer:
     """Grades hands of one rules value (or any: solvers are kept per rules).
 
     `samples`: deals per decision (0: the perfect-information grade only);
-    `seed`: the sampling's seed.
+    `seed`: the sampling's seed; `exact_limit`: up to how many agreeing
+    deals a decision is graded on all of them (never fewer than `samples`).
     """
 
     samples: int = SAMPLES
     seed: int = 0
+    exact_limit: int = EXACT_LIMIT
     pure: bool = False
     _solvers: dict[Rules, tuple[Solver, Solver]] = field(default_factory=dict)
 
@@ -422,10 +431,10 @@ class Analyzer:
     def _pimc(self, state: HandState, tracker: Tracker, ctx: HandContext, solver: Solver,
               rng: random.Random, peek: Sequence[int] = ()) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
         """Every legal move's value in each deal the mover could face (all of
-        them, weighed, when there are at most `samples`; else `samples` drawn)."""
+        them, weighed, when there are at most `exact_limit`; else `samples` drawn)."""
         seat = state.turn
         hidden = tracker.hidden(state, seat, peek)
-        listed = hidden.enumerate(self.samples)
+        listed = hidden.enumerate(max(self.samples, self.exact_limit))
         exact = listed is not None
         worlds: list[tuple[Any, int]] = listed if listed is not None else [(w, 1) for w in hidden.sample(self.samples, rng)]
         solver.set_hand(*hand_args(state, ctx))

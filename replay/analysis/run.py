@@ -15,6 +15,7 @@ dask.distributed cluster (docs/scale.md); progress shows on a terminal
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import time
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -33,9 +34,11 @@ from replay.analysis import (
     HandAnalysis,
     HandInput,
     analysis_tables,
+    engine_move,
     inputs_from_replay,
     inputs_from_report,
 )
+from replay.engine import apply, legal_moves, new_hand
 from replay.ingest.batch_id import check_code, code_version
 from replay.progress import ProgressLine
 from replay.reader import UsageError
@@ -60,6 +63,8 @@ __all__ = [
     "analyse_match",
     "analyze_paths",
     "analyze_store",
+    "hand_cost",
+    "hardest_first",
     "process_pool",
     "replace_analysis",
     "run_tasks",
@@ -98,13 +103,72 @@ def process_pool(workers: int) -> ProcessPoolExecutor | None:
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
 
 
+#: Tasks read ahead and sent hardest first (a window of them at a time, so
+#: that memory stays bounded on a store of millions of hands).
+SCHEDULE_WINDOW: Final = 512
+
+
+def hand_cost(inp: HandInput, samples: int) -> float:
+    """A hand's predicted analysis cost, in arbitrary units: its game tree
+    grows with the tiles dealt to the hands (doubling every three), with
+    the branching of its first eight plies, and thirty-fold where three or
+    four players each play for themselves (every other seat against the
+    mover); the sampled grade multiplies it by the deals a decision. Only
+    the order matters: heavy hands go first, so that none is left to one
+    busy worker at the end while the others idle (bench/analysis.py
+    measures its rank correlation with the real cost).
+
+    >>> from replay.rules import resolve
+    >>> from replay.solver import HandContext
+    >>> dealt = tuple(tuple(range(k * 7, k * 7 + 7)) for k in range(4))
+    >>> intl = HandInput("m", 1, resolve("international"), dealt, (), 0, -1, "", HandContext(), ())
+    >>> rumble = HandInput("m", 1, resolve("royal_rumble"), dealt, (), 0, -1, "", HandContext(), ())
+    >>> round(hand_cost(intl, 0)), round(hand_cost(intl, 20)), round(hand_cost(rumble, 0))
+    (645, 13547, 19352)
+    """
+    if inp.skip is not None or not inp.dealt:
+        return 0.0
+    r = inp.rules
+    try:
+        state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
+        branching = 1
+        for _, kind, tile, end in inp.moves[:8]:
+            if state.result is not None:
+                break
+            branching *= len(legal_moves(state))
+            state = apply(state, engine_move(state, kind, tile, end)[1])
+    except (ValueError, IndexError, TypeError):
+        return 0.0
+    held = sum(len(h) for h in inp.dealt)
+    paranoid = 30.0 if r.sides > 2 else 1.0
+    return 2.0 ** (held / 3) * math.sqrt(branching) * paranoid * (1 + samples)
+
+
+def hardest_first(tasks: Iterable[tuple[Any, list[HandInput]]], samples: int,
+                  window: int = SCHEDULE_WINDOW) -> Iterator[tuple[Any, list[HandInput]]]:  # fmt: skip
+    """The tasks, each window of them sorted by predicted cost, dearest first.
+
+    >>> list(hardest_first([("a", []), ("b", [])], 0))
+    [('a', []), ('b', [])]
+    """
+    buf: list[tuple[float, int, tuple[Any, list[HandInput]]]] = []
+    for i, task in enumerate(tasks):
+        buf.append((-sum(hand_cost(h, samples) for h in task[1]), i, task))
+        if len(buf) >= window:
+            buf.sort(key=lambda x: (x[0], x[1]))
+            yield from (t for _, _, t in buf)
+            buf.clear()
+    buf.sort(key=lambda x: (x[0], x[1]))
+    yield from (t for _, _, t in buf)
+
+
 def run_tasks(
     tasks: Iterable[tuple[Any, list[HandInput]]], *, samples: int, seed: int, workers: int,
     done: Callable[[Any, list[HandAnalysis]], None], cluster: ClusterPool | None = None,
 ) -> None:
     """Analyse each task's hands (a pool of `workers`, or here with 0, or on
     `cluster`) and give each result to `done` with its key, in the order the
-    tasks finish."""
+    tasks finish; a pool gets them hardest first (:func:`hardest_first`)."""
     pool: Any = cluster if cluster is not None else process_pool(workers)
     if pool is None:
         for key, inputs in tasks:
@@ -115,7 +179,7 @@ def run_tasks(
         version, workers = code_version(), cluster._max_workers
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
-        for key, inputs in tasks:
+        for key, inputs in hardest_first(tasks, samples):
             pending[pool.submit(analyse_match, inputs, samples, seed, version)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import duckdb
 
+from replay.progress import ProgressLine
 from replay.store import (
     GROUP_BATCHES,
     HeldRows,
@@ -81,40 +82,24 @@ class IngestSummary:
 
 
 class Progress:
-    """One line on a terminal (stderr, only if a tty): hands validated,
-    hands/s and ETA. The total is estimated from the hands read so far and
-    the share of the bytes read (the pool is a few chunks behind the reading)."""
+    """Hands validated (and analysed), hands/s and the time left: a bar on a
+    terminal, a line every 10 s in a log. The total is estimated from the
+    hands read so far and the share of the bytes read (the pool is a few
+    chunks behind the reading)."""
 
     def __init__(self, total_bytes: int, out: IO[str] | None) -> None:
-        self.total = max(total_bytes, 1)
-        self.out = out if out is not None and out.isatty() else None
-        self.t0 = time.monotonic()
-        self.last = 0.0
+        self.bytes = max(total_bytes, 1)
+        self.line = ProgressLine(1, out, "hands")
 
     def show(self, done_bytes: float, read: int, done: int, *, force: bool = False) -> None:
-        if self.out is None:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 0.25:
-            return
-        self.last = now
-        share = min(done_bytes / self.total, 1.0)
+        share = min(done_bytes / self.bytes, 1.0)
         expected = max(read / share if share > 0.001 else 0.0, done, 1.0)
-        frac = min(done / expected, 1.0)
-        dt = now - self.t0
-        rate = done / dt if dt > 0 else 0.0
-        eta = f"{int((expected - done) / rate) // 60}:{int((expected - done) / rate) % 60:02d}" if rate else "?"
-        bar = "#" * int(frac * 30)
-        self.out.write(
-            f"\r[{bar:<30}] {frac:6.1%}  {done:>10,} hands  {rate:>8,.0f} hands/s  ETA {eta:>5}  "
-            f"(read {share:.0%}) "
-        )
-        self.out.flush()
+        if force:
+            self.line.last = float("-inf")
+        self.line.show(done, total=expected, extra=f" (read {share:.0%})")
 
     def close(self) -> None:
-        if self.out is not None:
-            self.out.write("\n")
-            self.out.flush()
+        self.line.close()
 
 
 class Loader(threading.Thread):
