@@ -40,7 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ def hands(profile: str, n: int, seed: int = 3) -> list[Any]:
     return out
 
 
-def pct(xs: list[float], q: float) -> float:
+def pct(xs: Sequence[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 

@@ -141,7 +141,7 @@ def hand_cost(inp: HandInput, samples: int) -> float:
         return 0.0
     held = sum(len(h) for h in inp.dealt)
     paranoid = 30.0 if r.sides > 2 else 1.0
-    return 2.0 ** (held / 3) * math.sqrt(branching) * paranoid * (1 + samples)
+    return math.pow(2.0, held / 3) * math.sqrt(branching) * paranoid * (1 + samples)
 
 
 def hardest_first(tasks: Iterable[tuple[Any, list[HandInput]]], samples: int,
