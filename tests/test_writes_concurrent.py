@@ -92,7 +92,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
 def test_twenty_readers_uploads_and_deletes_at_once(server: tuple[str, Path, subprocess.Popen[str]]) -> None:
     url, db, proc = server
     first = httpx.get(url + "/api/matches", params={"per_page": 500}, timeout=30).json()
-    stored = [r["match"] for r in first["rows"]]
+    stored = [r["match"] for r in first["matches"]]
     assert len(stored) >= 8
     doomed = random.Random(7).sample(stored, 6)
     statuses: Counter[int] = Counter()
@@ -113,7 +113,8 @@ def test_twenty_readers_uploads_and_deletes_at_once(server: tuple[str, Path, sub
                 path = rng.choice([*READ_PATHS, f"/api/matches/{rng.choice(stored)}"])
                 r = c.get(path)
                 # a match deleted meanwhile is a true 404
-                note(r.status_code, path, r.status_code == 200 or (r.status_code == 404 and "/api/matches/" in path))
+                ok = r.status_code == 200 or (r.status_code == 404 and "/api/matches/" in path)
+                note(r.status_code, f"{path}: {r.text[:300] if not ok else ''}", ok)
 
     uploads: list[tuple[Path, dict[str, Any]]] = []
 
@@ -121,7 +122,7 @@ def test_twenty_readers_uploads_and_deletes_at_once(server: tuple[str, Path, sub
         with httpx.Client(base_url=url, timeout=120, headers=AUTH) as c:
             for path in [*UPLOADS, SEED]:
                 r = c.post("/api/upload", files={"file": (path.name, path.read_bytes())})
-                note(r.status_code, f"upload {path.name}", r.status_code == 200)
+                note(r.status_code, f"upload {path.name}: {r.text[:500]}", r.status_code == 200)
                 if r.status_code == 200:
                     uploads.append((path, r.json()))
 
@@ -129,7 +130,7 @@ def test_twenty_readers_uploads_and_deletes_at_once(server: tuple[str, Path, sub
         with httpx.Client(base_url=url, timeout=120, headers=AUTH) as c:
             for m in doomed:
                 r = c.delete(f"/api/matches/{m}")
-                note(r.status_code, f"delete {m}", r.status_code == 200 and r.json() == {"deleted": m})
+                note(r.status_code, f"delete {m}: {r.text[:500]}", r.status_code == 200 and r.json() == {"deleted": m})
                 gone = c.get(f"/api/matches/{m}")
                 note(gone.status_code, f"after delete {m}", gone.status_code == 404)
 
@@ -154,7 +155,7 @@ def test_twenty_readers_uploads_and_deletes_at_once(server: tuple[str, Path, sub
     r = httpx.delete(f"{url}/api/matches/{seeded[1]}", headers=AUTH, timeout=60)
     assert r.status_code == 200
     left = httpx.get(f"{url}/api/findings", params={"code": "SEED_REUSED", "per_page": 500}, timeout=30).json()
-    assert not any(seeded[1] in json.dumps(f) for f in left["rows"])
+    assert not any(seeded[1] in json.dumps(f) for f in left["findings"])
     # the store as the server leaves it (stopped: it holds the file)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
