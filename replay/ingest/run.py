@@ -9,6 +9,7 @@ file, replacing what was stored.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -104,6 +105,14 @@ def _summarize(run: Run, summary: IngestSummary) -> None:
         summary.findings.update(f.code for f in fs)
         summary.not_logs += [f"{f.file}: {f.message[f.message.find(NOT_A_LOG):]}"
                              for f in fs if f.code == "MALFORMED_LINE" and NOT_A_LOG in f.message]
+
+
+def _checkpoint(conn: duckdb.DuckDBPyConnection) -> None:
+    """Write the WAL into the file, unless readers of the same database (a
+    server's pages, for an upload) are in a transaction: what was stored is
+    committed all the same, and DuckDB checkpoints by itself later."""
+    with contextlib.suppress(duckdb.TransactionException):
+        conn.execute("CHECKPOINT")
 
 
 def _load_spool(conn: duckdb.DuckDBPyConnection, lay: Layout, summary: IngestSummary) -> int:
@@ -209,13 +218,7 @@ def _execute(
         _store_summary(conn, run, summary)
         summary.loaded = True
         t_ck = time.perf_counter()
-        try:
-            conn.execute("CHECKPOINT")
-        except duckdb.TransactionException:
-            # readers of the same database (a server's pages, for an upload)
-            # are in a transaction: what was stored is committed all the
-            # same, and DuckDB checkpoints by itself later
-            pass
+        _checkpoint(conn)
         summary.stages["checkpoint (wall)"] = time.perf_counter() - t_ck
         return summary
     # The holder may be gone by now (another ingest that ended): try once more.
