@@ -32,7 +32,7 @@ from replay.store import StoreLocked, default_db_path, layout, open_store
 DEEPEN = 20
 
 #: Seconds requests under way get once the server is told to stop.
-GRACE = 2.0
+GRACE = 2
 #: Seconds within which a stopped server leaves no process of its own behind.
 STOP_SECONDS = 5.0
 
