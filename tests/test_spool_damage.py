@@ -203,3 +203,24 @@ def test_a_checked_batch_is_read_into_memory_not_mapped(base: Path, tmp_path: Pa
     table = read_part(b / "matches.arrow", body["parts"]["matches.arrow"])
     (b / "matches.arrow").write_bytes(b"")
     assert table.num_rows > 0 and table.validate(full=True) is None
+
+
+def test_the_home_page_tells_the_token_holder_until_the_files_are_stored(base: Path, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient  # noqa: PLC0415 - the web stack only here
+
+    from api.app import create_app  # noqa: PLC0415
+
+    db = copy_of(base, tmp_path / "home")
+    spool = layout(db).spool
+    damage(pending_batches(spool)[0] / "hands.arrow", "truncate")
+    auth = {"Authorization": "Bearer t"}
+    with TestClient(create_app(db, token="t", spool_dir=spool)) as c:
+        assert refusals(spool)  # refused by the load at start
+        said = c.get("/", headers=auth).text
+        assert "refused" in said and "international.jsonl" in said
+        assert "refused" not in c.get("/").text  # not for anyone else
+        assert "refused" not in c.get("/api/summary").json()
+        assert c.get("/api/summary", headers=auth).json()["refused"]
+    ingest(LOGS, db=db, workers=0)  # stored now: the line goes
+    with TestClient(create_app(db, token="t", spool_dir=spool)) as c:
+        assert "refused" not in c.get("/", headers=auth).text
