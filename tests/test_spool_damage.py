@@ -224,3 +224,40 @@ def test_the_home_page_tells_the_token_holder_until_the_files_are_stored(base: P
     ingest(LOGS, db=db, workers=0)  # stored now: the line goes
     with TestClient(create_app(db, token="t", spool_dir=spool)) as c:
         assert "refused" not in c.get("/", headers=auth).text
+
+
+def test_a_load_that_fails_midway_stores_nothing_of_the_run(
+    base: Path, whole: dict[str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full disk while the run loads (its second batch): the run's
+    transaction is rolled back whole, the run refused and said, and the same
+    files ingested again are stored whole (it used to keep 3 matches of 19
+    and mark the file stored)."""
+    import replay.store.load as load_mod  # noqa: PLC0415 - the loader's insides, patched
+
+    db = copy_of(base, tmp_path / "full")
+    real = load_mod.BatchLoader.load
+    calls: list[str] = []
+
+    def load(self: Any) -> tuple[int, int]:
+        calls.append(self.batch)
+        if len(calls) == 2:
+            raise duckdb.IOException("could not write file: No space left on device")
+        return real(self)
+
+    monkeypatch.setattr(load_mod.BatchLoader, "load", load)
+    conn = open_store(db)
+    try:
+        refused: list[Refusal] = []
+        assert load_spool(conn, refused=refused) == 0
+        assert len(calls) == 2 and set(counts(conn).values()) == {0}
+        assert refused and all("No space left" in r.reason for r in refused)
+    finally:
+        conn.close()
+    monkeypatch.undo()
+    ingest(LOGS, db=db, workers=0)
+    conn = open_store(db)
+    try:
+        assert counts(conn) == whole
+    finally:
+        conn.close()
