@@ -16,11 +16,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import httpx
 import pytest
 
 from replay.ingest import ingest
-from replay.store import layout, pending_batches
+from replay.store import layout, open_store, pending_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = [ROOT / "sample_logs" / n for n in ("international.jsonl", "chiva.jsonl")]
@@ -108,3 +109,34 @@ def test_analyze_db_reads_only_its_own_kept_logs(two: tuple[Path, str, Path, str
     # its rows wait in its own spool (or its server took them already); none in the other's
     assert pending_batches(layout(b).spool) == [] and not (layout(b).spool / ".failed").exists()
     assert served(ub) == matches_in(DEFECTS)
+
+
+def test_a_store_of_the_shared_layout_takes_its_own_logs_into_its_folder(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A store made when every store of a folder shared `logs/` and `spool/`:
+    opened for writing, it links the kept logs its `log_files` name into its
+    own folder (not the other stores'), and names the batches left in the
+    shared spool without loading them (they say for which store nowhere)."""
+    data = tmp_path / "data"
+    a, b = data / "replay.duckdb", data / "defects.duckdb"
+    ingest(DEMO, db=a, workers=0, analysis=None)
+    ingest(DEFECTS, db=b, workers=0, analysis=None)
+    shared = data / "logs"
+    shared.mkdir()
+    for db in (a, b):  # back to the shared layout
+        for f in layout(db).logs.iterdir():
+            f.rename(shared / f.name)
+    (data / "spool" / "20261201T000000000000-1-000001").mkdir(parents=True)
+    (data / "spool" / "20261201T000000000000-1-000001" / "manifest.json").write_text("{}")
+    mine = {f.name for f in shared.iterdir()}
+    with caplog.at_level("WARNING", logger="replay.store"):
+        open_store(a).close()
+    got = {f.name for f in layout(a).logs.iterdir()}
+    assert got and got < mine  # its own files, not the other store's
+    assert "name no store" in caplog.text
+    with duckdb.connect(str(a), read_only=True) as conn:
+        stored = {Path(s).name for (s,) in conn.execute("SELECT stored FROM log_files").fetchall()}
+    assert got == stored
+    assert pending_batches(layout(a).spool) == []
+
