@@ -80,6 +80,8 @@ class Deepener(threading.Thread):
                 try:
                     worked = self._round()
                 except Exception as exc:  # the server goes on, and so does the sampling, without them
+                    if self.stop.is_set():
+                        break  # stopped mid-round (close() ended its process)
                     for m in self.batch:
                         self.failures[m] += 1
                     log.exception("the background sampling failed on %s (a match is left alone after %d "
@@ -91,11 +93,14 @@ class Deepener(threading.Thread):
                 if not worked:
                     self.stop.wait(self.idle)
         finally:
-            pool = self.pool
-            # a hand being analysed is given up: its process would outlive the server
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            self._end_processes()
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _end_processes(self) -> None:
+        """A hand being analysed is given up: its process would outlive the server."""
+        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
                 proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
 
     def _round(self) -> bool:
         """Sample a few matches and store them; False when nothing is left."""
@@ -148,6 +153,9 @@ class Deepener(threading.Thread):
         self.refreshed = time.monotonic()
         self.store.bump()
 
-    def close(self) -> None:
+    def close(self, wait: float = 2.0) -> None:
+        """Stop now: the round under way is given up (its process ended
+        here, not when the hand is done: that can take minutes)."""
         self.stop.set()
-        self.join(timeout=10)
+        self._end_processes()
+        self.join(timeout=wait)

@@ -28,6 +28,7 @@ import multiprocessing
 import pickle
 import socket
 import struct
+import time
 from collections import deque
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -195,12 +196,16 @@ class RenderPool:
             if not w.done():
                 w.set_exception(WorkerLost("render pool stopped"))
 
-    def close(self) -> None:
+    def close(self, wait: float = 1.0) -> None:
+        """Stop the workers: an idle one leaves when its socket closes; one
+        still drawing after ``wait`` seconds (for them all) is killed."""
         procs, self._procs = self._procs, []
         for sock in self._idle:
             sock.close()  # the worker's recv sees EOF and it leaves
         self._idle.clear()
+        deadline = time.monotonic() + wait
         for proc in procs:
-            proc.join(timeout=5)
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
+                proc.join(timeout=1)

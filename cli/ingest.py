@@ -89,7 +89,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """`replay ingest`: 0 when everything read is stored (or spooled), whatever
-    the verdicts; 1 when a file is no table log at all (the rest is stored);
+    the verdicts; 1 when a file is no table log at all (the rest is stored),
+    or a batch waiting in the spool was refused (damaged, or for another
+    store: its files are not stored, and ingesting them again stores them);
     2 for a path that does not exist or a folder with no log (UsageError), or
     a cluster that cannot be used."""
     try:
@@ -98,10 +100,10 @@ def run_ingest(args: argparse.Namespace) -> int:
         sys.stderr.write(f"replay ingest: {exc}\n")
         return 2
     _report(summary, args.quiet)
-    if summary.not_logs and args.quiet:  # errors are said even when quiet
-        for what in summary.not_logs:
+    if args.quiet:  # errors are said even when quiet
+        for what in (*summary.not_logs, *summary.refused):
             sys.stderr.write(f"error: {what}\n")
-    return 1 if summary.not_logs else 0
+    return 1 if summary.not_logs or summary.refused else 0
 
 
 def run_reingest(args: argparse.Namespace) -> int:
@@ -116,5 +118,8 @@ def run_reingest(args: argparse.Namespace) -> int:
         sys.stderr.write(f"replay reingest: the database is in use (stop the server first): {exc}\n")
         return 1
     _report(summary, args.quiet)
-    return 0
+    if args.quiet:
+        for what in summary.refused:
+            sys.stderr.write(f"error: {what}\n")
+    return 1 if summary.refused else 0
 

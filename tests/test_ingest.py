@@ -732,7 +732,7 @@ def test_default_database_is_under_data(sample: Path, tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert cli_main(["ingest", str(sample / "a.jsonl"), "--workers", "0", "--quiet", "--no-analysis"]) == 0
     assert (tmp_path / "data" / "replay.duckdb").exists()
-    assert len(list((tmp_path / "data" / "logs").iterdir())) == 1
+    assert len(list((tmp_path / "data" / "replay" / "logs").iterdir())) == 1
 
 
 def test_progress_is_a_bar_on_a_terminal_and_a_line_every_10_s_in_a_log() -> None:

@@ -24,7 +24,9 @@ from replay.findings import Finding, HandReport, MatchReport, MoveRecord, SeatRe
 from replay.store import (
     NUMBERED,
     PLAYER_TABLES,
+    BatchRefused,
     HeldRows,
+    Refusal,
     StoreLocked,
     arrow_on_malloc,
     clean_tmp,
@@ -41,6 +43,7 @@ from replay.store import (
     migrations,
     open_store,
     pending_batches,
+    refusals,
     schema_version,
     table_counts,
     write_batch,
@@ -311,13 +314,13 @@ def test_a_spool_loads_on_malloc_and_the_pool_is_given_back_by_the_last_user(
     before = pa.default_memory_pool().backend_name
     assert before != "system"  # else this test proves nothing
     seen: list[str] = []
-    real = store_mod.load_batches
+    real = store_mod._load_group
 
     def load(*args: object, **kwargs: object) -> int:
         seen.append(pa.default_memory_pool().backend_name)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store_mod, "load_batches", load)
+    monkeypatch.setattr(store_mod, "_load_group", load)
     sp = spool_of(store)
     spool(sp, "b-1", [report("m-1")])
     assert load_spool(store, sp) == 1 and seen == ["system"]
@@ -335,8 +338,9 @@ def test_a_spool_loads_on_malloc_and_the_pool_is_given_back_by_the_last_user(
 
 
 def test_a_batch_spooled_before_migration_002_gets_its_passes(store: duckdb.DuckDBPyConnection) -> None:
-    """A batch spooled as Parquet by older code, its hands without `passes`: it loads,
-    and the passes are counted from its moves."""
+    """A batch spooled as Parquet by older code, its hands without `passes`: it loads
+    (given to the loader: the spool takes only batches that prove themselves
+    whole), and the passes are counted from its moves."""
     sp = spool_of(store)
     bdir = spool(sp, "b-old", [report("m-1"), report("m-2", anchor="c" * 64, seeds=("d" * 64, "e" * 64))])
     for part in bdir.glob("*.arrow"):  # the Parquet spool of before 2026-12-01
@@ -346,7 +350,7 @@ def test_a_batch_spooled_before_migration_002_gets_its_passes(store: duckdb.Duck
             table = table.drop_columns(["passes", "dealt_pips", "dealt_doubles", "dealt_tiles"])
         pq.write_table(table, part.with_suffix(".parquet"))
         part.unlink()
-    assert load_spool(store, sp) == 1
+    assert load_batches(store, [bdir], sp.parent) == 1
     got = rows(store, "SELECT match, hand, passes, dealt_pips, dealt_doubles, dealt_tiles FROM hands ORDER BY match, hand")
     assert got == [(m, h, [0, 1], [13, 5], [1, 0], [2, 2]) for m, h in (("m-1", 1), ("m-2", 1), ("m-2", 2))]
 
@@ -437,7 +441,7 @@ def test_half_written_batches_are_ignored_and_cleaned(store: duckdb.DuckDBPyConn
     assert pending_batches(sp) == []
     assert load_spool(store, sp) == 0
     assert not dead.exists() and live.exists()
-    lay = layout(sp.parent / "replay.duckdb")
+    lay = layout(sp.parent.parent / "replay.duckdb")
     copy = lay.logs / ".999999999.1.tmp"
     copy.write_bytes(b"half a log")
     clean_tmp(lay)
@@ -448,10 +452,12 @@ def test_a_failing_batch_rolls_back_and_is_set_aside(store: duckdb.DuckDBPyConne
     sp = spool_of(store)
     bdir = spool(sp, "b-1", [report("m-1")])
     (bdir / "hands.arrow").write_bytes(b"not arrow")
-    with pytest.raises(pa.ArrowInvalid):
-        load_spool(store, sp)
+    refused: list[Refusal] = []
+    assert load_spool(store, sp, refused=refused) == 0
     assert set(table_counts(store).values()) == {0}  # nothing of it is left
     assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == []
+    assert [r.batch for r in refused] == ["b-1"] and "hands.arrow" in refused[0].reason
+    assert refusals(sp) == refused
 
 
 def _ordered_batches(sp: Path) -> list[Path]:
@@ -497,7 +503,7 @@ def test_a_group_streamed_in_stores_what_a_list_stores_and_fails_as_one(
             given.append(b)
             yield b
 
-    with pytest.raises(pa.ArrowInvalid):
+    with pytest.raises(BatchRefused):
         load_batches(store, stream(), sp.parent)
     assert len(given) == 2  # the stream was taken to its end
     assert (sp / ".failed" / "b-1").is_dir() and pending_batches(sp) == [sp / "b-2"]
@@ -698,8 +704,8 @@ def test_a_bad_batch_in_a_group_sets_only_itself_aside(store: duckdb.DuckDBPyCon
     bad = spool(sp, "b-2", [report("m-2", anchor="c" * 64, seeds=("d" * 64,))])
     (bad / "hands.arrow").write_bytes(b"not arrow")
     spool(sp, "b-3", [report("m-3", anchor="e" * 64, seeds=("f" * 64,))])
-    with pytest.raises(pa.ArrowInvalid):
-        load_spool(store, sp)  # one group of three, then one by one
+    with pytest.raises(BatchRefused):
+        load_batches(store, pending_batches(sp), sp.parent)  # one group of three, then one by one
     assert rows(store, "SELECT match FROM matches") == [("m-1",)]
     # what did land has its player rows, the failure notwithstanding
     assert rows(store, "SELECT DISTINCT match FROM player_held") == [("m-1",)]

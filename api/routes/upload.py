@@ -79,12 +79,15 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
         if gz:  # by content, not by name: the reader sniffs the magic bytes too
             _check_gzip(path)
         t0 = time.perf_counter()
-        known = _run_ingest(request, path, f"upload:{name}")
-        took = time.perf_counter() - t0
-    store.bump()
-    sha = digest.hexdigest()
-    got = q.file_counts(cur, sha)
-    rows = q.matches_by_id(cur, got.pop("ids"))
+        # the store's one write lock from the ingest to the read of what it
+        # stored: a delete or a load meanwhile cannot make the answer untrue
+        with store.load_lock:
+            known = _run_ingest(request, path, f"upload:{name}")
+            took = time.perf_counter() - t0
+            store.bump()
+            sha = digest.hexdigest()
+            got = q.file_counts(cur, sha)
+            rows = q.matches_by_id(cur, got.pop("ids"))
     for r in rows:
         r["url"] = u("matches", r["match"])
     out = {
@@ -105,15 +108,20 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
 
 
 def _run_ingest(request: Request, path: Path, label: str) -> bool:
-    """Validate and store one file in-process (its findings name it `label`);
-    True if it was stored before."""
+    """Validate and store one file in-process (its findings name it `label`),
+    under the store's write lock; True if it was stored before. A run that
+    fails is answered as such: its file is not recorded as stored (its
+    matches may be, in part), and sending it again completes it."""
     store: Store = request.app.state.store
-    # ingest writes Parquet batches to the spool (and loads them if it can
-    # open the database); either way the owner's load below picks them up
+    # ingest loads its batches itself (the server's connection lets a second
+    # one in: the same database instance); anything left is loaded below
     with store.load_lock:
         try:
             summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label})
         except duckdb.ConnectionException as exc:  # the store was opened another way
             raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
-    store.load(force=True)
+        except Exception as exc:  # noqa: BLE001 - said to the client, not a bare 500
+            raise HTTPException(500, f"{label} was not stored whole ({type(exc).__name__}: {exc}); "
+                                     "its file is not recorded as stored: send it again") from None  # fmt: skip
+        store.load(force=True)
     return summary.files_known > 0

@@ -53,10 +53,12 @@ class IngestSummary:
     db: str = ""
     stages: dict[str, float] = field(default_factory=dict)  # seconds spent, by stage
     not_logs: list[str] = field(default_factory=list)  # "FILE: not a table log: why", one a file
+    refused: list[str] = field(default_factory=list)  # spool batches refused, each as a line saying why
 
     def lines_out(self) -> list[str]:
         v = self.verdicts
         out = [f"error: {what}" for what in self.not_logs]
+        out += [f"error: {what}" for what in self.refused]
         out += [
             f"files: {self.files} ({self.files_known} already stored), "
             f"{self.lines:,} lines, {self.bad_lines:,} bad",

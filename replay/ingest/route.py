@@ -464,7 +464,7 @@ class Run:
         spool = None if self.remote or self.lay is None else str(self.lay.spool)
         task = Task(batch, mode, spool, list(self.task_files), items, refetch or [], leaders,
                      owner=self.owner, analysis=self.analysis, kind=self.kind, version=self.version,
-                     order=order if batch != order else "")  # fmt: skip
+                     order=order if batch != order else "", run=self.run_id)  # fmt: skip
         # the kept files the batch refers to: its commit waits for them to be durable
         refs = frozenset(self.task_files[fi][1] for fi in fis)
         if self.durable is not None:
@@ -627,7 +627,10 @@ class Run:
         top += [f for key in sorted(self.worker_top) for f in self.worker_top[key]]
         self.seq += 1
         order = f"{self.run_id}-{self.seq:06d}"
-        meta: dict[str, Any] = {"mode": self.mode, "files": {}}
+        # the run's other batches, loaded with this one or not at all (replay.store.load_spool),
+        # and the files it read (named when the run is refused)
+        meta: dict[str, Any] = {"mode": self.mode, "files": {}, "run": self.run_id,
+                                "run_batches": list(self.batches), "read": {f.sha256: f.path for f in self.files}}
         batch = order
         if self.mode == "add":  # named by the files it records (replay.ingest.batch_id)
             shard = Shard(self.mode, kind="files")

@@ -9,6 +9,7 @@ file, replacing what was stored.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -28,6 +29,7 @@ from replay.ingest.route import CHUNK_HANDS, Run
 from replay.reader import NOT_A_LOG, iter_paths
 from replay.store import (
     Layout,
+    Refusal,
     StoreLocked,
     arrow_on_malloc,
     clean_tmp,
@@ -103,6 +105,22 @@ def _summarize(run: Run, summary: IngestSummary) -> None:
         summary.findings.update(f.code for f in fs)
         summary.not_logs += [f"{f.file}: {f.message[f.message.find(NOT_A_LOG):]}"
                              for f in fs if f.code == "MALFORMED_LINE" and NOT_A_LOG in f.message]
+
+
+def _checkpoint(conn: duckdb.DuckDBPyConnection) -> None:
+    """Write the WAL into the file, unless readers of the same database (a
+    server's pages, for an upload) are in a transaction: what was stored is
+    committed all the same, and DuckDB checkpoints by itself later."""
+    with contextlib.suppress(duckdb.TransactionException):
+        conn.execute("CHECKPOINT")
+
+
+def _load_spool(conn: duckdb.DuckDBPyConnection, lay: Layout, summary: IngestSummary) -> int:
+    """Load what waits in the spool; a batch refused is told in the summary."""
+    refused: list[Refusal] = []
+    n = load_spool(conn, lay.spool, refused=refused)
+    summary.refused += [r.line() for r in refused]
+    return n
 
 
 def _store_summary(conn: duckdb.DuckDBPyConnection, run: Run, summary: IngestSummary) -> None:
@@ -196,18 +214,18 @@ def _execute(
         summary.stages["derive (wall)"] = run.loader.derive_seconds
         summary.stages["reports (wall)"] = run.loader.report_seconds
     if conn is not None:
-        load_spool(conn, lay.spool)  # batches of a run killed before this one
+        _load_spool(conn, lay, summary)  # batches of a run killed before this one
         _store_summary(conn, run, summary)
         summary.loaded = True
         t_ck = time.perf_counter()
-        conn.execute("CHECKPOINT")
+        _checkpoint(conn)
         summary.stages["checkpoint (wall)"] = time.perf_counter() - t_ck
         return summary
     # The holder may be gone by now (another ingest that ended): try once more.
     late = _open_owner(lay.db, None)
     if late is not None:
         try:
-            load_spool(late, lay.spool)
+            _load_spool(late, lay, summary)
             _store_summary(late, run, summary)
             summary.loaded = True
         finally:
@@ -261,7 +279,7 @@ def ingest(
     try:
         conn = _open_owner(db_path, (workers or None) if cluster is None else None)
         if conn is not None:
-            load_spool(conn, lay.spool)
+            _load_spool(conn, lay, summary)
         kept: dict[str, KeptFile] = {}
         extra_paths: dict[str, list[str]] = {}
         known: set[str] = set()
@@ -360,7 +378,7 @@ def reingest(
         raise
     summary = IngestSummary(db=str(db_path))
     try:
-        load_spool(conn, lay.spool)
+        _load_spool(conn, lay, summary)
         rows = stored_files(conn)
         labels = Counter(r["path"] for r in rows)
         files = [

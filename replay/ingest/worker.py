@@ -79,6 +79,9 @@ class Task:
     kind: str = "ingest"  # or "validate": the reports come back, no batch is made
     version: str = ""  # the sender's code (replay.ingest.batch_id.code_version), checked by a worker
     order: str = ""  # the batch's place among those of its run (a content-named batch)
+    # the run it is part of: its last batch names it, and a loader of the spool
+    # loads them together (replay.store.load.load_spool)
+    run: str = ""
 
 
 @dataclass(slots=True)
@@ -250,6 +253,8 @@ def _work_batch(task: Task) -> Result:
         meta["analysis"] = list(task.analysis)
     if task.order:
         meta["order"] = task.order
+    if task.run:
+        meta["run"] = task.run
     stages["frames"] += t1 - t0
     if task.spool is None:  # the owner of the spool writes it (Run._collect)
         parts = encode_tables(tables)

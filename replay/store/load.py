@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -30,8 +31,28 @@ import pyarrow.parquet as pq
 from replay.store import hooks
 from replay.store.derive import FILL_PASSES, PLAYER_TABLES, Derived, HeldRows, derive_player_rows
 from replay.store.rows import TABLES
-from replay.store.schema import NUMBERED, db_layout, match_ids, one, registered, transaction
-from replay.store.spool import SPOOL_SUFFIX, clean_spool_tmp, part_path, pending_batches
+from replay.store.schema import (
+    NUMBERED,
+    db_layout,
+    match_ids,
+    one,
+    registered,
+    store_identity,
+    transaction,
+)
+from replay.store.spool import (
+    SPOOL_SUFFIX,
+    BatchRefused,
+    Refusal,
+    check_batch,
+    check_manifest,
+    clean_spool_tmp,
+    part_path,
+    pending_batches,
+    read_part,
+    refuse,
+    writer_alive,
+)
 
 __all__ = [
     "BatchLoader",
@@ -42,6 +63,8 @@ __all__ = [
     "load_batches",
     "load_spool",
 ]
+
+log = logging.getLogger("replay.store")
 
 
 class _MallocPool:
@@ -89,22 +112,115 @@ def load_spool(
     spool_dir: str | os.PathLike[str] | None = None,
     *,
     only: Sequence[Path] | None = None,
+    refused: list[Refusal] | None = None,
 ) -> int:
     """Load the pending batches (or ``only`` those); the number loaded.
 
-    They are loaded oldest first, up to :data:`GROUP_BATCHES` in one
-    transaction (:func:`load_batches`). ``spool_dir`` defaults to the spool
-    beside the connected database. The kept logs are looked up beside the
-    spool (for matches that must be validated again from all their files).
+    The batches of one ingest run are one unit: the run's last batch (its
+    ``log_files``, which mark its files stored) names all the others, and
+    they are loaded together, in one transaction, once the last one is
+    there, or not at all; a batch of a run still being written waits for
+    it (a batch of a run that died first is loaded on its own: its files
+    are not marked stored, so ingesting them again completes it). Every
+    batch of a unit is checked whole (``replay.store.spool.check_batch``:
+    the store it was written for, checksums, Arrow validated in full) before
+    anything of the unit is loaded. A unit that fails the check, or whose
+    load fails, is refused: set aside in ``spool/.failed`` with its reason,
+    logged, and appended to ``refused``; the rest of the spool goes on.
+    ``spool_dir`` defaults to the spool beside the connected database. The
+    kept logs are looked up beside the spool (for matches that must be
+    validated again from all their files).
     """
     spool = Path(spool_dir) if spool_dir is not None else db_layout(conn).spool
     clean_spool_tmp(spool)
     todo = list(only) if only is not None else pending_batches(spool)
+    out: list[Refusal] = refused if refused is not None else []
+    identity = store_identity(spool.parent)
     loaded = 0
     with HeldRows(spool) as held, _then_derive(conn, held=held):  # also what a crash left marked
-        for k in range(0, len(todo), GROUP_BATCHES):
-            loaded += load_batches(conn, todo[k : k + GROUP_BATCHES], spool.parent, derive=False, held=held)
+        for unit, files in _units(conn, todo, identity, out):
+            loaded += _load_unit(conn, unit, files, spool.parent, identity, held, out)
     return loaded
+
+
+def _refused(bdirs: list[Path], reason: str, files: Mapping[str, str], out: list[Refusal]) -> None:
+    for r in refuse(bdirs, reason, files):
+        log.error("%s", r.line())
+        out.append(r)
+
+
+def _read_files(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The kept files a batch's run read (sha256 -> path), as far as its manifest says."""
+    got: dict[str, str] = {}
+    for sha, v in dict(manifest.get("files") or {}).items():
+        if isinstance(v, dict) and isinstance(v.get("path"), str):
+            got[str(sha)] = v["path"]
+    for sha, v in dict(manifest.get("read") or {}).items():
+        got[str(sha)] = str(v)
+    return got
+
+
+def _units(
+    conn: duckdb.DuckDBPyConnection, todo: Sequence[Path], identity: str | None, out: list[Refusal],
+) -> Iterator[tuple[list[Path], dict[str, str]]]:
+    """The pending batches as units loaded together: a run's batches with its
+    last one, or a batch on its own; each with the files its run read."""
+    manifests: dict[Path, dict[str, Any]] = {}
+    for b in todo:
+        try:
+            manifests[b] = check_manifest(b, identity)
+        except BatchRefused as exc:
+            _refused([b], str(exc), {}, out)
+    listed = {n for m in manifests.values() for n in m.get("run_batches") or ()}
+    claimed: set[Path] = set()
+    for b, m in manifests.items():
+        names = m.get("run_batches")
+        if isinstance(names, list):
+            members: list[Path] = []
+            missing: list[str] = []
+            for n in names:
+                p = b.parent / str(n)
+                if p in manifests:
+                    members.append(p)
+                elif not one(conn, "SELECT 1 FROM batches WHERE batch = ?", [str(n)]):
+                    missing.append(str(n))
+            files = _read_files(m)
+            for p in members:
+                files.update(_read_files(manifests[p]))
+            if any(p in claimed for p in members):
+                continue  # another run's unit loads it first; this one the next time
+            if missing:
+                shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                _refused([*members, b], f"{len(missing)} batch(es) of its run missing ({shown})", files, out)
+                continue
+            claimed.update(members)
+            yield [*members, b], files
+        elif b.name in listed:
+            continue  # loaded with its run's last batch
+        elif m.get("run") is not None and writer_alive(m):
+            continue  # its run is still writing: it comes with the run's last batch
+        else:
+            yield [b], _read_files(m)
+
+
+def _load_unit(
+    conn: duckdb.DuckDBPyConnection, unit: list[Path], files: Mapping[str, str], data_dir: Path,
+    identity: str | None, held: HeldRows, out: list[Refusal],
+) -> int:
+    """Check every batch of a unit whole, then load them in one transaction;
+    refuse the unit if either fails. The number loaded."""
+    try:
+        for b in unit:
+            check_batch(b, identity)
+    except BatchRefused as exc:
+        _refused(unit, str(exc), files, out)
+        return 0
+    try:
+        return _load_group(conn, unit, data_dir, set_aside=False, held=held, checked=True)
+    except Exception as exc:  # noqa: BLE001 - the load failed (a full disk...): the unit is refused, loudly
+        left = [b for b in unit if b.is_dir()]
+        _refused(left, f"its load failed: {type(exc).__name__}: {exc}", files, out)
+        return 0
 
 
 @contextlib.contextmanager
@@ -210,10 +326,10 @@ def load_batches(
         except _Abort as exc:
             seen.extend(source)  # the rest of the group stays where it is
             raise exc.cause from None
-        except Exception:
+        except Exception as exc:
             seen.extend(source)
             if len(seen) == 1:
-                _set_aside(seen)
+                _set_aside(seen, exc)
                 raise
             try:
                 loaded = sum(
@@ -225,17 +341,12 @@ def load_batches(
     return loaded
 
 
-def _set_aside(bdirs: Sequence[Path]) -> None:
+def _set_aside(bdirs: Sequence[Path], why: BaseException | None = None) -> None:
     """Move batches that failed to ``spool/.failed``, beside the pending ones
-    (an owner's own batch is in spool/.tmp)."""
-    if not bdirs:
-        return
-    home = bdirs[0].parent
-    failed = (home.parent if home.name == ".tmp" else home) / ".failed"
-    failed.mkdir(exist_ok=True)
-    for bdir in bdirs:
-        with contextlib.suppress(OSError):
-            os.rename(bdir, failed / bdir.name)
+    (an owner's own batch is in spool/.tmp), saying why, and log it."""
+    reason = f"{type(why).__name__}: {why}" if why is not None else "its load failed"
+    for r in refuse(list(bdirs), reason):
+        log.error("%s", r.line())
 
 
 class _Abort(Exception):
@@ -249,10 +360,12 @@ class _Abort(Exception):
 def _load_group(
     conn: duckdb.DuckDBPyConnection, bdirs: Iterable[Path], data_dir: Path, *, set_aside: bool,
     held: HeldRows | None = None, before_commit: Callable[[], None] | None = None,
-    seen: list[Path] | None = None,
+    seen: list[Path] | None = None, checked: bool = False,
 ) -> int:
     """Load ``bdirs`` in one transaction (each is put in ``seen`` as it is
-    taken); on failure they are set aside if ``set_aside``."""
+    taken); on failure they are set aside if ``set_aside``. ``checked``: each
+    batch was checked whole just before (its files are still compared with
+    their checksums as they are read, not validated again)."""
     loaders: list[BatchLoader] = []
     covered: dict[str, int] = {}
     taken: list[Path] = [] if seen is None else seen
@@ -266,7 +379,8 @@ def _load_group(
                 continue  # loaded before (the folder outlived its commit)
             mode: str = manifest.get("mode", "add")
             parts = {name: part_path(bdir, name) for name in manifest["tables"]}
-            loader = BatchLoader(conn, batch, mode, parts, manifest, data_dir, tag=str(len(loaders)))
+            loader = BatchLoader(conn, batch, mode, parts, manifest, data_dir, tag=str(len(loaders)),
+                                 full=not checked)  # fmt: skip
             loaders.append(loader)
             touched, files = loader.load()
             loader.close()  # its rows are in: its mapped files go before the next batch's
@@ -287,7 +401,7 @@ def _load_group(
         with contextlib.suppress(duckdb.Error):
             conn.execute("ROLLBACK")
         if set_aside and not isinstance(exc, _Abort):
-            _set_aside(taken)
+            _set_aside(taken, exc)
         raise
     finally:
         for loader in loaders:
@@ -312,6 +426,7 @@ class BatchLoader:
         data_dir: Path,
         *,
         tag: str = "",
+        full: bool = True,
     ) -> None:
         self.conn = conn
         self.batch = batch
@@ -319,14 +434,18 @@ class BatchLoader:
         self.parts = parts
         self.manifest = manifest
         self.data_dir = data_dir
-        # each part as a SQL source: a registered Arrow table mapped from its
-        # IPC file, or read_parquet() of an older batch
+        # each part as a SQL source: a registered Arrow table read from its IPC
+        # file into memory (compared with the manifest's checksum if it has
+        # one, validated in full unless checked just before: never a mapped
+        # file, which a truncation turns into a crash), or read_parquet() of
+        # an older batch
         self.src: dict[str, str] = {}
         self.arrow: dict[str, pa.Table] = {}
+        sums = manifest.get("parts")
         for name, path in parts.items():
             if path.suffix == SPOOL_SUFFIX:
-                with pa.memory_map(str(path)) as f:
-                    table = pa.ipc.open_file(f).read_all()
+                expect = sums.get(path.name) if isinstance(sums, dict) else None
+                table = read_part(path, expect, full=full or expect is None)
                 self.arrow[name] = table
                 self.src[name] = f"_part{tag}_{name}"  # one name a batch of a group
                 conn.register(self.src[name], table)

@@ -1,12 +1,14 @@
 """The store's file: where it lives, its versioned schema, and opening it.
 
-Layout under the data directory (the folder of the database file)::
+Layout beside the database file, in a folder of the store's own named after
+it (two stores in one folder share nothing)::
 
-    replay.duckdb          the database (one writing process at a time)
-    logs/<sha256>.jsonl    every log file read, kept as read (.jsonl.gz if gzip)
-    spool/<batch>/         validated results waiting to be loaded: one Arrow
-                           file per table and a manifest.json
-    spool/.tmp/            batches being written (renamed into spool/ when whole)
+    replay.duckdb                the database (one writing process at a time)
+    replay/store-id              the store's identity, which every batch carries
+    replay/logs/<sha256>.jsonl   every log file read, kept as read (.jsonl.gz if gzip)
+    replay/spool/<batch>/        validated results waiting to be loaded: one Arrow
+                                 file per table and a manifest.json
+    replay/spool/.tmp/           batches being written (renamed into spool/ when whole)
 
 Migrations are the files ``replay/sql/NNN_name.sql``, applied in order at
 open and recorded in ``schema_version``.
@@ -15,8 +17,12 @@ open and recorded in ``schema_version``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+import shutil
+import tempfile
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -32,6 +38,7 @@ __all__ = [
     "Layout",
     "NUMBERED",
     "StoreLocked",
+    "adopt_legacy",
     "db_layout",
     "default_db_path",
     "layout",
@@ -42,6 +49,7 @@ __all__ = [
     "open_store",
     "registered",
     "schema_version",
+    "store_identity",
     "transaction",
 ]
 
@@ -56,9 +64,18 @@ def default_db_path() -> Path:
     return Path(os.environ.get("REPLAY_DB") or DEFAULT_DB)
 
 
+log = logging.getLogger("replay.store")
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Where the store keeps things (all under the database's folder)."""
+    """Where the store keeps things: ``data``, a folder of its own beside the
+    database, named after it (``data/replay.duckdb`` keeps ``data/replay/``).
+
+    Two stores in one folder (the README's two demos) so share neither the
+    spool nor the kept logs: an ingest for one never lands in the other,
+    and an analysis of one reads only its own logs.
+    """
 
     db: Path
     data: Path
@@ -69,16 +86,89 @@ class Layout:
     def tmp(self) -> Path:
         return self.spool / ".tmp"
 
+    @property
+    def failed(self) -> Path:
+        return self.spool / ".failed"
+
     def make(self) -> Layout:
         for d in (self.data, self.logs, self.spool, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
+        store_identity(self.data, create=True)
         return self
+
+
+#: The file that names a store: a random id made with its folder, which
+#: every batch written for it carries (``replay.store.spool``).
+IDENTITY: Final = "store-id"
+
+
+def store_identity(data: Path, *, create: bool = False) -> str | None:
+    """The identity of the store whose folder is ``data`` (made if ``create``
+    and there is none yet; None if there is none)."""
+    path = data / IDENTITY
+    try:
+        return path.read_text().strip() or None
+    except FileNotFoundError:
+        if not create:
+            return None
+    # written whole under a temporary name, then linked under its own: two
+    # processes making the folder at once agree on the first one's id
+    fd, tmp = tempfile.mkstemp(dir=data, prefix=".id.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(uuid.uuid4().hex + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
+    return path.read_text().strip() or None
 
 
 def layout(db_path: str | os.PathLike[str]) -> Layout:
     db = Path(db_path)
-    data = db.parent
+    # the database's name without its suffix; a name without one gets ".d"
+    # (the folder must not be the database file itself)
+    data = db.parent / (db.stem if db.suffix else db.name + ".d")
     return Layout(db, data, data / "logs", data / "spool")
+
+
+def _legacy(lay: Layout) -> Path:
+    """Where every store of a folder kept its logs and spool before each had its own."""
+    return lay.db.parent
+
+
+def adopt_legacy(conn: duckdb.DuckDBPyConnection, lay: Layout) -> int:
+    """Bring a store made when every store of a folder shared ``logs/`` and
+    ``spool/`` into its own folder: its own kept logs (those its
+    ``log_files`` name; hard links, else copies) go into its logs folder,
+    and batches left in the shared spool are named in a warning, not loaded
+    (they name no store: whichever store they were for, ingesting their
+    logs again stores them). The number of kept logs brought in."""
+    old = _legacy(lay)
+    if old == lay.data or not (old / "logs").is_dir():
+        got = 0
+    else:
+        got = 0
+        for (stored,) in conn.execute("SELECT stored FROM log_files").fetchall():
+            new, src = lay.data / stored, old / stored
+            if new.exists() or not src.is_file():
+                continue
+            new.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, new)
+            except OSError:
+                shutil.copy2(src, new)
+            got += 1
+    shared = old / "spool"
+    if shared != lay.spool and shared.is_dir():
+        left = [p.name for p in shared.iterdir() if p.is_dir() and (p / "manifest.json").exists()]
+        if left:
+            log.warning("%s holds %d batches written before each store had its own spool (%s): they "
+                        "name no store and are not loaded; ingest their logs again into the store they "
+                        "were for", shared, len(left), ", ".join(sorted(left)[:3]))  # fmt: skip
+    return got
 
 
 class StoreLocked(RuntimeError):
@@ -190,6 +280,7 @@ def open_store(
             raise RuntimeError(f"{path}: not a replay store (no schema); run `replay ingest` first")
     else:
         migrate(conn)
+        adopt_legacy(conn, layout(path))
     return conn
 
 
