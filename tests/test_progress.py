@@ -30,3 +30,39 @@ def test_a_short_run_in_a_log_stays_quiet() -> None:
     line.show(5)
     line.close()
     assert out.getvalue() == ""
+
+
+def test_a_stopped_analysis_leaves_no_worker_running(tmp_path: Path) -> None:
+    """SIGTERM to `replay analyze` with two workers grading: within 5 s no
+    process of its group is left (the workers used to finish their match)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replay", "analyze", str(SAMPLE_LOGS / "international.jsonl"), "--samples", "400",
+         "--workers", "2", "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    pgid = os.getpgid(proc.pid)
+
+    def group() -> list[int]:
+        out = subprocess.run(["ps", "-o", "pid=", "-g", str(pgid)], capture_output=True, text=True).stdout
+        return [int(x) for x in out.split()]
+
+    deadline = time.monotonic() + 60
+    while len(group()) < 4 and time.monotonic() < deadline:  # the command, the fork server, two workers
+        time.sleep(0.2)
+    assert len(group()) >= 4, group()
+    time.sleep(1.0)  # the workers are inside their first match
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while group() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = group()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -177,6 +179,7 @@ def run_tasks(
     version = ""
     if cluster is not None:
         version, workers = code_version(), cluster._max_workers
+    before = _exit_on_sigterm()
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in hardest_first(tasks, samples):
@@ -187,8 +190,30 @@ def run_tasks(
                     done(pending.pop(f), f.result())
         for f in list(pending):
             done(pending.pop(f), f.result())
-    finally:
+    except BaseException:  # stopped (SIGTERM, Ctrl-C) or failed: the workers stop now, not after their match
+        procs = getattr(pool, "_processes", None) or {}
+        for proc in list(procs.values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
         pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _exit_on_sigterm() -> Any:
+    """In the main thread, SIGTERM raises SystemExit (so that the pool's
+    workers are stopped on the way out, not left to finish their matches
+    as orphans); the handler it replaced, or None elsewhere."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 def analyze_paths(
