@@ -58,6 +58,7 @@ class FindingCode(StrEnum):
     MATCH_END_MISMATCH = "MATCH_END_MISMATCH"
     NOTE_MISMATCH = "NOTE_MISMATCH"
     REMATCH_UNKNOWN = "REMATCH_UNKNOWN"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
 #: Every finding code with its severity.
@@ -98,6 +99,7 @@ CODES: Final[dict[str, Severity]] = {
     FindingCode.MATCH_END_MISMATCH: "error",
     FindingCode.NOTE_MISMATCH: "warning",
     FindingCode.REMATCH_UNKNOWN: "warning",
+    FindingCode.INTERNAL_ERROR: "error",
 }
 
 #: Codes about the server's claims; an error in play silences them for the hand.
