@@ -38,6 +38,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from api import queries as q
+from replay.reader import BOM
 from replay.store import layout
 
 router = APIRouter()
@@ -319,10 +320,12 @@ def match_lines(files: list[tuple[Path, str]], match: str, over: set[int] | None
         try:
             opener = gzip.open if path.name.endswith(".gz") else open
             with opener(path, "rb") as fh:
-                for raw in fh:
+                for n, raw in enumerate(fh):
                     if needle not in raw:
                         continue
                     line = raw.rstrip(b"\r\n")
+                    if n == 0:
+                        line = line.removeprefix(BOM)  # as the reader skips it
                     try:
                         obj = orjson.loads(line)
                     except orjson.JSONDecodeError:

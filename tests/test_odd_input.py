@@ -36,14 +36,12 @@ def _first_match(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e["match"] == first]
 
 
-def _digest(report: Any, skip: str = "") -> list[Any]:
-    """A report's matches as JSON, the files' folder left out."""
+def _digest(report: Any, anon: bool = False) -> list[Any]:
+    """A report's matches as JSON, the files' folder left out (with `anon`, their name too)."""
     out = []
     for m in report.to_json()["matches"]:
-        if m["match"] == skip:
-            continue
         for f in m["findings"]:
-            f["file"] = f["file"] and Path(f["file"]).name
+            f["file"] = f["file"] and ("" if anon else Path(f["file"]).name)
         out.append(m)
     return out
 
@@ -186,3 +184,85 @@ def test_an_exception_in_one_match_stores_every_other(planted: str, tmp_path: Pa
     assert [c for c, _, _ in codes] == ["INTERNAL_ERROR"] and codes[0][2] > 0
     clean.pop(planted)
     assert stored == clean
+
+
+# -- special files, a byte-order mark, line endings ----------------------------------------
+
+
+def _milo_lines(n: int = 40) -> list[bytes]:
+    raws = MILO.read_bytes().splitlines()
+    first = orjson.loads(raws[0])["match"]
+    return [r for r in raws if orjson.loads(r)["match"] == first][:n]
+
+
+def test_a_named_pipe_in_a_folder_is_skipped_with_a_note(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from replay.reader import iter_paths
+
+    (tmp_path / "good.jsonl").write_bytes(b"\n".join(_milo_lines()) + b"\n")
+    os.mkfifo(tmp_path / "pipe.jsonl")  # no writer: opening it would wait for ever
+    with caplog.at_level("WARNING", logger="replay.reader"):
+        assert [p.name for p in iter_paths([tmp_path])] == ["good.jsonl"]
+    assert "pipe.jsonl: a named pipe, not a regular file" in caplog.text
+    # validate and ingest, each in a process with a time limit
+    got = _pure(["validate", str(tmp_path)])
+    assert got.returncode == 1 and "a named pipe" in got.stderr
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    db = tmp_path / "store" / "replay.duckdb"
+    done = subprocess.run([sys.executable, "-m", "replay", "ingest", str(tmp_path), "--db", str(db), "--no-analysis"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0 and "a named pipe" in done.stderr, done.stderr
+
+
+def test_a_byte_order_mark_starts_a_file_and_nothing_else(tmp_path: Path) -> None:
+    lines = _milo_lines()
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(b"\n".join(lines) + b"\n")
+    want = _digest(validate_paths([plain]), anon=True)
+    for name, data in (("bom.jsonl", b"\xef\xbb\xbf" + plain.read_bytes()),
+                       ("bom.jsonl.gz", __import__("gzip").compress(b"\xef\xbb\xbf" + plain.read_bytes()))):
+        path = tmp_path / "one" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+        assert _digest(validate_paths([path]), anon=True) == want, name
+        path.unlink()
+    # a BOM on line 2 stays part of that line: a bad line
+    (tmp_path / "mid.jsonl").write_bytes(lines[0] + b"\n\xef\xbb\xbf" + b"\n".join(lines[1:]) + b"\n")
+    mid = validate_paths([tmp_path / "mid.jsonl"])
+    assert [(f.code, f.line) for f in mid.findings] == [("MALFORMED_LINE", 2)]
+
+
+def _ending_variants() -> dict[str, bytes]:
+    lines = _milo_lines(30)
+    seps = {"lf": [b"\n"], "crlf": [b"\r\n"], "cr": [b"\r"], "mixed": [b"\n", b"\r\n", b"\r"],
+            "lf-crlf": [b"\n", b"\r\n"], "cr-lf": [b"\r", b"\n"], "crcrlf": [b"\r\r\n"]}
+    out = {}
+    for name, cycle in seps.items():
+        for tail in ("end", "noend"):
+            for bom in ("", "-bom"):
+                key = f"{name}-{tail}{bom}"
+                mine = [r.replace(b'"m-11000-0001"', f'"m-{key}"'.encode()) for r in lines]
+                body = b"".join(r + cycle[i % len(cycle)] for i, r in enumerate(mine))
+                if tail == "noend":
+                    body = body.rstrip(b"\r\n")
+                out[key] = (b"\xef\xbb\xbf" if bom else b"") + body
+    return out
+
+
+def test_the_scanner_and_the_pure_reader_agree_on_every_line_ending(tmp_path: Path) -> None:
+    if native is None:
+        pytest.skip("the C build is what is compared")
+    for key, data in _ending_variants().items():
+        (tmp_path / f"{key}.jsonl").write_bytes(data)
+    fast = orjson.loads(orjson.dumps(validate_paths([tmp_path]).to_json()))
+    pure = _pure(["validate", str(tmp_path), "--json"])
+    assert pure.stdout, pure.stderr
+    slow = orjson.loads(pure.stdout)
+    assert fast["files"] == slow["files"]
+    assert fast["findings"] == slow["findings"]
+    assert {m["match"]: m for m in fast["matches"]} == {m["match"]: m for m in slow["matches"]}
+    assert all(m["match"] for m in fast["matches"])  # no match with an empty id
+    lf = {m["match"]: m for m in fast["matches"]}
+    # LF, CR LF and any mix of the two read alike, a BOM or not, a last line end or not
+    for key in ("crlf-end", "lf-crlf-end", "lf-end-bom", "crlf-noend-bom"):
+        a, b = lf["m-lf-end"], lf[f"m-{key}"]
+        assert a["hands"] == b["hands"] and [f["code"] for f in a["findings"]] == [f["code"] for f in b["findings"]]
