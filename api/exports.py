@@ -338,7 +338,7 @@ def match_lines(files: list[tuple[Path, str]], match: str, over: set[int] | None
                         if type(seq) is int and not mine[:-1]:
                             first = seq
         except (OSError, EOFError) as exc:
-            raise HTTPException(500, f"the kept copy of {shown} ({path.name}) cannot be read: {exc}") from None
+            raise HTTPException(500, f"the kept copy of {Path(shown).name} ({path.name}) cannot be read: {exc}") from None
         if mine:
             found.append((first, i, mine))
     return [line for _, _, lines in sorted(found) for line in lines]

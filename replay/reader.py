@@ -46,6 +46,7 @@ __all__ = [
     "LogReader",
     "Record",
     "UsageError",
+    "display_names",
     "iter_paths",
     "not_utf8",
     "parse_line",
@@ -392,8 +393,8 @@ def read_chunks(path: Path) -> Iterator[bytes]:
             why = not_a_log(head[: _SNIFF * 2], complete=got < _SNIFF and broke is None)
             if why is not None:
                 raise BrokenFile(why)
-            if head:
-                yield head
+            # in pieces of the chunk size still: a line too long is told by them
+            yield from (head[i : i + _CHUNK] for i in range(0, len(head), _CHUNK))
             if broke is not None:
                 raise broke
             while chunk := stream.read1(_CHUNK):
@@ -627,6 +628,33 @@ def iter_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
         if not p.exists():
             raise UsageError(p)
     return _expand(given)
+
+
+def display_names(paths: Iterable[str | os.PathLike[str]], found: Iterable[Path]) -> dict[str, str]:
+    """The name each file `found` under `paths` is shown by (findings, pages):
+    its path from the folder given, that folder's own name first, or a
+    file's own name; never the server's path to it. A name two files would
+    share keeps more of their folders.
+
+    >>> display_names(["/srv/logs", "/tmp/up/x.jsonl"], [Path("/srv/logs/2026/a.jsonl"), Path("/tmp/up/x.jsonl")])
+    {'/srv/logs/2026/a.jsonl': 'logs/2026/a.jsonl', '/tmp/up/x.jsonl': 'x.jsonl'}
+    """
+    tops = [Path(os.path.abspath(p)) for p in paths]
+    out: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for f in found:
+        full = Path(os.path.abspath(f))
+        top = next((t for t in tops if t != full and t in full.parents), None)
+        parts = full.relative_to(top.parent).parts if top is not None and top.parent != top else (full.name,)
+        name = "/".join(parts)
+        lead = full.parts[: len(full.parts) - len(parts)]
+        while name in taken and taken[name] != str(full) and lead:
+            *rest, last = lead
+            lead = tuple(rest)
+            name = f"{last.strip('/') or '/'}/{name}" if last != "/" else f"/{name}"
+        taken[name] = str(full)
+        out[os.fspath(f)] = name
+    return out
 
 
 def _expand(given: list[Path]) -> Iterator[Path]:

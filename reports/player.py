@@ -97,8 +97,10 @@ class ReportFilters:
 
 
 def _utc(d: dt.date) -> dt.datetime:
-    # a timezone-aware bound binds as TIMESTAMPTZ: the UTC day, whatever the session zone
-    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC)
+    # player_held.started is a plain TIMESTAMP holding UTC (migration 004): a
+    # plain bound compares as it is; an aware one would be moved into the
+    # session's zone, the server process's, first
+    return dt.datetime(d.year, d.month, d.day)
 
 
 def _frame(table: Any) -> pl.DataFrame:

@@ -12,7 +12,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from api.queries.sql import MATCH_COLS, WITHHELD, Cursor, dict_rows, int_scalar, one_row, ts_utc
+from api.queries.sql import (
+    MATCH_COLS,
+    WITHHELD,
+    Cursor,
+    dict_rows,
+    int_scalar,
+    one_row,
+    shown_file,
+    shown_message,
+    ts_utc,
+)
 from replay.tiles import tile_name
 
 # --- home ---------------------------------------------------------------------
@@ -110,6 +120,15 @@ def sort_state(sorts: dict[str, tuple[str, str]], sort: str | None, order: str |
 # --- matches list ---------------------------------------------------------------
 
 
+def utc_day(day: dt.date) -> dt.datetime:
+    """The first instant of a UTC day.
+
+    >>> utc_day(dt.date(2026, 11, 4)).isoformat()
+    '2026-11-04T00:00:00+00:00'
+    """
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchFilters:
     """Which matches a list, its hands or its moves hold (every given filter holds)."""
@@ -143,13 +162,15 @@ class MatchFilters:
         if self.verdict:
             where.append("m.verdict = ?")
             params.append(self.verdict)
+        # UTC days, as every time is shown: an aware bound binds as TIMESTAMPTZ,
+        # whatever the zone of the server's process (a DATE would take it)
         if self.date_from:
-            where.append("m.started >= ?::DATE")
-            params.append(self.date_from)
-        if self.date_to:
+            where.append("m.started >= ?")
+            params.append(utc_day(self.date_from))
+        if self.date_to and self.date_to < dt.date.max:
             # inclusive: the whole last day
-            where.append("m.started < ?::DATE + INTERVAL 1 DAY")
-            params.append(self.date_to)
+            where.append("m.started < ?")
+            params.append(utc_day(self.date_to + dt.timedelta(days=1)))
         return " AND ".join(where), params
 
     def params(self) -> dict[str, str]:
@@ -244,8 +265,8 @@ def findings_sql(code: str | None = None, severity: str | None = None, match: st
                      WHERE mv.match = f.match AND mv.hand = f.hand AND mv.seq <= f.seq), 0) AS ply,
                    f.code, f.severity,
                    CASE WHEN h.match IS NOT NULL AND h.result IS NULL THEN '{WITHHELD}'
-                        ELSE f.message END AS message,
-                   f.file, f.line
+                        ELSE {shown_message("f.message", "f.file")} END AS message,
+                   {shown_file("f.file")} AS file, f.line
             FROM findings f LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
             WHERE {cond}
             ORDER BY {by}"""
@@ -411,7 +432,8 @@ def file_counts(cur: Cursor, sha256: str) -> dict[str, Any]:
         "SELECT count(*), count(*) FILTER (WHERE severity = 'error') FROM findings "
         "WHERE list_contains(?, match) OR (match IS NULL AND sha256 = ?)", [ids, sha256]).fetchall()
     problems = dict_rows(cur,
-        "SELECT line, code, message, file FROM findings WHERE match IS NULL AND sha256 = ? "
+        f"SELECT line, code, {shown_message('message', 'file')} AS message, {shown_file('file')} AS file "
+        "FROM findings WHERE match IS NULL AND sha256 = ? "
         "ORDER BY line LIMIT 20", [sha256])
     for p in problems:  # ingest words a line of no match "FILE: line N: ..."
         p["message"] = p["message"].removeprefix(f"{p.pop('file')}: ")
