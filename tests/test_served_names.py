@@ -127,3 +127,44 @@ def test_date_filters_bind_utc_days_whatever_the_server_zone(tmp_path: Path) -> 
         differ = [u for u in urls if other[u] != utc[u]]
         assert not differ, (tz, differ)
     assert hashlib  # (used by the child)
+
+
+# -- a flood of findings -----------------------------------------------------------------
+
+
+def test_a_flood_of_one_repeated_line_stores_few_findings(tmp_path: Path) -> None:
+    """One valid play line repeated (an upload of a small gzip): the findings
+    are capped per code, and the findings pages and the match page answer."""
+    import gzip
+
+    import duckdb
+    import orjson
+
+    from replay.findings import FINDINGS_PER_CODE
+
+    raws = (ROOT / "sample_logs" / "milo.jsonl").read_bytes().splitlines()
+    first = orjson.loads(raws[0])["match"]
+    mine = [r for r in raws if orjson.loads(r)["match"] == first]
+    play = next(i for i, r in enumerate(mine) if orjson.loads(r)["type"] == "play")
+    repeats = 30_000
+    body = gzip.compress(b"\n".join(mine) + b"\n" + (mine[play] + b"\n") * repeats)
+    db = tmp_path / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    token = "flood-token"
+    with TestClient(create_app(db, token=token, deepen=0)) as c:
+        r = c.post("/api/upload", files={"file": ("flood.jsonl.gz", body)},
+                   headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200, r.text
+        for url in ("/findings", "/api/findings", "/api/findings.csv", "/api/findings.parquet",
+                    f"/matches/{first}", f"/api/matches/{first}", f"/findings?match={first}&page=2"):
+            got = c.get(url)
+            assert got.status_code == 200, url
+        listed = c.get("/api/findings", params={"match": first, "code": "SEQ_REPEATED"}).json()
+        assert listed["total"] == FINDINGS_PER_CODE + 1
+        pages = [c.get("/api/findings", params={"match": first, "code": "SEQ_REPEATED", "page": k}).json()
+                 for k in (1, 2)]
+        said = [f["message"] for p in pages for f in p["findings"]]
+        assert sum(m.startswith(f"{repeats - FINDINGS_PER_CODE:,} more SEQ_REPEATED") for m in said) == 1
+    with duckdb.connect(str(db), read_only=True) as conn:
+        n = conn.execute("SELECT count(*) FROM findings WHERE match = ?", [first]).fetchone()
+    assert n is not None and n[0] <= 3 * (FINDINGS_PER_CODE + 1)

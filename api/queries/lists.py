@@ -253,23 +253,35 @@ def _findings_where(code: str | None, severity: str | None, match: str | None) -
 
 
 def findings_sql(code: str | None = None, severity: str | None = None, match: str | None = None,
-                 sort: str | None = None, order: str | None = None) -> tuple[str, list[Any]]:
-    """The rows of the findings list, every page. A message of a hand still on
-    is withheld here (it may name a hidden tile), for the JSON and the downloads alike."""
+                 sort: str | None = None, order: str | None = None, page: tuple[int, int] | None = None
+                 ) -> tuple[str, list[Any]]:
+    """The rows of the findings list, every page (or one: `page` is (limit,
+    offset)). A message of a hand still on is withheld here (it may name a
+    hidden tile), for the JSON and the downloads alike. The rows are chosen
+    and ordered first, the ply of each (a look into the moves) is worked out
+    for those only: a page costs the same with a hundred findings or millions."""
     cond, params = _findings_where(code, severity, match)
     by = order_by(FINDING_SORTS, sort, order,
                   "(f.severity = 'error') DESC, f.match NULLS FIRST, f.hand NULLS FIRST",
                   "f.match NULLS FIRST, f.hand NULLS FIRST, f.seq, f.code, f.file, f.line")
-    sql = f"""SELECT f.match, f.hand, f.seq,
+    cut = ""
+    if page is not None:
+        cut = "LIMIT ? OFFSET ?"
+        params = [*params, *page]
+    sql = f"""WITH f AS (
+                SELECT f.match, f.hand, f.seq, f.code, f.severity,
+                       CASE WHEN h.match IS NOT NULL AND h.result IS NULL THEN '{WITHHELD}'
+                            ELSE {shown_message("f.message", "f.file")} END AS message,
+                       {shown_file("f.file")} AS file, f.line, f.k
+                FROM (SELECT f.*, row_number() OVER (ORDER BY {by}) AS k FROM findings f
+                      WHERE {cond} ORDER BY k {cut}) f
+                LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
+            )
+            SELECT f.match, f.hand, f.seq,
                    coalesce((SELECT max(mv.ply) FROM moves mv
                      WHERE mv.match = f.match AND mv.hand = f.hand AND mv.seq <= f.seq), 0) AS ply,
-                   f.code, f.severity,
-                   CASE WHEN h.match IS NOT NULL AND h.result IS NULL THEN '{WITHHELD}'
-                        ELSE {shown_message("f.message", "f.file")} END AS message,
-                   {shown_file("f.file")} AS file, f.line
-            FROM findings f LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
-            WHERE {cond}
-            ORDER BY {by}"""
+                   f.code, f.severity, f.message, f.file, f.line
+            FROM f ORDER BY f.k"""
     return sql, params
 
 
@@ -286,8 +298,8 @@ def list_findings(
 ) -> dict[str, Any]:
     cond, cond_params = _findings_where(code, severity, match)
     n = int_scalar(cur, f"SELECT count(*) FROM findings f WHERE {cond}", cond_params)
-    sql, params = findings_sql(code, severity, match, sort, order)
-    rows = dict_rows(cur, sql + " LIMIT ? OFFSET ?", params + [per_page, (page - 1) * per_page])
+    sql, params = findings_sql(code, severity, match, sort, order, page=(per_page, (page - 1) * per_page))
+    rows = dict_rows(cur, sql, params)
     codes = dict_rows(
         cur, "SELECT code, severity, count(*) AS n FROM findings GROUP BY ALL ORDER BY code"
     )

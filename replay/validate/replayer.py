@@ -48,6 +48,7 @@ from replay.findings import (
     MatchReport,
     MoveRecord,
     SeatRecord,
+    cap_findings,
 )
 from replay.match import (
     HandScore,
@@ -171,7 +172,7 @@ class MatchReplayer:
             return MatchReport(
                 match=self.match_id,
                 verdict="unreadable",
-                findings=locate(self.findings, self.records)[0],
+                findings=cap_findings(locate(self.findings, self.records)[0]),
                 files=tuple(self.files),
             )
         i, count = 0, len(events)
@@ -846,6 +847,7 @@ class MatchReplayer:
             h.hand: self.reveals[h.hand][1] for h in hands if h.server_seed and h.hand in self.reveals
         }
         findings, places = locate(self.findings, self.records, set(seeds.values()))
+        findings = cap_findings(findings)
         seed_lines = tuple((h, *places[q]) for h, q in seeds.items() if q in places)
         verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
         return MatchReport(
