@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from api.names import fold, same_names
 from api.queries.sql import (
     MATCH_COLS,
     WITHHELD,
@@ -327,9 +328,21 @@ def players_sql(q: str | None = None, sort: str | None = None, order: str | None
     return sql, params
 
 
+#: SQL: a text folded as api.names.fold folds a query (NFC rather than NFKC:
+#: DuckDB has no NFKC; the query side is folded in full).
+_INVISIBLE = "[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]"
+
+
+def _folded(col: str) -> str:
+    return f"strip_accents(lower(nfc_normalize(regexp_replace(coalesce({col}, ''), '{_INVISIBLE}', '', 'g'))))"
+
+
 def _players_where(q: str | None) -> tuple[str, list[Any]]:
     if q:
-        return "(player ILIKE ? OR name ILIKE ?)", [f"%{q}%", f"%{q}%"]
+        # case, accents, compatibility forms and invisible characters aside:
+        # "jose" finds "José", "JOSÉ" and "Jose\u0301"
+        like = f"%{fold(q)}%"
+        return f"({_folded('player')} LIKE ? OR {_folded('name')} LIKE ?)", [like, like]
     return "TRUE", []
 
 
@@ -456,3 +469,14 @@ def file_counts(cur: Cursor, sha256: str) -> dict[str, Any]:
                    "findings": found[0][0], "errors": found[0][1]},
         "problems": problems,
     }  # fmt: skip
+
+
+#: Groups of look-alike players a page lists at most.
+LOOKALIKE_GROUPS = 20
+
+
+def lookalike_players(cur: Cursor) -> list[dict[str, object]]:
+    """Distinct players whose names are one after `api.names.fold` (the
+    fairness and suspicious pages warn of them), largest groups first."""
+    rows = cur.execute("SELECT player, name FROM players").fetchall()
+    return same_names(rows)[:LOOKALIKE_GROUPS]
