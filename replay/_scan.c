@@ -481,7 +481,7 @@ PyObject *py_scan(PyObject *self, PyObject *args)
         const uint8_t *e = le;
         if (e > start && e[-1] == '\r')
             e--;
-        {
+        if (le - start <= max_line) { /* a longer line is too long, blank or not, as the reader says */
             const uint8_t *q = start;
             while (q < e && (*q == ' ' || *q == '\t'))
                 q++;
