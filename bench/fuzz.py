@@ -10,7 +10,8 @@ endings, gzip bombs and broken gzip) or a folder with a special file in it
 Each is validated by the C path and the pure path under a time limit and
 checked: no exception, no hang, the damaged match told with a file and a
 line, every untouched match read as undamaged, the same report on both
-paths. The figures come last: cases, crashes, hangs, differences between
+paths; every tenth case is also ingested, damaged and not, and the untouched
+matches must be stored alike. The figures come last: cases, crashes, hangs, differences between
 the paths, untouched matches lost (and damaged matches with no finding that
 names a line). No arguments: 300 cases, under a minute.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.accel import native  # noqa: E402
-from tests.fuzzing import TIME_LIMIT, Tally, corpus, make_case, run_case  # noqa: E402
+from tests.fuzzing import TIME_LIMIT, Tally, corpus, ingest_lost, make_case, run_case  # noqa: E402
 
 
 def main() -> int:
@@ -37,6 +38,8 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=float, default=TIME_LIMIT, help="seconds a case may take on one path")
+    ap.add_argument("--ingest-every", type=int, default=10,
+                    help="ingest every Nth case, damaged and not, and compare the untouched matches stored")
     args = ap.parse_args()
     if native is None:
         print("the C build is missing (or REPLAY_PURE is set): only the pure path runs", file=sys.stderr)
@@ -44,6 +47,7 @@ def main() -> int:
     tally = Tally()
     kinds: Counter[str] = Counter()
     slowest = (0.0, "")
+    ingested = 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="replay-fuzz-") as tmp:
         for n in range(args.cases):
@@ -51,6 +55,10 @@ def main() -> int:
             kinds[case.kind] += 1
             t = time.perf_counter()
             out = run_case(case, Path(tmp) / f"c{n}", limit=args.limit)
+            if args.ingest_every and n % args.ingest_every == 0 and not (out.crash or out.hang):
+                stored_lost = ingest_lost(case, Path(tmp) / f"i{n}")
+                out.lost += [f"{m} (stored)" for m in stored_lost]
+                ingested += 1
             took = time.perf_counter() - t
             slowest = max(slowest, (took, case.name))
             tally.add(out)
@@ -61,6 +69,7 @@ def main() -> int:
     print("kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print(f"slowest case: {slowest[1]} ({slowest[0]:.1f} s, both paths)")
     print(f"wall: {wall:.1f} s")
+    print(f"ingested: {ingested} cases")
     print(f"cases: {tally.cases} cases")
     print(f"crashes: {tally.crashes} cases")
     print(f"hangs: {tally.hangs} cases")

@@ -387,6 +387,39 @@ def _undamaged(case: Case, folder: Path) -> dict[str, Any]:
     return _matches(validate_fast([path]))
 
 
+def _stored(folder: Path, db: Path, ids: tuple[str, ...]) -> dict[str, Any]:
+    import duckdb
+
+    from replay.ingest import ingest
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    ingest([str(folder)], db=db, workers=0, analysis=(0, 0))
+    with duckdb.connect(str(db), read_only=True) as conn:
+        rows = conn.execute(
+            """SELECT m.match, m.verdict, m.result, m.score, m.hands, m.errors, m.warnings,
+                      (SELECT list((h.hand, h.result, h.points, h.score, h.dealt) ORDER BY h.hand)
+                       FROM hands h WHERE h.match = m.match)
+               FROM matches m WHERE list_contains(?, m.match)""", [list(ids)]).fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+def ingest_lost(case: Case, folder: Path) -> list[str]:
+    """The untouched matches that a store of the damaged file holds otherwise
+    than a store of the undamaged one (or not at all)."""
+    if not case.untouched:
+        return []
+    damaged = _stored(_write_case(case, folder / "damaged"), folder / "store-damaged" / "replay.duckdb",
+                      case.untouched)
+    clean = folder / "clean"
+    clean.mkdir(parents=True, exist_ok=True)
+    if case.clean is None:
+        (clean / "good.jsonl").write_bytes(b"".join(ln + b"\n" for ln in corpus()[0]))
+    else:
+        (clean / "clean.jsonl").write_bytes(case.clean)
+    want = _stored(clean, folder / "store-clean" / "replay.duckdb", case.untouched)
+    return [m for m in case.untouched if damaged.get(m) != want.get(m)]
+
+
 @dataclass
 class Tally:
     cases: int = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzzing import FILE_KINDS, LINE_KINDS, SPECIAL_KINDS, Tally, corpus, make_case, run_case
+from tests.fuzzing import FILE_KINDS, LINE_KINDS, SPECIAL_KINDS, Tally, corpus, ingest_lost, make_case, run_case
 
 CASES = 3 * len(LINE_KINDS + FILE_KINDS + SPECIAL_KINDS)
 
@@ -34,3 +34,11 @@ def test_a_damaged_victim_is_told_with_file_and_line(tmp_path: Path, kind: str) 
     assert case.kind == kind and case.victim
     out = run_case(case, tmp_path)
     assert not out.unexplained and not out.lost and not out.differs
+
+
+@pytest.mark.parametrize("kind", ["bad_json", "time", "flood", "endings", "fifo"])
+def test_the_untouched_matches_of_a_damaged_file_are_stored_alike(tmp_path: Path, kind: str) -> None:
+    kinds = LINE_KINDS + FILE_KINDS + SPECIAL_KINDS
+    case = make_case(random.Random(11), kinds.index(kind), corpus())
+    assert case.kind == kind and case.untouched
+    assert ingest_lost(case, tmp_path) == []

@@ -923,7 +923,7 @@ def internal_error(records: Sequence[Record], exc: BaseException, seq: int | Non
     on the line of event `seq` (else the match's first line)."""
     names = (r.event.match if isinstance(r, EventLine) else r.match for r in records)
     match = next((m for m in names if m is not None), "")
-    where = next((r for r in records if isinstance(r, EventLine) and r.event.seq == seq), None)
+    where: Record | None = next((r for r in records if isinstance(r, EventLine) and r.event.seq == seq), None)
     if where is None and records:
         where = min(records, key=lambda r: (r.file, r.line))
     what = f"{type(exc).__name__}: {exc}"
