@@ -83,7 +83,7 @@ class ReportFilters:
         if self.date_from is not None:
             sql += " AND started >= $date_from"
             params["date_from"] = _utc(self.date_from)
-        if self.date_to is not None:
+        if self.date_to is not None and self.date_to < dt.date.max:  # (the last day bounds nothing)
             sql += " AND started < $date_to"  # the whole last day
             params["date_to"] = _utc(self.date_to + dt.timedelta(days=1))
         if self.partner is not None:

@@ -127,6 +127,21 @@ def test_ingest_stores_every_file_beside_odd_times(odd_folder: Path, tmp_path: P
     assert want <= set(stored)
     assert {f"m-11000-0001-t{k}" for k in range(len(ODD_TIMES) + len(EDGE_TIMES))} <= set(stored)
     assert times is not None and times[0].year >= 1 and times[1].year <= 9999
+    # and served: the times at the calendar's ends, and the filters up to them
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    with TestClient(create_app(db, deepen=0)) as c:
+        players = [p["player"] for p in c.get("/api/players").json()["players"]]
+        urls = ["/matches", "/api/matches.csv", "/fairness", "/leaderboard", "/findings",
+                "/matches/m-11000-0001-t5", "/matches/m-11000-0001-t6/hands/1",
+                "/api/matches?date_from=0001-01-01&date_to=9999-12-31", "/api/hands?date_to=9999-12-31",
+                "/fairness?date_to=9999-12-31", f"/players/{players[0]}?date_to=9999-12-31",
+                f"/api/players/{players[0]}?date_from=0001-01-01&date_to=9999-12-31",
+                f"/api/skill/months.csv?player={players[0]}&date_to=9999-12-31"]
+        for url in urls:
+            assert c.get(url).status_code == 200, url
 
 
 # -- one failing match never ends the run -----------------------------------------------
