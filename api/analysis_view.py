@@ -14,11 +14,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from api.names import shown
+
 SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 
 
 def _esc(x: object) -> str:
-    return escape(str(x), quote=True)
+    return escape(shown(str(x)), quote=True)  # names from logs: nothing invisible
 
 
 def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from api.names import shown
 from api.replay_model import Placed, Ply, SeatLabel, esc, label
 from api.tile_svg import clip, runs, shown_over, span, tile_defs
 from replay.tiles import HIGH, IS_DOUBLE, LOW
@@ -286,7 +287,7 @@ def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None,
     # across the top or the bottom the name follows the seat; at a side, the line below it
     nx, ny = (50, 14) if across else (0, 32)
     row = [f'<text x="0" y="14" class="seat{side}">seat {s}{"" if across else you}</text>',
-           f'<text x="{nx}" y="{ny}" class="name">{esc(clip(lab.label, most))}{esc(tag)}'
+           f'<text x="{nx}" y="{ny}" class="name">{esc(clip(shown(lab.label), most))}{esc(tag)}'
            f'{"<tspan class=you>" + you + "</tspan>" if you and across else ""}</text>']
     for a, b, acting in runs([p.move is not None and p.move.seat == s for p in plies]):
         if acting:

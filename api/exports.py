@@ -38,6 +38,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from api import queries as q
+from replay.reader import BOM
 from replay.store import layout
 
 router = APIRouter()
@@ -257,31 +258,60 @@ def match_log(request: Request, match_id: str) -> Response:
     """The match's own lines from the kept log files, as read (JSON Lines).
 
     Served once every hand of the match is over: the lines of a hand still
-    on hold the hidden hands (409 until then)."""
+    on hold the hidden hands (409 until then). A match not closed yet whose
+    lines name a hand the store holds no finished row of (its deal line
+    could not be read, say) waits too: that hand may be on."""
     cur = request.app.state.store.cursor()
     try:
-        if not cur.execute("SELECT 1 FROM matches WHERE match = ?", [match_id]).fetchall():
+        head = cur.execute("SELECT result FROM matches WHERE match = ?", [match_id]).fetchall()
+        if not head:
             raise HTTPException(404, f"no match {match_id!r}")
         on = cur.execute("SELECT min(hand) FROM hands WHERE match = ? AND result IS NULL", [match_id]).fetchall()
         if on and on[0][0] is not None:
-            raise HTTPException(409, f"match {match_id!r}: hand {on[0][0]} is not over, and its lines hold "
-                                     "the hidden hands; the log is served once every hand is over")
+            raise HTTPException(409, _WAIT.format(match=match_id, hand=on[0][0]))
+        over = None
+        if head[0][0] is None:  # not closed: only lines of hands that are over may go out
+            over = {h for (h,) in cur.execute(
+                "SELECT hand FROM hands WHERE match = ? AND result IS NOT NULL", [match_id]).fetchall()}
         files = cur.execute(
             """SELECT lf.stored, lf.path FROM match_files mf JOIN log_files lf ON lf.sha256 = mf.sha256
                WHERE mf.match = ? ORDER BY lf.read_at, lf.sha256""", [match_id]).fetchall()
     finally:
         cur.close()
     data = layout(request.app.state.store.db_path).data
-    body = b"".join(line + b"\n" for line in match_lines([(data / s, p) for s, p in files], match_id))
+    try:
+        lines = match_lines([(data / s, p) for s, p in files], match_id, over=over)
+    except HandOn as exc:
+        raise HTTPException(409, _WAIT.format(match=match_id, hand=exc.hand)) from None
+    body = b"".join(line + b"\n" for line in lines)
     return Response(body, media_type="application/x-ndjson",
                     headers=_disposition(filename(match_id, "jsonl")))
 
 
-def match_lines(files: list[tuple[Path, str]], match: str) -> list[bytes]:
+_WAIT = ("match {match!r}: hand {hand} is not over, and its lines hold the hidden hands; "
+         "the log is served once every hand is over")
+
+#: Events that belong to no hand, whatever `hand` they carry.
+_MATCH_EVENTS = frozenset({"match_start", "match_end"})
+
+
+class HandOn(Exception):
+    """A line of a hand that is not over (`hand`: its number as logged)."""
+
+    def __init__(self, hand: object) -> None:
+        super().__init__(hand)
+        self.hand = hand
+
+
+def match_lines(files: list[tuple[Path, str]], match: str, over: set[int] | None = None) -> list[bytes]:
     """The lines of `match` in the kept `files` (path, the path it was read
     from), each file's in file order, the files in the order of the match's
     events (the first `seq` of it each holds). A line is the match's when it is
-    a JSON object whose `match` is it (a line that is not JSON belongs to none)."""
+    a JSON object whose `match` is it (a line that is not JSON belongs to none).
+
+    With `over` (the hands that are over), a line of any other hand raises
+    `HandOn`: a line with a `hand`, or a deal, draw or play line, unless it
+    belongs to one of `over`."""
     needle = orjson.dumps(match)[1:-1]  # as a log writes the id, escapes and all
     found: list[tuple[float, int, list[bytes]]] = []
     for i, (path, shown) in enumerate(files):
@@ -290,21 +320,42 @@ def match_lines(files: list[tuple[Path, str]], match: str) -> list[bytes]:
         try:
             opener = gzip.open if path.name.endswith(".gz") else open
             with opener(path, "rb") as fh:
-                for raw in fh:
+                for n, raw in enumerate(fh):
                     if needle not in raw:
                         continue
                     line = raw.rstrip(b"\r\n")
+                    if n == 0:
+                        line = line.removeprefix(BOM)  # as the reader skips it
                     try:
                         obj = orjson.loads(line)
                     except orjson.JSONDecodeError:
                         continue
                     if isinstance(obj, dict) and obj.get("match") == match:
+                        if over is not None and _of_a_hand_on(obj, over):
+                            raise HandOn(obj.get("hand"))
                         mine.append(line)
                         seq = obj.get("seq")
                         if type(seq) is int and not mine[:-1]:
                             first = seq
         except (OSError, EOFError) as exc:
-            raise HTTPException(500, f"the kept copy of {shown} ({path.name}) cannot be read: {exc}") from None
+            raise HTTPException(500, f"the kept copy of {Path(shown).name} ({path.name}) cannot be read: {exc}") from None
         if mine:
             found.append((first, i, mine))
     return [line for _, _, lines in sorted(found) for line in lines]
+
+
+def _of_a_hand_on(obj: dict[str, Any], over: set[int]) -> bool:
+    """Whether a line may hold tiles of a hand that is not over.
+
+    >>> _of_a_hand_on({"type": "play", "hand": 2}, {1, 2}), _of_a_hand_on({"type": "deal", "hand": "3"}, {1, 2})
+    (False, True)
+    >>> _of_a_hand_on({"type": "seat_change", "seat": 1}, set()), _of_a_hand_on({"hands": [["66"]]}, {1})
+    (False, True)
+    """
+    if obj.get("type") in _MATCH_EVENTS:
+        return False
+    hand = obj.get("hand")
+    if type(hand) is int and hand in over:
+        return False
+    return "hand" in obj or any(k in obj for k in ("hands", "tile", "draws")) or obj.get("type") in (
+        "deal", "play", "draw", "pass", "hand_end", "redeal_claim", "lead_yield")

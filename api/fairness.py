@@ -28,6 +28,7 @@ from api.deps import Cur, Cursor, form_date
 from api.exports import Format, rows_table, table_response
 from api.lru import LRU
 from api.pages import render
+from api.queries import lookalike_players
 from reports.audit import AuditReport, Filters, run_audit
 
 router = APIRouter()
@@ -116,6 +117,7 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
         r=data,
         filters=filters.to_dict(),
         choices=_choices(cur),
+        lookalikes=lookalike_players(cur),
         luck_rows=rows[:LUCK_ROWS],
         luck_more=max(0, len(rows) - LUCK_ROWS),
         luck_svg=svg,

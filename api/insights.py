@@ -38,6 +38,7 @@ from api.deps import Cur
 from api.fairness import CACHE_SIZE
 from api.lru import LRU
 from api.pages import render, u
+from api.queries import lookalike_players
 from api.replay_model import esc
 from api.skill_charts import luck_svg, months_svg, phase_svg
 from reports import cheats, skill
@@ -408,7 +409,7 @@ def suspicious_page(request: Request, cur: Cur, bots: bool = False,
     data = _suspicious(request, cur, bots, least)
     params = {k: v for k, v in (("bots", "true" if bots else None), ("min_hands", least or None)) if v is not None}
     return HTMLResponse(render(
-        "suspicious.html", nav="suspicious", r=data, params=params,
+        "suspicious.html", nav="suspicious", r=data, params=params, lookalikes=lookalike_players(cur),
         json_url=u("api", "suspicious", **params), csv_url=u("api", "suspicious.csv", **params),
         parquet_url=u("api", "suspicious.parquet", **params),
     ))

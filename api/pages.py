@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from api.analysis_view import shown_move, summary_panel
 from api.hand_page import hand_sections
+from api.names import shown
 from api.replay_model import HandData
 from api.tile_svg import ply_style
 from replay.tiles import tile_name
@@ -51,6 +52,15 @@ def _side_of(teams: str, seat: int | None) -> int | None:
     return seat % 2 if teams == "pairs" else seat
 
 
+def _finalize(value: object) -> object:
+    # every text a template writes out (ids and names from logs among them) as
+    # a person should read it: invisible and direction characters spelled out
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return shown(value)
+    return value
+
+
+env.finalize = _finalize
 env.globals.update(u=u, side_of=_side_of, has_fairness=True)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
 env.filters["move"] = lambda m: "" if m is None else shown_move(m)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from html import escape
 from typing import Any
 
+from api.names import shown
 from replay.hand_walk import FINISHED, HAND_SIZE, Placed
 from replay.tiles import HIGH, LOW, tile_name
 
@@ -33,8 +34,9 @@ _LABEL: tuple[str, ...] = tuple(f"[{HIGH[t]}|{LOW[t]}]" for t in range(28))
 
 
 def esc(text: object) -> str:
-    """Escape for SVG/HTML text and attribute values."""
-    return escape(str(text), quote=True)
+    """Escape for SVG/HTML text and attribute values, invisible and direction
+    characters spelled out (api.names.shown: names come from logs)."""
+    return escape(shown(str(text)), quote=True)
 
 
 # --- input: what the store holds for one hand ---------------------------------

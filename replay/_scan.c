@@ -111,7 +111,7 @@ static int tile(cur *c, int *id, int *first)
     return 1;
 }
 
-/* YYYY-MM-DDTHH:MM:SS[.f+]Z, with the calendar of RFC3339_PATTERN. */
+/* YYYY-MM-DDTHH:MM:SS[.f+]Z, with the calendar of RFC3339_PATTERN, years 0001 to 9999. */
 static int ts_ok(const uint8_t *s, Py_ssize_t n)
 {
     int y, mo, d, h, mi, se;
@@ -127,8 +127,10 @@ static int ts_ok(const uint8_t *s, Py_ssize_t n)
             if (s[i] < '0' || s[i] > '9')
                 return 0;
     }
-    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60)
+    if (y == 0 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60)
         return 0;
+    if (y == 9999 && mo == 12 && d == 31 && h == 23 && mi == 59 && se == 60)
+        return 0; /* a leap second into year 10000: Python's reader refuses it */
     static const int days[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (d > days[mo])
         return 0;
@@ -479,7 +481,7 @@ PyObject *py_scan(PyObject *self, PyObject *args)
         const uint8_t *e = le;
         if (e > start && e[-1] == '\r')
             e--;
-        {
+        if (le - start <= max_line) { /* a longer line is too long, blank or not, as the reader says */
             const uint8_t *q = start;
             while (q < e && (*q == ' ' || *q == '\t'))
                 q++;

@@ -208,6 +208,7 @@ def _scan(file: str, buffers: Iterator[bytes]) -> _FileScan:
         loose.append((lines, BadLine(file, lines, MALFORMED_LINE, f"line {lines}: {exc}", None, None, None, raw_text)))
 
     top, bad = _place(file, loose, sources, placeholders)
+    _unclaim(sources, placeholders)
     ordered = dict(sorted(sources.items(), key=lambda kv: kv[1].first_line))
     return _FileScan(FileReport(file, lines, bad), ordered, top)
 
@@ -240,6 +241,33 @@ def _place(file: str, loose: list[tuple[int, Record]], sources: dict[str, Source
         if want is not None and isinstance(rec, EventLine) and want == (mid, rec.event.seq, rec.event.ts):
             src.placed[line] = rec
     return top, bad
+
+
+def _unclaim(sources: dict[str, Source], placeholders: dict[int, tuple[str, int, str]]) -> None:
+    """Give up the scanner's claim on a line Python read as another match's, or
+    as no match's (a head the scanner took for canonical, then a bare CR and
+    more JSON after it, say): the line leaves that match's segments, which
+    then go line by line, and a match left with no line is no match at all,
+    as for the pure reader."""
+    for line, (mid, _, _) in placeholders.items():
+        src = sources.get(mid)
+        if src is None or any(n == line for n, _ in src.others):
+            continue
+        for seg in src.segments:
+            at = next((i for i, ev in enumerate(seg.events) if ev[0] == OTHER and ev[1] == line), None)
+            if at is not None:
+                del seg.events[at]
+                seg.count -= 1
+                seg.ordered = False
+                src.holes -= 1
+                break
+        lines = [ev[1] for seg in src.segments for ev in seg.events]
+        lines += [mv[0] for seg in src.segments for mv in MOVE.iter_unpack(seg.moves)]
+        lines += [n for n, _ in src.others]
+        if not lines:
+            del sources[mid]
+        else:
+            src.first_line = min(lines)
 
 
 def _line_finding(rec: BadLine) -> Finding:

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import orjson
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -115,21 +116,45 @@ Points: TypeAlias = Annotated[StrictInt, Field(ge=-INT32_MAX, le=INT32_MAX)]
 # RFC 3339 date-time, including the number of days of each month and leap
 # years, so that the (Rust) pattern alone decides validity and no Python
 # call is needed per line. Seconds may be 60 (leap second).
+# Years 0001 to 9999 (year 0000 is no year of the calendar Python and the
+# store count in); `_in_range` refuses the few times of years 0001 and 9999
+# whose instant (offset or leap second applied) falls outside them.
+_YEAR = r"(?:\d{3}[1-9]|\d{2}[1-9]\d|\d[1-9]\d{2}|[1-9]\d{3})"
 _DATE = (
-    r"(?:\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])"
+    rf"(?:{_YEAR}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])"
     r"|(?:0[13-9]|1[0-2])-(?:29|30)"
     r"|(?:0[13578]|1[02])-31)"
-    r"|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)"
+    r"|(?:\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)-02-29)"
 )
 _TIME = r"(?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
 RFC3339_PATTERN: Final = rf"^{_DATE}[Tt]{_TIME}$"
 
+_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+#: The first and last millisecond of years 0001 to 9999, UTC.
+FIRST_MS: Final = (date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000
+LAST_MS: Final = (date(9999, 12, 31).toordinal() + 1 - date(1970, 1, 1).toordinal()) * 86_400_000 - 1
+
+
+def _in_range(ts: str) -> str:
+    """A time whose instant is in years 0001 to 9999, UTC (only a time of
+    year 0001 or 9999 can fall outside: its offset or a leap second moves it).
+
+    >>> _in_range("9999-12-31T23:59:59Z")
+    '9999-12-31T23:59:59Z'
+    >>> _in_range("9999-12-31T23:00:00-05:00")
+    Traceback (most recent call last):
+    pydantic_core._pydantic_core.PydanticCustomError: the time 9999-12-31T23:00:00-05:00 falls outside years 0001 to 9999 (UTC)
+    """
+    if ts.startswith(("0001-01-01", "9999-12-31")) and not FIRST_MS <= ts_to_ms(ts) <= LAST_MS:
+        raise PydanticCustomError("time_range", "the time {ts} falls outside years 0001 to 9999 (UTC)", {"ts": ts})
+    return ts
+
+
 Timestamp: TypeAlias = Annotated[
     StrictStr,
     Field(pattern=RFC3339_PATTERN, json_schema_extra={"format": "date-time"}),
+    AfterValidator(_in_range),
 ]
-
-_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
 
 
 def ts_to_ms(ts: str) -> int:

@@ -6,6 +6,7 @@ JSON contract of `replay validate --json` (`ValidationReport.to_json()`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, NamedTuple
@@ -58,6 +59,7 @@ class FindingCode(StrEnum):
     MATCH_END_MISMATCH = "MATCH_END_MISMATCH"
     NOTE_MISMATCH = "NOTE_MISMATCH"
     REMATCH_UNKNOWN = "REMATCH_UNKNOWN"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
 #: Every finding code with its severity.
@@ -98,7 +100,45 @@ CODES: Final[dict[str, Severity]] = {
     FindingCode.MATCH_END_MISMATCH: "error",
     FindingCode.NOTE_MISMATCH: "warning",
     FindingCode.REMATCH_UNKNOWN: "warning",
+    FindingCode.INTERNAL_ERROR: "error",
 }
+
+#: Findings of one code a match lists one by one; past them, one more finding
+#: of that code counts the rest (a log repeating one line a million times is a
+#: million SEQ_REPEATED, which no page could list).
+FINDINGS_PER_CODE: Final = 100
+
+
+def cap_findings(findings: Sequence[Finding], cap: int = FINDINGS_PER_CODE) -> tuple[Finding, ...]:
+    """The first `cap` findings of each code, in order, then for each code
+    with more one finding that counts them, placed at the first one left out.
+
+    >>> fs = [Finding("SEQ_REPEATED", f"seq 3 appears twice (f:{n})", 1, 3, "f", n) for n in range(5, 10)]
+    >>> [f.message for f in cap_findings(fs, 2)][2]
+    '3 more SEQ_REPEATED findings of this match are not listed one by one (f, lines 7 to 9)'
+    """
+    counts: dict[str, int] = {}
+    out: list[Finding] = []
+    over: dict[str, tuple[Finding, Finding]] = {}
+    for f in findings:
+        n = counts[f.code] = counts.get(f.code, 0) + 1
+        if n <= cap:
+            out.append(f)
+        else:
+            first = over[f.code][0] if f.code in over else f
+            over[f.code] = (first, f)
+    for code, (first, last) in over.items():
+        more = counts[code] - cap
+        where = ""
+        if first.file is not None and first.line is not None:
+            span = f"line {first.line}" if more == 1 else f"lines {first.line} to {last.line}"
+            files = first.file if last.file == first.file else f"{first.file} and more"
+            where = f" ({files}, {span})"
+        hand = first.hand if first.hand == last.hand else None
+        out.append(Finding(code, f"{more:,} more {code} findings of this match are not listed one by one{where}",
+                           hand, None, first.file, first.line, first.match))
+    return tuple(out)
+
 
 #: Codes about the server's claims; an error in play silences them for the hand.
 CLAIM_CODES: Final = frozenset(

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from pydantic import ValidationError
 from replay.events import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, INT32_MAX, Event
 
 __all__ = [
+    "BOM",
     "LOG_SUFFIXES",
     "MAX_LINE_BYTES",
     "NOT_A_LOG",
@@ -43,6 +46,7 @@ __all__ = [
     "LogReader",
     "Record",
     "UsageError",
+    "display_names",
     "iter_paths",
     "not_utf8",
     "parse_line",
@@ -65,6 +69,8 @@ MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 
 _CHUNK: Final = 256 * 1024
 _GZIP_MAGIC: Final = b"\x1f\x8b"
+#: The UTF-8 byte-order mark: skipped at the start of a file (only there).
+BOM: Final = b"\xef\xbb\xbf"
 
 
 class UsageError(Exception):
@@ -173,6 +179,18 @@ def parse_line(text: str, file: str = "", line: int = 0) -> Record:
         return _bad_line(text, file, line, exc)
 
 
+def _cr_hint(text: str) -> str:
+    """A word on bare CR characters, which end no line (only LF does).
+
+    >>> _cr_hint('{"a":1}\\r{"b":2}')
+    '; the line holds 1 bare CR (carriage return): lines end in LF or CR LF, never in CR alone'
+    """
+    n = text.count("\r")
+    if not n:
+        return ""
+    return f"; the line holds {n:,} bare CR (carriage return): lines end in LF or CR LF, never in CR alone"
+
+
 def _bad_line(text: str, file: str, line: int, exc: ValidationError) -> Record:
     def bad(code: str, what: str, obj: dict[str, Any] | None = None) -> BadLine:
         match, seq, hand = _ids(obj)
@@ -180,14 +198,14 @@ def _bad_line(text: str, file: str, line: int, exc: ValidationError) -> Record:
 
     first = exc.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
-        return bad(MALFORMED_LINE, f"not JSON ({first['ctx']['error']})")
+        return bad(MALFORMED_LINE, f"not JSON ({first['ctx']['error']}){_cr_hint(text)}")
     try:
         obj = orjson.loads(text)
     except orjson.JSONDecodeError:
         try:  # what orjson refuses (e.g. integers beyond 64 bits)
             obj = json.loads(text)
         except ValueError as err:
-            return bad(MALFORMED_LINE, f"not JSON ({err})")
+            return bad(MALFORMED_LINE, f"not JSON ({err}){_cr_hint(text)}")
     if not isinstance(obj, dict):
         return bad(MALFORMED_LINE, f"not a JSON object (got {_json_kind(obj)})")
     if "type" not in obj:
@@ -369,10 +387,14 @@ def read_chunks(path: Path) -> Iterator[bytes]:
                     got += len(chunk)
             except (EOFError, OSError, zlib.error) as exc:  # what was read before is kept
                 broke = exc
-            why = not_a_log(b"".join(first)[: _SNIFF * 2], complete=got < _SNIFF and broke is None)
+            head = b"".join(first)
+            if head.startswith(BOM):  # what Windows editors write first: not part of line 1
+                head = head[len(BOM) :]
+            why = not_a_log(head[: _SNIFF * 2], complete=got < _SNIFF and broke is None)
             if why is not None:
                 raise BrokenFile(why)
-            yield from first
+            # in pieces of the chunk size still: a line too long is told by them
+            yield from (head[i : i + _CHUNK] for i in range(0, len(head), _CHUNK))
             if broke is not None:
                 raise broke
             while chunk := stream.read1(_CHUNK):
@@ -507,6 +529,8 @@ class LogReader:
         try:
             for raw in split_lines(read_chunks(self.path)):
                 n += 1
+                if raw == b"":  # an empty line: counted, not read (a million of them must be quick)
+                    continue
                 # Fast path, inlined (it is most of the time per line): an
                 # event line as the server writes it, valid for its type.
                 if raw is not None and raw.startswith(b'{"type":"'):
@@ -570,12 +594,33 @@ def read_lines(path: str | os.PathLike[str]) -> Iterator[Record]:
 
 # -- paths -------------------------------------------------------------------
 
+_log = logging.getLogger(__name__)
+_KINDS: Final = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _regular(path: Path) -> bool:
+    """Whether a file found in a folder is a regular file (links followed);
+    a note says why another is skipped."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        _log.warning("skipped %s: %s", path, exc.strerror or exc)
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    _log.warning("skipped %s: %s, not a regular file", path, what)
+    return False
+
 
 def iter_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """The log files named by ``paths``: files as given, folders searched
     recursively for ``*.jsonl`` and ``*.jsonl.gz`` (hidden entries skipped,
     symlinked folders not followed), each folder's files sorted by path.
-    A file reached twice is read once.
+    A file reached twice is read once. In a folder only regular files are
+    taken: a named pipe, a device or a socket (reading one may never end)
+    is skipped with a note on stderr (the ``replay.reader`` logger).
 
     Raises :class:`UsageError` at once if a path does not exist, and when
     the walk reaches a folder with no log in it.
@@ -585,6 +630,33 @@ def iter_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
         if not p.exists():
             raise UsageError(p)
     return _expand(given)
+
+
+def display_names(paths: Iterable[str | os.PathLike[str]], found: Iterable[Path]) -> dict[str, str]:
+    """The name each file `found` under `paths` is shown by (findings, pages):
+    its path from the folder given, that folder's own name first, or a
+    file's own name; never the server's path to it. A name two files would
+    share keeps more of their folders.
+
+    >>> display_names(["/srv/logs", "/tmp/up/x.jsonl"], [Path("/srv/logs/2026/a.jsonl"), Path("/tmp/up/x.jsonl")])
+    {'/srv/logs/2026/a.jsonl': 'logs/2026/a.jsonl', '/tmp/up/x.jsonl': 'x.jsonl'}
+    """
+    tops = [Path(os.path.abspath(p)) for p in paths]
+    out: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for f in found:
+        full = Path(os.path.abspath(f))
+        top = next((t for t in tops if t != full and t in full.parents), None)
+        parts = full.relative_to(top.parent).parts if top is not None and top.parent != top else (full.name,)
+        name = "/".join(parts)
+        lead = full.parts[: len(full.parts) - len(parts)]
+        while name in taken and taken[name] != str(full) and lead:
+            *rest, last = lead
+            lead = tuple(rest)
+            name = f"{last.strip('/') or '/'}/{name}" if last != "/" else f"/{name}"
+        taken[name] = str(full)
+        out[os.fspath(f)] = name
+    return out
 
 
 def _expand(given: list[Path]) -> Iterator[Path]:
@@ -598,7 +670,7 @@ def _expand(given: list[Path]) -> Iterator[Path]:
                 found.extend(
                     base / name
                     for name in files
-                    if not name.startswith(".") and name.endswith(LOG_SUFFIXES)
+                    if not name.startswith(".") and name.endswith(LOG_SUFFIXES) and _regular(base / name)
                 )
             if not found:  # a typo'd or empty folder must not pass as "all valid"
                 raise UsageError(top, f"no table logs (*.jsonl, *.jsonl.gz) in {os.fspath(top)}")

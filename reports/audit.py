@@ -1,7 +1,9 @@
 """The fairness audit of a window of stored hands: deterministic checks and the battery.
 
 A window is the hands chosen by `Filters` (table, profile, player, match,
-dates on the hand's start). `load_window` pulls it with one DuckDB query
+dates on the hand's start) among the hands that are over: a hand still
+being played (no result yet) is in no window, so nothing the audit shows is
+a function of tiles still hidden. `load_window` pulls it with one DuckDB query
 (columnar: Arrow into polars, decks as int8 lists; no Python loop per
 deal). `run_audit` then
 
@@ -105,7 +107,10 @@ h AS (
     SELECT h.match, h.hand, h.started, h.result, h.dealt, coalesce(h.stock, []) AS stock,
            h.seed_ok, h.deal_ok, h.server_seed IS NOT NULL AS revealed,
            m.table_id, m.profile, m.players, m.stock_rule, m.estimates, m.lead_drawn
-    FROM hands h JOIN m USING (match) WHERE {hand_where}
+    FROM hands h JOIN m USING (match)
+    -- only hands that are over: a hand still on keeps its deal hidden from
+    -- every count, chart and download
+    WHERE h.result IS NOT NULL AND {hand_where}
 ),
 r AS (
     SELECT s.match, s.seat, s.player, s.from_hand,

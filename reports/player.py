@@ -83,7 +83,7 @@ class ReportFilters:
         if self.date_from is not None:
             sql += " AND started >= $date_from"
             params["date_from"] = _utc(self.date_from)
-        if self.date_to is not None:
+        if self.date_to is not None and self.date_to < dt.date.max:  # (the last day bounds nothing)
             sql += " AND started < $date_to"  # the whole last day
             params["date_to"] = _utc(self.date_to + dt.timedelta(days=1))
         if self.partner is not None:
@@ -97,8 +97,10 @@ class ReportFilters:
 
 
 def _utc(d: dt.date) -> dt.datetime:
-    # a timezone-aware bound binds as TIMESTAMPTZ: the UTC day, whatever the session zone
-    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC)
+    # player_held.started is a plain TIMESTAMP holding UTC (migration 004): a
+    # plain bound compares as it is; an aware one would be moved into the
+    # session's zone, the server process's, first
+    return dt.datetime(d.year, d.month, d.day)
 
 
 def _frame(table: Any) -> pl.DataFrame:

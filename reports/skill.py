@@ -421,7 +421,7 @@ def player_skill(cur: Cursor, player: str, filters: Any = None) -> dict[str, Any
     if filters.date_from is not None:  # the days of the match's start, UTC, both ends included
         where += " AND r.started >= $date_from"
         params["date_from"] = dt.datetime.combine(filters.date_from, dt.time(), dt.UTC)
-    if filters.date_to is not None:
+    if filters.date_to is not None and filters.date_to < dt.date.max:  # (the last day bounds nothing)
         where += " AND r.started < $date_to"
         params["date_to"] = dt.datetime.combine(filters.date_to + dt.timedelta(days=1), dt.time(), dt.UTC)
     luck = " + ".join(f"(r.par_r{k} - r.role_r{k} * coalesce(b{k}.par, 0))" for k in range(ROLES))

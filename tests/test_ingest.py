@@ -103,9 +103,24 @@ def report_view(report: ValidationReport) -> dict[str, Any]:
     return {"matches": view, "top": top, "files": files}
 
 
-def assert_same(db: Path, paths: list[Path]) -> dict[str, Any]:
+def _relabel(value: Any, names: dict[str, str]) -> Any:
+    """`value` with every file path in it as ingest names the file (display_names)."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {k: _relabel(v, names) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_relabel(v, names) for v in value)
+    return value
+
+
+def assert_same(db: Path, paths: list[Path], given: list[Path] | None = None) -> dict[str, Any]:
+    """The store at `db` holds what validate reports of `paths`; ingest read
+    them from `given` (the folders or files named), which name them."""
+    from replay.reader import display_names
+
     got = store_view(db)
-    want = report_view(validate_paths(paths))
+    want = _relabel(report_view(validate_paths(paths)), display_names(given or paths, paths))
     assert got["top"] == want["top"]
     assert sorted(got["matches"]) == sorted(want["matches"])
     for mid, w in want["matches"].items():
@@ -136,7 +151,7 @@ def test_defect_logs_are_stored_as_validate_reports_them(tmp_path: Path) -> None
     db = tmp_path / "data" / "r.duckdb"
     summary = ingest([logs], db=db, workers=2, chunk_hands=40)
     assert summary.loaded and summary.files == len(DEFECTS) + 1
-    got = assert_same(db, sorted(logs.iterdir()))
+    got = assert_same(db, sorted(logs.iterdir()), [logs])
     stored = sum((m["codes"] for m in got["matches"].values()), Counter(c for c, _, _ in got["top"]))
     assert set(stored) == set(DEFECTS)  # every planted code made it into the store
     assert summary.findings == stored and stored["SEED_REUSED"] >= 2  # both matches get it
@@ -503,7 +518,7 @@ def test_the_same_file_again_changes_nothing(sample: Path, tmp_path: Path) -> No
     conn = open_store(db, read_only=True)
     paths = conn.execute("SELECT paths FROM log_files WHERE path LIKE '%a.jsonl'").fetchall()
     conn.close()
-    assert paths == [([str(sample / "a.jsonl"), str(copy)],)]
+    assert paths == [([f"{sample.name}/a.jsonl", "copy.jsonl"],)]  # named from the folder given
     after = snapshot(db)
     assert {t: v for t, v in after.items() if t != "log_files"} == {
         t: v for t, v in before.items() if t != "log_files"
@@ -583,7 +598,7 @@ def test_unreadable_lines_are_findings_with_file_and_line(tmp_path: Path) -> Non
     broken.write_bytes(raw[: len(raw) // 2])
     db = tmp_path / "data" / "r.duckdb"
     summary = ingest([tmp_path / "logs"], db=db, workers=2, chunk_hands=5)
-    got = assert_same(db, [broken, a])
+    got = assert_same(db, [broken, a], [tmp_path / "logs"])
     assert {c for c, _, _ in got["top"]} == {"MALFORMED_LINE", "SCHEMA_ERROR"}
     assert all(f is not None and line is not None for _, f, line in got["top"])
     assert got["matches"][mid]["codes"]["UNKNOWN_EVENT"] == 1

@@ -12,7 +12,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from api.queries.sql import MATCH_COLS, WITHHELD, Cursor, dict_rows, int_scalar, one_row, ts_utc
+from api.names import fold, same_names
+from api.queries.sql import (
+    MATCH_COLS,
+    WITHHELD,
+    Cursor,
+    dict_rows,
+    int_scalar,
+    one_row,
+    shown_file,
+    shown_message,
+    ts_utc,
+)
 from replay.tiles import tile_name
 
 # --- home ---------------------------------------------------------------------
@@ -110,6 +121,15 @@ def sort_state(sorts: dict[str, tuple[str, str]], sort: str | None, order: str |
 # --- matches list ---------------------------------------------------------------
 
 
+def utc_day(day: dt.date) -> dt.datetime:
+    """The first instant of a UTC day.
+
+    >>> utc_day(dt.date(2026, 11, 4)).isoformat()
+    '2026-11-04T00:00:00+00:00'
+    """
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchFilters:
     """Which matches a list, its hands or its moves hold (every given filter holds)."""
@@ -143,13 +163,15 @@ class MatchFilters:
         if self.verdict:
             where.append("m.verdict = ?")
             params.append(self.verdict)
+        # UTC days, as every time is shown: an aware bound binds as TIMESTAMPTZ,
+        # whatever the zone of the server's process (a DATE would take it)
         if self.date_from:
-            where.append("m.started >= ?::DATE")
-            params.append(self.date_from)
-        if self.date_to:
+            where.append("m.started >= ?")
+            params.append(utc_day(self.date_from))
+        if self.date_to and self.date_to < dt.date.max:
             # inclusive: the whole last day
-            where.append("m.started < ?::DATE + INTERVAL 1 DAY")
-            params.append(self.date_to)
+            where.append("m.started < ?")
+            params.append(utc_day(self.date_to + dt.timedelta(days=1)))
         return " AND ".join(where), params
 
     def params(self) -> dict[str, str]:
@@ -232,23 +254,35 @@ def _findings_where(code: str | None, severity: str | None, match: str | None) -
 
 
 def findings_sql(code: str | None = None, severity: str | None = None, match: str | None = None,
-                 sort: str | None = None, order: str | None = None) -> tuple[str, list[Any]]:
-    """The rows of the findings list, every page. A message of a hand still on
-    is withheld here (it may name a hidden tile), for the JSON and the downloads alike."""
+                 sort: str | None = None, order: str | None = None, page: tuple[int, int] | None = None
+                 ) -> tuple[str, list[Any]]:
+    """The rows of the findings list, every page (or one: `page` is (limit,
+    offset)). A message of a hand still on is withheld here (it may name a
+    hidden tile), for the JSON and the downloads alike. The rows are chosen
+    and ordered first, the ply of each (a look into the moves) is worked out
+    for those only: a page costs the same with a hundred findings or millions."""
     cond, params = _findings_where(code, severity, match)
     by = order_by(FINDING_SORTS, sort, order,
                   "(f.severity = 'error') DESC, f.match NULLS FIRST, f.hand NULLS FIRST",
                   "f.match NULLS FIRST, f.hand NULLS FIRST, f.seq, f.code, f.file, f.line")
-    sql = f"""SELECT f.match, f.hand, f.seq,
+    cut = ""
+    if page is not None:
+        cut = "LIMIT ? OFFSET ?"
+        params = [*params, *page]
+    sql = f"""WITH f AS (
+                SELECT f.match, f.hand, f.seq, f.code, f.severity,
+                       CASE WHEN h.match IS NOT NULL AND h.result IS NULL THEN '{WITHHELD}'
+                            ELSE {shown_message("f.message", "f.file")} END AS message,
+                       {shown_file("f.file")} AS file, f.line, f.k
+                FROM (SELECT f.*, row_number() OVER (ORDER BY {by}) AS k FROM findings f
+                      WHERE {cond} ORDER BY k {cut}) f
+                LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
+            )
+            SELECT f.match, f.hand, f.seq,
                    coalesce((SELECT max(mv.ply) FROM moves mv
                      WHERE mv.match = f.match AND mv.hand = f.hand AND mv.seq <= f.seq), 0) AS ply,
-                   f.code, f.severity,
-                   CASE WHEN h.match IS NOT NULL AND h.result IS NULL THEN '{WITHHELD}'
-                        ELSE f.message END AS message,
-                   f.file, f.line
-            FROM findings f LEFT JOIN hands h ON h.match = f.match AND h.hand = f.hand
-            WHERE {cond}
-            ORDER BY {by}"""
+                   f.code, f.severity, f.message, f.file, f.line
+            FROM f ORDER BY f.k"""
     return sql, params
 
 
@@ -265,8 +299,8 @@ def list_findings(
 ) -> dict[str, Any]:
     cond, cond_params = _findings_where(code, severity, match)
     n = int_scalar(cur, f"SELECT count(*) FROM findings f WHERE {cond}", cond_params)
-    sql, params = findings_sql(code, severity, match, sort, order)
-    rows = dict_rows(cur, sql + " LIMIT ? OFFSET ?", params + [per_page, (page - 1) * per_page])
+    sql, params = findings_sql(code, severity, match, sort, order, page=(per_page, (page - 1) * per_page))
+    rows = dict_rows(cur, sql, params)
     codes = dict_rows(
         cur, "SELECT code, severity, count(*) AS n FROM findings GROUP BY ALL ORDER BY code"
     )
@@ -294,9 +328,21 @@ def players_sql(q: str | None = None, sort: str | None = None, order: str | None
     return sql, params
 
 
+#: SQL: a text folded as api.names.fold folds a query (NFC rather than NFKC:
+#: DuckDB has no NFKC; the query side is folded in full).
+_INVISIBLE = "[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]"
+
+
+def _folded(col: str) -> str:
+    return f"strip_accents(lower(nfc_normalize(regexp_replace(coalesce({col}, ''), '{_INVISIBLE}', '', 'g'))))"
+
+
 def _players_where(q: str | None) -> tuple[str, list[Any]]:
     if q:
-        return "(player ILIKE ? OR name ILIKE ?)", [f"%{q}%", f"%{q}%"]
+        # case, accents, compatibility forms and invisible characters aside:
+        # "jose" finds "José", "JOSÉ" and "Jose\u0301"
+        like = f"%{fold(q)}%"
+        return f"({_folded('player')} LIKE ? OR {_folded('name')} LIKE ?)", [like, like]
     return "TRUE", []
 
 
@@ -411,7 +457,8 @@ def file_counts(cur: Cursor, sha256: str) -> dict[str, Any]:
         "SELECT count(*), count(*) FILTER (WHERE severity = 'error') FROM findings "
         "WHERE list_contains(?, match) OR (match IS NULL AND sha256 = ?)", [ids, sha256]).fetchall()
     problems = dict_rows(cur,
-        "SELECT line, code, message, file FROM findings WHERE match IS NULL AND sha256 = ? "
+        f"SELECT line, code, {shown_message('message', 'file')} AS message, {shown_file('file')} AS file "
+        "FROM findings WHERE match IS NULL AND sha256 = ? "
         "ORDER BY line LIMIT 20", [sha256])
     for p in problems:  # ingest words a line of no match "FILE: line N: ..."
         p["message"] = p["message"].removeprefix(f"{p.pop('file')}: ")
@@ -422,3 +469,14 @@ def file_counts(cur: Cursor, sha256: str) -> dict[str, Any]:
                    "findings": found[0][0], "errors": found[0][1]},
         "problems": problems,
     }  # fmt: skip
+
+
+#: Groups of look-alike players a page lists at most.
+LOOKALIKE_GROUPS = 20
+
+
+def lookalike_players(cur: Cursor) -> list[dict[str, object]]:
+    """Distinct players whose names are one after `api.names.fold` (the
+    fairness and suspicious pages warn of them), largest groups first."""
+    rows = cur.execute("SELECT player, name FROM players").fetchall()
+    return same_names(rows)[:LOOKALIKE_GROUPS]

@@ -15,7 +15,16 @@ from typing import Any
 import orjson
 
 from api.analysis_view import hand_analysis
-from api.queries.sql import MATCH_COLS, WITHHELD, Cursor, dict_rows, one_row, ts_utc
+from api.queries.sql import (
+    MATCH_COLS,
+    WITHHELD,
+    Cursor,
+    dict_rows,
+    one_row,
+    shown_file,
+    shown_message,
+    ts_utc,
+)
 from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
 from replay.moves import name as move_name
 from replay.store.replay_blob import unpack_replay
@@ -73,7 +82,8 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
     ).fetchall()
     findings = dict_rows(
         cur,
-        """SELECT code, severity, hand, seq, message, file, line FROM findings
+        f"""SELECT code, severity, hand, seq, {shown_message("message", "file")} AS message,
+                   {shown_file("file")} AS file, line FROM findings
            WHERE match = ? ORDER BY hand NULLS FIRST, seq NULLS LAST, code""",
         [match],
     )

@@ -42,3 +42,21 @@ MATCH_COLS = f"""
 
 #: A finding's message while its hand is on: it may name a hidden tile ("holds 63").
 WITHHELD = "details withheld until the hand is over"
+
+
+def _absolute(col: str) -> str:
+    return f"({col} LIKE '/%' OR regexp_matches({col}, '^[A-Za-z]:[\\\\/]'))"
+
+
+def shown_file(col: str) -> str:
+    """SQL: a finding's file as the pages name it. Ingest names a file from
+    the folder given (replay.reader.display_names); a store filled before
+    kept the path as given, and an absolute one keeps only its file name
+    here: no page shows where the server keeps its files."""
+    return f"CASE WHEN {_absolute(col)} THEN regexp_extract({col}, '[^/\\\\]*$') ELSE {col} END"
+
+
+def shown_message(message: str, col: str) -> str:
+    """SQL: a finding's message with its file (a line of no match starts "FILE: ")
+    named as `shown_file` names it."""
+    return f"CASE WHEN {_absolute(col)} THEN replace({message}, {col}, {shown_file(col)}) ELSE {message} END"

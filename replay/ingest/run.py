@@ -26,7 +26,7 @@ from replay.ingest.keep import Durable, KeptFile, keep_file, links_work
 from replay.ingest.load import IngestSummary, Progress
 from replay.ingest.pool import ClusterPool, connect, make_pool
 from replay.ingest.route import CHUNK_HANDS, Run
-from replay.reader import NOT_A_LOG, iter_paths
+from replay.reader import NOT_A_LOG, display_names, iter_paths
 from replay.store import (
     Layout,
     Refusal,
@@ -289,7 +289,8 @@ def ingest(
         # follow in a thread of their own (Durable)
         sync = not links_work(lay.logs)
         keepers = ThreadPoolExecutor(2, thread_name_prefix="keep")
-        named = labels or {}
+        # findings and pages name a file from the folder given, never by the server's path
+        named = {**display_names(paths, found), **(labels or {})}
         futures = [keepers.submit(keep_file, p, lay, sync=sync, label=named.get(os.fspath(p))) for p in found]
         durable = Durable(futures, lay)
         durable.start()

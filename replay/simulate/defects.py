@@ -23,11 +23,15 @@ from replay.tiles import parse_tile, tile_name, weight_key
 #: A log's events as the match runner collects them: (ms, event) in log order.
 Events = list[tuple[int, dict[str, Any]]]
 
+#: Codes no log can plant: INTERNAL_ERROR is a defect of the validator itself.
+UNPLANTABLE: Final = frozenset({FindingCode.INTERNAL_ERROR})
+
 #: Every finding code -> the codes a validator reports on its defect log
 #: (sorted): the code itself, and a log that stops in a hand stops in its match.
 DEFECTS: Final[dict[str, tuple[str, ...]]] = {
     code: (code, FindingCode.MATCH_INCOMPLETE) if code == FindingCode.HAND_INCOMPLETE else (code,)
     for code in FindingCode
+    if code not in UNPLANTABLE
 }
 
 #: The short tables defect logs are played at.

@@ -152,7 +152,7 @@ def fast_report(
     mark = moves._mark() if moves is not None else []
     try:
         rep = _FastMatch(src, rematch_leaders or {}, moves).run()
-    except _Decline:
+    except Exception:  # _Decline, or a defect of this path: the line-by-line path decides
         if moves is not None:
             moves._rollback(mark)
         return None

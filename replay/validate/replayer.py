@@ -48,6 +48,7 @@ from replay.findings import (
     MatchReport,
     MoveRecord,
     SeatRecord,
+    cap_findings,
 )
 from replay.match import (
     HandScore,
@@ -118,6 +119,7 @@ class MatchReplayer:
         self.findings: list[Finding] = []
         self.hand_reports: list[HandReport] = []
         self.match_id = ""
+        self.at: int | None = None  # the seq of the event being replayed (an internal error names it)
         self.rules: Rules | None = None
         self.start: ev.MatchStart | None = None
         self.seats: list[SeatRecord] = []
@@ -170,12 +172,13 @@ class MatchReplayer:
             return MatchReport(
                 match=self.match_id,
                 verdict="unreadable",
-                findings=locate(self.findings, self.records)[0],
+                findings=cap_findings(locate(self.findings, self.records)[0]),
                 files=tuple(self.files),
             )
         i, count = 0, len(events)
         while i < count:
             e = events[i]
+            self.at = e.seq
             i += 1
             if self.rules is None and e.type != "match_end":
                 continue  # RULES_UNKNOWN: nothing can be replayed
@@ -844,6 +847,7 @@ class MatchReplayer:
             h.hand: self.reveals[h.hand][1] for h in hands if h.server_seed and h.hand in self.reveals
         }
         findings, places = locate(self.findings, self.records, set(seeds.values()))
+        findings = cap_findings(findings)
         seed_lines = tuple((h, *places[q]) for h, q in seeds.items() if q in places)
         verdict = "invalid" if any(CODES[f.code] == "error" for f in findings) else "valid"
         return MatchReport(
@@ -902,6 +906,36 @@ def validate_match(
     rematch_leaders: Mapping[str, int | None] | None = None,
     keep_moves: bool = True,
 ) -> MatchReport:
-    """Validate one match from its lines (any order; they are sorted by seq)."""
-    return MatchReplayer(records, rematch_leaders=rematch_leaders, keep_moves=keep_moves).run()
+    """Validate one match from its lines (any order; they are sorted by seq).
+
+    An exception raised on the way is a defect of the validator, not of the
+    log: the match gets an INTERNAL_ERROR finding that names it, the file and
+    the line it was at, and no hands; the run goes on with the next match."""
+    replayer = MatchReplayer(records, rematch_leaders=rematch_leaders, keep_moves=keep_moves)
+    try:
+        return replayer.run()
+    except Exception as exc:  # noqa: BLE001 -- any defect, so that one match never ends the run
+        return internal_error(records, exc, replayer.at)
+
+
+def internal_error(records: Sequence[Record], exc: BaseException, seq: int | None = None) -> MatchReport:
+    """The report of a match the validator failed on: one INTERNAL_ERROR,
+    on the line of event `seq` (else the match's first line)."""
+    names = (r.event.match if isinstance(r, EventLine) else r.match for r in records)
+    match = next((m for m in names if m is not None), "")
+    where: Record | None = next((r for r in records if isinstance(r, EventLine) and r.event.seq == seq), None)
+    if where is None and records:
+        where = min(records, key=lambda r: (r.file, r.line))
+    what = f"{type(exc).__name__}: {exc}"
+    if len(what) > 300:
+        what = what[:300] + "..."
+    finding = Finding(
+        FindingCode.INTERNAL_ERROR,
+        f"the validator failed on this match ({what}); it is kept without its hands: a defect to report",
+        seq=seq if where is not None and isinstance(where, EventLine) else None,
+        file=where.file if where is not None else None,
+        line=where.line if where is not None else None,
+    )
+    files = tuple(dict.fromkeys(r.file for r in records))
+    return MatchReport(match=match, verdict="invalid", findings=(finding,), files=files, events=len(records))
 
