@@ -16,22 +16,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Final
 
-__all__ = ["fold", "same_names", "scripts", "shown"]
+from markupsafe import Markup, escape
 
-#: Categories written as code points: format characters (zero-width
-#: spaces and joiners, direction marks, embeddings, overrides and isolates,
-#: the byte-order mark, soft hyphens, tags), controls, and the line and
-#: paragraph separators.
-_HIDDEN: Final = frozenset({"Cf", "Cc", "Zl", "Zp"})
-#: Characters that are fine as they are, though in the categories above.
-_PLAIN: Final = frozenset("\t\n\r")
+from reports.search import fold, hidden
 
-
-def _hidden(ch: str) -> bool:
-    return ch not in _PLAIN and unicodedata.category(ch) in _HIDDEN
-
+__all__ = ["as_value", "fold", "same_names", "scripts", "shown"]
 
 def scripts(text: str) -> list[str]:
     """The scripts of the letters of `text`, by the first word of each
@@ -62,25 +52,22 @@ def shown(text: str) -> str:
     """
     if text.isascii() and text.isprintable():
         return text
-    out = "".join(f"⟨U+{ord(ch):04X}⟩" if _hidden(ch) else ch for ch in text)
+    out = "".join(f"⟨U+{ord(ch):04X}⟩" if hidden(ch) else ch for ch in text)
     mixed = scripts(text)
     if len(mixed) > 1:
         out += f" ⟨mixed scripts: {', '.join(s.title() for s in mixed)}⟩"
     return out
 
 
-def fold(text: str) -> str:
-    """What search compares: NFKC, case folded, accents and invisible
-    characters dropped.
+def as_value(text: str | None) -> Markup:
+    """`text` for a form field's value, exactly as it is (submitted again it
+    finds the same rows), HTML-escaped, its invisible and direction
+    characters written as character references so that none is in the page.
 
-    >>> fold("JOSÉ Núñez") == fold("jose\\u0301 nun\\u0303ez\\u200b") == "jose nunez"
-    True
-    >>> fold("Ｊｏｓｅ")
-    'jose'
+    >>> as_value("p-jose\u200b <b>")
+    Markup('p-jose&#8203; &lt;b&gt;')
     """
-    t = unicodedata.normalize("NFKC", text).casefold()
-    t = "".join(ch for ch in unicodedata.normalize("NFD", t) if unicodedata.category(ch) != "Mn" and not _hidden(ch))
-    return unicodedata.normalize("NFC", t)
+    return Markup("".join(f"&#{ord(ch)};" if hidden(ch) else str(escape(ch)) for ch in text or ""))
 
 
 def same_names(players: Iterable[tuple[str, str | None]]) -> list[dict[str, object]]:

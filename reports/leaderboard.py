@@ -16,6 +16,7 @@ import orjson
 import pyarrow as pa
 
 from reports.ratings import ALL, Z
+from reports.search import fold, folded_sql
 
 Cursor = duckdb.DuckDBPyConnection
 Kind = Literal["players", "pairs"]
@@ -108,8 +109,9 @@ def leaderboard(
     if not bots:
         where.append("NOT r.bot")
     if q:
-        where.append("(r.player ILIKE ? OR pn.name ILIKE ? OR r.partner ILIKE ? OR qn.name ILIKE ?)")
-        params += [f"%{q}%"] * 4
+        cols = ("r.player", "pn.name", "r.partner", "qn.name")  # case, accents and invisibles aside
+        where.append("(" + " OR ".join(f"{folded_sql(c)} LIKE ?" for c in cols) + ")")
+        params += [f"%{fold(q)}%"] * 4
     direction = "DESC" if order == "desc" else "ASC"
     key = SORTS[sort]
     sql = f"""

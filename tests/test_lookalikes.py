@@ -82,3 +82,23 @@ def test_fairness_and_suspicious_warn_of_names_alike(client: TestClient) -> None
         for p in list(PLAYERS)[:3]:
             assert quote(p, safe="") in html, (url, p)
         assert "p-rlo" not in html.split("Look-alike players")[1].split("</p>")[0]
+
+
+def test_a_search_box_keeps_the_query_as_typed(client: TestClient) -> None:
+    """The mark for mixed scripts is for reading: the query in the box is the
+    one typed, so that submitting it again finds the same players."""
+    q = "p-jоse"  # a Cyrillic о
+    html = client.get("/players", params={"q": q}).text
+    assert f'name="q" value="{q}"' in html  # (no invisible character in it to write as a reference)
+    again = {p["player"] for p in client.get("/api/players", params={"q": q}).json()["players"]}
+    assert "p-jоse" in again
+
+
+def test_the_leaderboard_search_folds_too(client: TestClient) -> None:
+    """The ratings list's search compares as the players list's does."""
+    for q in ("jose", "JOSÉ", unicodedata.normalize("NFD", "josé")):
+        html = client.get("/leaderboard", params={"q": q, "bots": "true"}).text
+        api = client.get("/api/leaderboard", params={"q": q, "bots": "true"})
+        got = {r["player"] for r in api.json()["rows"]}
+        assert {"p-jose", "p-jose\u200b"} <= got, (q, got)
+        assert "José Núñez" in html, q

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from api.names import fold, same_names
+from api.names import same_names
 from api.queries.sql import (
     MATCH_COLS,
     WITHHELD,
@@ -25,6 +25,7 @@ from api.queries.sql import (
     ts_utc,
 )
 from replay.tiles import tile_name
+from reports.search import fold, folded_sql
 
 # --- home ---------------------------------------------------------------------
 
@@ -328,21 +329,12 @@ def players_sql(q: str | None = None, sort: str | None = None, order: str | None
     return sql, params
 
 
-#: SQL: a text folded as api.names.fold folds a query (NFC rather than NFKC:
-#: DuckDB has no NFKC; the query side is folded in full).
-_INVISIBLE = "[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]"
-
-
-def _folded(col: str) -> str:
-    return f"strip_accents(lower(nfc_normalize(regexp_replace(coalesce({col}, ''), '{_INVISIBLE}', '', 'g'))))"
-
-
 def _players_where(q: str | None) -> tuple[str, list[Any]]:
     if q:
         # case, accents, compatibility forms and invisible characters aside:
         # "jose" finds "José", "JOSÉ" and "Jose\u0301"
         like = f"%{fold(q)}%"
-        return f"({_folded('player')} LIKE ? OR {_folded('name')} LIKE ?)", [like, like]
+        return f"({folded_sql('player')} LIKE ? OR {folded_sql('name')} LIKE ?)", [like, like]
     return "TRUE", []
 
 

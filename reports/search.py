@@ -1,0 +1,45 @@
+"""Text search as people type it: case, accents, compatibility forms and
+invisible characters aside ("jose" finds "José", "JOSÉ", "Jose" + U+0301
+and "p-jose" + U+200B), in Python and in the store's SQL alike."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+__all__ = ["INVISIBLE_SQL", "fold", "folded_sql", "hidden"]
+
+#: Unicode categories nobody sees: formats (zero-width and direction marks,
+#: the byte-order mark, soft hyphens, tags), controls, and the line and
+#: paragraph separators.
+_HIDDEN: Final = frozenset({"Cf", "Cc", "Zl", "Zp"})
+#: Characters that are fine as they are, though in the categories above.
+_PLAIN: Final = frozenset("\t\n\r")
+
+#: SQL: the invisible characters `folded_sql` drops (a regular expression class).
+INVISIBLE_SQL: Final = "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
+
+
+def hidden(ch: str) -> bool:
+    """Whether `ch` is invisible or changes direction (a page spells it out)."""
+    return ch not in _PLAIN and unicodedata.category(ch) in _HIDDEN
+
+
+def fold(text: str) -> str:
+    """What search compares: NFKC, case folded, accents and invisible
+    characters dropped.
+
+    >>> fold("JOSÉ Núñez") == fold("jose\\u0301 nun\\u0303ez\\u200b") == "jose nunez"
+    True
+    >>> fold("Ｊｏｓｅ")
+    'jose'
+    """
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = "".join(ch for ch in unicodedata.normalize("NFD", t) if unicodedata.category(ch) != "Mn" and not hidden(ch))
+    return unicodedata.normalize("NFC", t)
+
+
+def folded_sql(col: str) -> str:
+    """SQL folding column `col` as :func:`fold` folds a query (NFC rather
+    than NFKC: DuckDB has no NFKC; the query side is folded in full)."""
+    return f"strip_accents(lower(nfc_normalize(regexp_replace(coalesce({col}, ''), '{INVISIBLE_SQL}', '', 'g'))))"
