@@ -63,11 +63,15 @@ def store_files(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequen
         "WHERE list_contains($m, mf.match) ORDER BY 1",
         {"m": list(matches)},
     ).fetchall()
-    present, missing = [], []
+    present: list[Path] = []
+    missing: list[str] = []
     for (stored,) in rows:
         path = data_dir / stored
-        (present if path.is_file() else missing).append(path if path.is_file() else stored)
-    return [p for p in present if isinstance(p, Path)], [str(m) for m in missing]
+        if path.is_file():
+            present.append(path)
+        else:
+            missing.append(str(stored))
+    return present, missing
 
 
 def digests(files: Sequence[Path], matches: Sequence[str]) -> pl.DataFrame:
