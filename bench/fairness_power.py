@@ -14,6 +14,13 @@ windows give the false-alarm rates, all from the same run.
     python bench/fairness_power.py          # quick: 10 windows per cell (< 1 min)
     python bench/fairness_power.py --full   # 100 windows per cell, 1,000 fair windows
     python bench/fairness_power.py --full --write reports/certificate/power.json
+    python bench/fairness_power.py --monitor        # the live monitor: false alarms, delay
+
+The monitor mode streams one table's deals through ``reports.monitor``'s
+check (the latest 2,000 deals, every 250 new deals, Holm at 1e-4): fair
+tables give its false-alarm rate per check and per busy-table year; a table
+that deals 2,000 fair deals and then switches to a broken shuffler gives the
+deals from the switch to the alarm.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from reports.battery import player_luck, run_battery
+from reports import monitor
+from reports.battery import DealWindow
 from reports.certificate.power import DEALS_ALPHA, LUCK_ALPHA, friend_limit
 from reports.shufflers import BATCH, FRIEND_RATE, simulate_window
 from reports.targeted import battery_with_targeted
@@ -51,6 +60,62 @@ def detected(cheat: str, n: int, rng: np.random.Generator) -> tuple[bool, bool, 
     return report.verdict != "PASS", alone, by
 
 
+def _first_alarm(decks: np.ndarray, start: int) -> int | None:
+    """Checks as the monitor makes them, from deal ``start`` on: the deal count of the first alarm."""
+    n = len(decks)
+    players = np.broadcast_to(np.arange(4), (n, 4))
+    for k in range(start, n + 1, monitor.STEP):
+        lo = max(0, k - monitor.WINDOW)
+        window = DealWindow.from_decks(decks[lo:k], 4, np.zeros(k - lo, dtype=np.int64), players[lo:k])
+        if monitor.check_window(window).verdict != "PASS":
+            return k
+    return None
+
+
+def run_monitor(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(args.seed)
+    tables = args.fair or (40 if args.full else 4)
+    length = 20_000 if args.full else 5_000
+    trials = args.windows or (20 if args.full else 3)
+    horizon = 5_000
+    start = time.perf_counter()
+    alarms = checks = 0
+    for _ in range(tables):
+        decks = BATCH["fair"](rng, length, 28)
+        k = monitor.MIN_DEALS
+        while k <= length:
+            at = _first_alarm(decks[:length], k)
+            if at is None:
+                checks += (length - k) // monitor.STEP + 1
+                break
+            alarms += 1
+            checks += (at - k) // monitor.STEP + 1
+            k = at + monitor.STEP
+    per_check = alarms / checks
+    print(f"monitor: window {monitor.WINDOW:,} deals, a check every {monitor.STEP} new deals, Holm at "
+          f"{monitor.ALPHA:g}; bound {monitor.expected_false_alarms_a_year():.2f} false alarms a busy-table year")  # fmt: skip
+    print(f"fair: {alarms} alarms in {checks:,} checks over {tables} tables x {length:,} deals")
+    print(f"\n| shufflers after 2,000 fair deals | caught (of {trials}) | median deals to alarm | "
+          "90th percentile |\n|---|---|---|---|")  # fmt: skip
+    delays: dict[str, float] = {}
+    for cheat in [c for c in BATCH if c != "fair"]:
+        got = []
+        for _ in range(trials):
+            fair = BATCH["fair"](rng, 2000, 28)
+            bad = BATCH[cheat](rng, horizon, 28)
+            at = _first_alarm(np.concatenate([fair, bad]), 2000 + monitor.STEP)
+            got.append(np.inf if at is None else at - 2000)
+        arr = np.array(got)
+        delays[cheat] = float(np.median(arr))
+        caught = int(np.isfinite(arr).sum())
+        print(f"| {cheat} | {caught} | {np.median(arr):.0f} | {np.quantile(arr, 0.9):.0f} |")
+    print(f"\nelapsed {time.perf_counter() - start:.0f} s")
+    for cheat, d in delays.items():
+        print(f"monitor_deals_to_alarm_{cheat}: {d:.0f} deals")
+    print(f"monitor_false_alarms_per_check: {per_check:.5f}")
+    print(f"monitor_false_alarms_a_busy_year: {per_check * monitor.BUSY_DEALS_A_YEAR / monitor.STEP:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="100 windows per cell, 1000 fair windows")
@@ -59,7 +124,11 @@ def main() -> None:
     ap.add_argument("--fair-size", type=int, default=TARGET)
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--write", type=Path, help="write the power table (JSON) the certificates read")
+    ap.add_argument("--monitor", action="store_true", help="the live monitor's false alarms and delay")
     args = ap.parse_args()
+    if args.monitor:
+        run_monitor(args)
+        return
     windows = args.windows or (100 if args.full else 10)
     n_fair = args.fair or (1000 if args.full else 40)
     sizes = SIZES if args.full or args.write else QUICK_SIZES
