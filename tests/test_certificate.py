@@ -318,3 +318,23 @@ def test_power_table_meets_the_target_and_the_friend_limit() -> None:
             assert row["rates"][at] >= 0.9, cheat
     assert table["fair"]["deals_alarm_rate"] <= 0.01
     assert 0.3 < friend_limit(500) < 0.6 < friend_limit(2000)
+
+
+# --------------------------------------------------------------------------- a failed deal's evidence
+
+
+def test_deal_mismatch_page_shows_the_derived_deal_beside_the_logged(client: TestClient, issued: Path) -> None:
+    c = json.loads((issued / "certificate.json").read_text())
+    (bad,) = [f for f in c["deterministic"]["failing"] if "DEAL_MISMATCH" in f["problems"]]
+    got = client.get(f"/api/matches/{bad['match']}/hands/{bad['hand']}").json()["info"]["deal_evidence"]
+    assert got is not None and got["differing_seats"]
+    for row in got["seats"]:
+        logged = {t["tile"] for t in row["logged"]}
+        derived = {t["tile"] for t in row["derived"]}
+        assert {t["tile"] for t in row["logged"] if t["differs"]} == logged - derived
+        assert {t["tile"] for t in row["derived"] if t["differs"]} == derived - logged
+    page = client.get(f"/matches/{bad['match']}/hands/{bad['hand']}").text
+    assert 'id="deal-evidence"' in page and got["seeds"]["server_seed"] in page
+    assert page.count("<mark>") == sum(t["differs"] for r in got["seats"] for k in ("logged", "derived") for t in r[k])
+    match = next(m["match"] for m in client.get("/api/matches").json()["matches"] if m["match"] != bad["match"])
+    assert client.get(f"/api/matches/{match}/hands/1").json()["info"]["deal_evidence"] is None
