@@ -17,7 +17,7 @@ windows give the false-alarm rates, all from the same run.
     python bench/fairness_power.py --monitor        # the live monitor: false alarms, delay
 
 The monitor mode streams one table's deals through ``reports.monitor``'s
-check (the latest 2,000 deals, every 250 new deals, Holm at 1e-4): fair
+check (the latest 2,000 deals, every 1,000 new deals, Holm at 0.1%): fair
 tables give its false-alarm rate per check and per busy-table year; a table
 that deals 2,000 fair deals and then switches to a broken shuffler gives the
 deals from the switch to the alarm.
@@ -32,9 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reports.battery import player_luck, run_battery
 from reports import monitor
-from reports.battery import DealWindow
+from reports.battery import DealWindow, player_luck, run_battery
 from reports.certificate.power import DEALS_ALPHA, LUCK_ALPHA, friend_limit
 from reports.shufflers import BATCH, FRIEND_RATE, simulate_window
 from reports.targeted import battery_with_targeted
@@ -75,7 +74,7 @@ def _first_alarm(decks: np.ndarray, start: int) -> int | None:
 def run_monitor(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     tables = args.fair or (40 if args.full else 4)
-    length = 20_000 if args.full else 5_000
+    length = 50_000 if args.full else 5_000
     trials = args.windows or (20 if args.full else 3)
     horizon = 5_000
     start = time.perf_counter()

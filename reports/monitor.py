@@ -12,12 +12,13 @@ JSON.
 
 The level. A busy table deals a hand about every two minutes, round the
 clock: 720 deals a day, 262,800 a year, so at most 262,800 / ``STEP`` =
-1,052 checks a year. Each check is a Holm family at ``ALPHA``, so a fair
+263 checks a year. Each check is a Holm family at ``ALPHA``, so a fair
 table alarms on a check with chance at most ``ALPHA``, and the expected
-number of alarms a year is at most 1,052 x ``ALPHA`` = 0.11 (the union
-bound; overlapping windows only make it smaller): about one false alarm a
-decade, less than once a year with room for the normal approximations'
-tails. ``bench/fairness_power.py --monitor`` measures the rate on fair
+number of alarms a year is at most 263 x ``ALPHA`` = 0.26 (the union
+bound; overlapping windows only make it smaller): less than once a year,
+with room for the normal approximations' tails. ``STEP`` keeps the cost
+of a load in check: a load of N hands makes about N / ``STEP`` checks of
+a few tens of milliseconds each, whatever the number of tables. ``bench/fairness_power.py --monitor`` measures the rate on fair
 tables and how many deals after a broken shuffler starts the alarm comes.
 """
 
@@ -58,11 +59,11 @@ __all__ = [
 #: The latest deals of a table the monitor tests.
 WINDOW: Final = 2000
 #: New deals at a table before it is tested again.
-STEP: Final = 250
+STEP: Final = 1000
 #: Deals a table needs before its first test.
 MIN_DEALS: Final = 500
 #: The family-wise level of one check (see the module doc for how it was chosen).
-ALPHA: Final = 1e-4
+ALPHA: Final = 1e-3
 #: A busy table: a hand every two minutes, every day of the year.
 BUSY_DEALS_A_YEAR: Final = 30 * 24 * 365
 ALERT_URL_ENV: Final = "REPLAY_ALERT_URL"
@@ -74,7 +75,7 @@ def expected_false_alarms_a_year(alpha: float = ALPHA, step: int = STEP) -> floa
     """Union bound on a fair busy table's false alarms a year.
 
     >>> round(expected_false_alarms_a_year(), 2)
-    0.11
+    0.26
     """
     return BUSY_DEALS_A_YEAR / step * alpha
 
@@ -134,8 +135,19 @@ def _due(conn: duckdb.DuckDBPyConnection) -> list[tuple[str, int]]:
     ]
 
 
+def _since(conn: duckdb.DuckDBPyConnection, table: str) -> dt.date | None:
+    """The day of the table's ``WINDOW``-th latest hand: the window is read from there on, not
+    from the table's first hand."""
+    row = conn.execute(
+        """SELECT timezone('UTC', h.started)::DATE FROM hands h JOIN matches m USING (match)
+           WHERE m.table_id = $t AND h.started IS NOT NULL ORDER BY h.started DESC LIMIT 1 OFFSET $k""",
+        {"t": table, "k": WINDOW - 1},
+    ).fetchone()
+    return row[0] if row else None
+
+
 def _check_table(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[BatteryReport | None, Alert | None]:
-    window = load_window(conn, Filters(table=table))
+    window = load_window(conn, Filters(table=table, date_from=_since(conn, table)))
     deals = last_deals(window.deals, WINDOW)
     if deals.n_deals < MIN_DEALS:
         return None, None
