@@ -142,8 +142,8 @@ def _since(conn: duckdb.DuckDBPyConnection, table: str) -> dt.date | None:
         """SELECT timezone('UTC', h.started)::DATE FROM hands h JOIN matches m USING (match)
            WHERE m.table_id = $t AND h.started IS NOT NULL ORDER BY h.started DESC LIMIT 1 OFFSET $k""",
         {"t": table, "k": WINDOW - 1},
-    ).fetchone()
-    return row[0] if row else None
+    ).fetchall()
+    return row[0][0] if row else None
 
 
 def _check_table(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[BatteryReport | None, Alert | None]:
@@ -177,7 +177,7 @@ def watch(conn: duckdb.DuckDBPyConnection) -> int:
             )
             if alert is None:
                 continue
-            (next_id,) = conn.execute("SELECT coalesce(max(alert), 0) + 1 FROM fairness_alerts").fetchone() or (1,)
+            ((next_id,),) = conn.execute("SELECT coalesce(max(alert), 0) + 1 FROM fairness_alerts").fetchall()
             body = alert.to_dict(int(next_id), now)
             error = post_alert(url, body) if url else None
             conn.execute(

@@ -6,8 +6,9 @@ DuckDB reads those files as lines (one VARCHAR column: the delimiter is
 the unit separator 0x1F, which JSON never holds raw), in parallel, picks
 each line's match, hand and seq with its JSON functions, and hashes each
 hand's lines joined by LF in seq order (``sha256(string_agg(...))``). A
-line that is the same in two files (a match re-sent) counts once; a line
-that is not JSON, or names no match, belongs to no hand.
+line counts as often as the files hold it (the kept files are distinct by
+content, so a line is twice only if a match was sent twice); a line that
+is not JSON, or names no match, belongs to no hand.
 
 The same query runs over the original logs (``replay certificate verify
 --logs``), so a third party with the files can recompute every leaf.
@@ -26,22 +27,20 @@ import pyarrow as pa
 __all__ = ["digests", "log_paths", "store_files"]
 
 _LINES_SQL: Final = r"""
-WITH raw AS (
-    SELECT line FROM read_csv($files, columns = {{'line': 'VARCHAR'}}, delim = E'\x1f',
-                              header = false, quote = '', escape = '', auto_detect = false,
-                              strict_mode = false, null_padding = false)
-    WHERE line IS NOT NULL AND json_valid(line)
+WITH l AS (
+    SELECT line, try(json_extract_string(line, ['$.match', '$.hand', '$.seq'])) AS j
+    FROM read_csv($files, columns = {{'line': 'VARCHAR'}}, delim = E'\x1f', header = false, quote = '',
+                  escape = '', auto_detect = false, strict_mode = false, null_padding = false)
+    WHERE line IS NOT NULL
 ),
-l AS (
-    SELECT DISTINCT line, json_extract_string(line, '$.match') AS match,
-           coalesce(try_cast(json_extract(line, '$.hand') AS INTEGER), 0) AS hand,
-           try_cast(json_extract(line, '$.seq') AS BIGINT) AS seq
-    FROM raw
+d AS (
+    SELECT j[1] AS match, coalesce(try_cast(j[2] AS INTEGER), 0) AS hand,
+           sha256(string_agg(line, E'\n' ORDER BY try_cast(j[3] AS BIGINT), line)) AS digest,
+           count(*)::BIGINT AS lines
+    FROM l WHERE j[1] IS NOT NULL
+    GROUP BY 1, 2
 )
-SELECT match, hand, sha256(string_agg(line, E'\n' ORDER BY seq, line)) AS digest,
-       count(*)::BIGINT AS lines
-FROM l SEMI JOIN {wanted} w USING (match)
-GROUP BY match, hand
+SELECT * FROM d SEMI JOIN {wanted} w USING (match)
 """
 
 
@@ -81,6 +80,7 @@ def digests(files: Sequence[Path], matches: Sequence[str]) -> pl.DataFrame:
         return empty
     conn = duckdb.connect()
     try:
+        conn.execute("SET enable_progress_bar = false")
         conn.register("_wanted", pa.table({"match": pa.array(list(matches), pa.string())}))
         sql = _LINES_SQL.format(wanted="_wanted")
         out = conn.sql(sql, params={"files": [str(f) for f in files]}).pl()
