@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import duckdb
 import numpy as np
+import polars as pl
 
 from reports.audit import Filters, load_window
 from reports.battery import BatteryReport, DealWindow
@@ -135,30 +136,33 @@ def _due(conn: duckdb.DuckDBPyConnection) -> list[tuple[str, int]]:
     ]
 
 
-def _since(conn: duckdb.DuckDBPyConnection, table: str) -> dt.date | None:
-    """The day of the table's ``WINDOW``-th latest hand: the window is read from there on, not
-    from the table's first hand."""
-    row = conn.execute(
-        """SELECT timezone('UTC', h.started)::DATE FROM hands h JOIN matches m USING (match)
-           WHERE m.table_id = $t AND h.started IS NOT NULL ORDER BY h.started DESC LIMIT 1 OFFSET $k""",
-        {"t": table, "k": WINDOW - 1},
+def _since(conn: duckdb.DuckDBPyConnection, tables: list[str]) -> dt.date | None:
+    """The earliest day among the due tables' ``WINDOW``-th latest hands: one window, read from
+    there on, holds every due table's latest deals (not each table's whole history)."""
+    rows = conn.execute(
+        """SELECT min(started) FROM (
+               SELECT h.started, row_number() OVER (PARTITION BY m.table_id ORDER BY h.started DESC) AS k
+               FROM hands h JOIN matches m USING (match)
+               WHERE list_contains($t, m.table_id) AND h.started IS NOT NULL)
+           WHERE k <= $n""",
+        {"t": tables, "n": WINDOW},
     ).fetchall()
-    return row[0][0] if row else None
+    first = rows[0][0] if rows else None
+    return first.astimezone(dt.UTC).date() if isinstance(first, dt.datetime) else None
 
 
-def _check_table(conn: duckdb.DuckDBPyConnection, table: str) -> tuple[BatteryReport | None, Alert | None]:
-    window = load_window(conn, Filters(table=table, date_from=_since(conn, table)))
-    deals = last_deals(window.deals, WINDOW)
-    if deals.n_deals < MIN_DEALS:
+def _check_table(hands: pl.DataFrame, table: str) -> tuple[BatteryReport | None, Alert | None]:
+    """Check one table's latest deals, from the hands of the window the due tables share."""
+    mine = hands.filter((pl.col("table") == table) & pl.col("excluded").is_null()).tail(WINDOW)
+    if mine.height < MIN_DEALS:
         return None, None
+    deals = DealWindow.from_frame(mine.select("table", "match", "hand", "players", "deck", "seat_players"))
     report = check_window(deals)
     if report.verdict == "PASS":
         return report, None
-    orders = np.sort(np.concatenate([g.order for g in deals.groups]))
-    kept = window.hands.filter(window.hands.get_column("excluded").is_null())
-    first, last = kept.get_column("match")[int(orders[0])], kept.get_column("match")[int(orders[-1])]
     failing = [{"name": t.name, "p": t.p_value, "p_adjusted": t.p_adjusted, "statistic": t.statistic}
                for t in report.tests if t.verdict != "PASS"]  # fmt: skip
+    first, last = mine.get_column("match")[0], mine.get_column("match")[-1]
     return report, Alert(table, deals.n_deals, first, last, report.verdict, failing)
 
 
@@ -168,8 +172,11 @@ def watch(conn: duckdb.DuckDBPyConnection) -> int:
         raised = 0
         now = dt.datetime.now(dt.UTC)
         url = os.environ.get(ALERT_URL_ENV) or None
-        for table, n in _due(conn):
-            report, alert = _check_table(conn, table)
+        due = _due(conn)
+        hands = (load_window(conn, Filters(date_from=_since(conn, [t for t, _ in due]))).hands
+                 if due else pl.DataFrame())  # fmt: skip
+        for table, n in due:
+            report, alert = _check_table(hands, table)
             p_min = min((t.p_adjusted for t in report.tests), default=None) if report else None
             conn.execute(
                 "INSERT OR REPLACE INTO fairness_monitor VALUES (?, ?, ?, ?, ?)",
