@@ -84,7 +84,7 @@ def certificate_id(scope: Scope, root: str) -> str:
     """``C-<from>-<to>-`` and 10 hex digits of the scope and the Merkle root: the same data
     gives the same id, any other data another.
 
-    >>> certificate_id(Scope(dt.date(2026, 1, 1), dt.date(2026, 1, 31)), "ab")[:24]
+    >>> certificate_id(Scope(dt.date(2026, 1, 1), dt.date(2026, 1, 31)), "ab")[:20]
     'C-20260101-20260131-'
     """
     key = keys.canonical({"scope": scope.to_dict(), "root": root})
