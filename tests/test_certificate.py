@@ -156,6 +156,9 @@ def test_signed_files_and_figures_verify_from_store_and_logs(issued: Path, store
     assert any("every figure recomputed" in c for c in v.checked)
     code, text, _ = _cli("certificate", "verify", str(issued), "--db", str(store), "--logs", str(logs))
     assert code == 0 and text.endswith("certificate verified\n")
+    # the logs alone: a store is built from them and every figure recomputed
+    code, text, _ = _cli("certificate", "verify", str(issued), "--logs", str(logs))
+    assert code == 0 and "every figure recomputed from the store: the same" in text, text
 
 
 def test_one_byte_changed_fails_with_the_file_named(issued: Path, tmp_path: Path) -> None:
