@@ -27,7 +27,7 @@ from cli.main import main as replay_main
 from replay.ingest import ingest
 from replay.simulate import SimConfig, defect_log, simulate, write_lines
 from reports import shufflers
-from reports.certificate import keys, merkle
+from reports.certificate import keys, lines, merkle
 from reports.certificate.build import Scope
 from reports.certificate.power import friend_limit, power_table
 from reports.certificate.verify import check_proof, prove, verify_folder
@@ -341,3 +341,17 @@ def test_deal_mismatch_page_shows_the_derived_deal_beside_the_logged(client: Tes
     assert page.count("<mark>") == sum(t["differs"] for r in got["seats"] for k in ("logged", "derived") for t in r[k])
     match = next(m["match"] for m in client.get("/api/matches").json()["matches"] if m["match"] != bad["match"])
     assert client.get(f"/api/matches/{match}/hands/1").json()["info"]["deal_evidence"] is None
+
+
+def test_leaf_digests_ignore_line_ends_and_junk(tmp_path: Path) -> None:
+
+    good = [b'{"type":"match_start","match":"m1","seq":0}', b'{"type":"deal","match":"m1","seq":1,"hand":1}',
+            b'{"type":"play","match":"m1","seq":2,"hand":1}']  # fmt: skip
+    (tmp_path / "lf.jsonl").write_bytes(b"\n".join([good[2], b"not json", good[0], good[1]]) + b"\n")
+    (tmp_path / "crlf" ).mkdir()
+    (tmp_path / "crlf" / "x.jsonl").write_bytes(b"\r\n".join(good) + b"\r\n")
+    lf = lines.digests(lines.log_paths([tmp_path / "lf.jsonl"]), ["m1"]).sort("hand")
+    crlf = lines.digests(lines.log_paths([tmp_path / "crlf"]), ["m1"]).sort("hand")
+    assert lf.equals(crlf)
+    assert lf.get_column("digest").to_list() == [merkle.lines_digest([good[0]]), merkle.lines_digest(good[1:])]
+    assert lines.digests(lines.log_paths([tmp_path / "lf.jsonl"]), ["m2"]).height == 0
