@@ -203,11 +203,11 @@ def test_a_changed_log_line_names_its_hand(issued: Path, store: Path, tmp_path: 
     data = tmp_path / "data"
     shutil.copytree(store.parent, data)
     kept = sorted((data / "logs").glob("*.jsonl"), key=lambda p: p.stat().st_size)[-1]
-    lines = kept.read_bytes().split(b"\n")
-    k = next(i for i, line in enumerate(lines) if b'"type":"play"' in line)
-    hand = json.loads(lines[k])
-    lines[k] = lines[k].replace(b'"ts":"', b'"ts":"X', 1)
-    kept.write_bytes(b"\n".join(lines))
+    rows = kept.read_bytes().split(b"\n")
+    k = next(i for i, line in enumerate(rows) if b'"type":"play"' in line)
+    hand = json.loads(rows[k])
+    rows[k] = rows[k].replace(b'"ts":"', b'"ts":"X', 1)
+    kept.write_bytes(b"\n".join(rows))
     v = verify_folder(issued, logs=[data / "logs"])
     assert f"hand {hand['match']}/{hand['hand']}: its log lines differ" in " ".join(v.problems)
 
@@ -344,11 +344,10 @@ def test_deal_mismatch_page_shows_the_derived_deal_beside_the_logged(client: Tes
 
 
 def test_leaf_digests_ignore_line_ends_and_junk(tmp_path: Path) -> None:
-
     good = [b'{"type":"match_start","match":"m1","seq":0}', b'{"type":"deal","match":"m1","seq":1,"hand":1}',
             b'{"type":"play","match":"m1","seq":2,"hand":1}']  # fmt: skip
     (tmp_path / "lf.jsonl").write_bytes(b"\n".join([good[2], b"not json", good[0], good[1]]) + b"\n")
-    (tmp_path / "crlf" ).mkdir()
+    (tmp_path / "crlf").mkdir()
     (tmp_path / "crlf" / "x.jsonl").write_bytes(b"\r\n".join(good) + b"\r\n")
     lf = lines.digests(lines.log_paths([tmp_path / "lf.jsonl"]), ["m1"]).sort("hand")
     crlf = lines.digests(lines.log_paths([tmp_path / "crlf"]), ["m1"]).sort("hand")
