@@ -94,11 +94,11 @@ def certificate_id(scope: Scope, root: str) -> str:
 
 def _leaves_bytes(leaves: Leaves) -> bytes:
     buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:  # mtime 0: the same leaves, the same bytes
-        gz.write(("\t".join(_LEAF_COLUMNS) + "\n").encode())
-        for row in leaves.rows.select(_LEAF_COLUMNS).iter_rows():
-            gz.write(("\t".join(str(v) for v in row) + "\n").encode())
-    return buf.getvalue()
+    leaves.rows.select(_LEAF_COLUMNS).write_csv(buf, separator="\t", quote_style="never")
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:  # mtime 0: the same leaves, the same bytes
+        gz.write(buf.getvalue())
+    return out.getvalue()
 
 
 def read_leaves(folder: Path) -> pl.DataFrame:
