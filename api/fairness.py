@@ -30,12 +30,15 @@ from api.lru import LRU
 from api.pages import render
 from api.queries import lookalike_players
 from reports.audit import AuditReport, Filters, run_audit
+from reports.monitor import alerts as monitor_alerts
+from reports.monitor import settings as monitor_settings
 
 router = APIRouter()
 
 Text = Annotated[str | None, Query(max_length=200)]
 CACHE_SIZE = 16
 LUCK_ROWS = 50  # players shown on the page (all of them in the JSON)
+BANNERS = 3  # the live monitor's latest alerts shown on the page
 
 
 
@@ -87,6 +90,12 @@ def _json(data: Any) -> Response:
     return Response(body, media_type="application/json")
 
 
+@router.get("/api/fairness/alerts")
+def api_fairness_alerts(cur: Cur) -> Response:
+    """The live monitor's alerts, newest first (reports.monitor), and how it is set."""
+    return _json({"alerts": monitor_alerts(cur), "monitor": monitor_settings()})
+
+
 @router.get("/api/fairness")
 def api_fairness(request: Request, cur: Cur, filters: ApiChosen) -> Response:
     """The fairness audit of the window chosen by the filters (see docs/fairness.md)."""
@@ -122,6 +131,7 @@ def fairness_page(request: Request, cur: Cur, filters: PageChosen) -> HTMLRespon
         luck_more=max(0, len(rows) - LUCK_ROWS),
         luck_svg=svg,
         json_url="/api/fairness" + ("?" + urlencode(params) if params else ""),
+        alerts=monitor_alerts(cur, BANNERS),
     )
     return HTMLResponse(html)
 

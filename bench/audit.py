@@ -2,6 +2,16 @@
 
     python bench/audit.py          # 100,000 deals
     python bench/audit.py --full   # 1,000,000 deals (the target: <= 10 s)
+    python bench/audit.py --certificate [--deals N]   # a certificate: issue and verify
+
+With ``--certificate`` the store also gets kept log files, one per table,
+in the server's canonical layout (a match_start, and per hand a deal line,
+24 play lines and a hand_end: 26 lines, about 2.9 kB a hand), registered in
+log_files and match_files as an ingest would, so that the Merkle leaves are
+read from real files. Timed: ``replay certify``'s work (compute, HTML, PDF,
+signature; the desk's key made first, not timed), verification from the
+store (signature, files, every figure and every leaf recomputed), and the
+live monitor after a load of 10,000 hands (its due tables checked).
 
 The store is filled directly with DuckDB SQL (not timed), not by simulate +
 ingest, which would take an hour for a million hands: synthetic rows in
@@ -17,6 +27,7 @@ minus printing).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import tempfile
 import time
 from pathlib import Path
@@ -25,8 +36,13 @@ import numpy as np
 import pyarrow as pa
 
 from replay.store import open_store
+from reports import monitor
 from reports.audit import Filters, audit_window, load_window
 from reports.battery import audit, player_luck
+from reports.certificate import keys
+from reports.certificate.build import Scope
+from reports.certificate.issue import issue
+from reports.certificate.verify import verify_folder
 
 HANDS_PER_MATCH = 10
 TABLES = 50
@@ -63,7 +79,7 @@ def fill(db: Path, n: int, seed: int = 1) -> None:
         FROM range({n_matches}) r(m)"""
     )
     conn.execute(
-        "INSERT INTO seats SELECT 'm-' || m, seat, 'p-' || lpad(p::VARCHAR, 5, '0'), NULL, false, 1, 0 FROM _seat"
+        "INSERT INTO seats (match, seat, player, name, bot, from_hand, seq) SELECT 'm-' || m, seat, 'p-' || lpad(p::VARCHAR, 5, '0'), NULL, false, 1, 0 FROM _seat"
     )
     conn.execute(
         f"""INSERT INTO hands (match, hand, result, dealt, stock, server_seed, seed_ok, deal_ok,
@@ -76,22 +92,113 @@ def fill(db: Path, n: int, seed: int = 1) -> None:
         FROM _deck"""
     )
     conn.execute(
-        "INSERT INTO seeds SELECT server_seed, match, hand FROM hands "
+        "INSERT INTO seeds (seed, match, hand) SELECT server_seed, match, hand FROM hands "
         "UNION ALL SELECT anchor, match, 0 FROM matches"
     )
     conn.execute(
-        "INSERT INTO players SELECT DISTINCT player, 'Player ' || player, false, 1, NULL, NULL FROM seats"
+        "INSERT INTO players (player, name, bot, matches, first_seen, last_seen) SELECT DISTINCT player, 'Player ' || player, false, 1, NULL, NULL FROM seats"
     )
     conn.execute("CHECKPOINT")
     conn.close()
+
+
+def write_logs(db: Path) -> int:
+    """Kept log files for the filled store (one per table), registered as an ingest would."""
+    import hashlib  # noqa: PLC0415 -- only the certificate bench writes logs
+
+    conn = open_store(db)
+    data = db.parent
+    (data / "logs").mkdir(exist_ok=True)
+    hands = conn.execute(
+        "SELECT m.table_id, h.match, h.hand, h.dealt, strftime(h.started, '%Y-%m-%dT%H:%M:%S.000Z') "
+        "FROM hands h JOIN matches m USING (match) ORDER BY m.table_id, h.match, h.hand"
+    ).fetchall()
+    pair = [f"{a}{b}" for b in range(7) for a in range(b, 7)]  # not the real ids: only bytes matter here
+    files: dict[str, list[str]] = {}
+    seq: dict[str, int] = {}
+    for table, match, hand, dealt, ts in hands:
+        out = files.setdefault(table, [])
+        if match not in seq:
+            seq[match] = 1
+            out.append(f'{{"type":"match_start","match":"{match}","seq":0,"ts":"{ts}","v":1,"table":"{table}",'
+                       f'"profile":"international","rules":{{}},"seats":[],"scheme":"deal-v1","anchor":"00"}}')  # fmt: skip
+        k = seq[match]
+        tiles = [[pair[t] for t in s] for s in dealt]
+        out.append(f'{{"type":"deal","match":"{match}","seq":{k},"ts":"{ts}","hand":{hand},'
+                   f'"client_seeds":["a","b","c","d"],"hands":{tiles},"stock":0,"leader":0}}'.replace("'", '"'))  # fmt: skip
+        for p in range(24):
+            out.append(f'{{"type":"play","match":"{match}","seq":{k + 1 + p},"ts":"{ts}","hand":{hand},'
+                       f'"seat":{p % 4},"tile":"{tiles[p % 4][p // 4]}","end":"left"}}')  # fmt: skip
+        out.append(f'{{"type":"hand_end","match":"{match}","seq":{k + 25},"ts":"{ts}","hand":{hand},'
+                   f'"result":"domino","winner":0,"points":[10,0],"score":[10,0]}}')  # fmt: skip
+        seq[match] = k + 26
+    lines = 0
+    for table, out in files.items():
+        body = ("\n".join(out) + "\n").encode()
+        sha = hashlib.sha256(body).hexdigest()
+        (data / "logs" / f"{sha}.jsonl").write_bytes(body)
+        conn.execute("INSERT INTO log_files (sha256, path, paths, size, read_at, lines, bad_lines, stored) "
+                     "VALUES (?, ?, [?], ?, now(), ?, 0, ?)",
+                     [sha, f"{table}.jsonl", f"{table}.jsonl", len(body), len(out), f"logs/{sha}.jsonl"])  # fmt: skip
+        conn.execute("INSERT INTO match_files (match, sha256, lines) SELECT match, ?, 0 FROM matches WHERE table_id = ?", [sha, table])
+        lines += len(out)
+    conn.execute("CHECKPOINT")
+    conn.close()
+    return lines
+
+
+def bench_certificate(n: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-cert-") as tmp:
+        db = Path(tmp) / "replay.duckdb"
+        t0 = time.perf_counter()
+        fill(db, n)
+        lines = write_logs(db)
+        keys.init_keys(db.parent)
+        size = sum(p.stat().st_size for p in (db.parent / "logs").iterdir())
+        print(f"filled a store with {n:,} deals and {lines:,} log lines ({size / 1e6:,.0f} MB) "
+              f"in {time.perf_counter() - t0:.1f} s (not timed)")  # fmt: skip
+        conn = open_store(db, read_only=True)
+        scope = Scope(dt.date(2026, 1, 1), dt.date(2027, 12, 31))
+        t0 = time.perf_counter()
+        got = issue(conn, db.parent, scope, Path(tmp) / "cert")
+        t_issue = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        v = verify_folder(got.folder, desk_key=keys.load_public(db.parent), conn=conn, data_dir=db.parent)
+        t_verify = time.perf_counter() - t0
+        conn.close()
+        print(f"certificate {got.id}: {got.content['verdict']['verdict']}, "
+              f"{got.content['completeness']['leaves']:,} leaves; verified: {v.ok} {v.problems[:3]}")  # fmt: skip
+        conn = open_store(db)
+        # a load of 10,000 hands spread over the tables: each table last checked at its own
+        # point of its cycle (0 .. STEP-1 deals before the load), so some are due, as in life
+        conn.execute("DELETE FROM fairness_monitor")
+        conn.execute(
+            "INSERT INTO fairness_monitor SELECT m.table_id, count(*) - ? - hash(m.table_id) % ?, "
+            "TIMESTAMPTZ '2000-01-01 00:00:00+00', 'PASS', NULL FROM hands h JOIN matches m USING (match) GROUP BY 1",
+            [10_000 // TABLES, monitor.STEP],
+        )
+        t0 = time.perf_counter()
+        raised = monitor.watch(conn)
+        t_monitor = time.perf_counter() - t0
+        checked = conn.execute("SELECT count(*) FROM fairness_monitor WHERE checked_at > TIMESTAMPTZ '2001-01-01'").fetchone()
+        conn.close()
+    print(f"monitor: {checked[0] if checked else 0} of {TABLES} tables due and checked, {raised} alerts")
+    print(f"certificate_deals: {n:,} deals")
+    print(f"certify_s: {t_issue:.1f} s")
+    print(f"verify_from_store_s: {t_verify:.1f} s")
+    print(f"monitor_after_10000_hands_s: {t_monitor:.2f} s")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="1,000,000 deals")
     ap.add_argument("--deals", type=int, help="window size")
+    ap.add_argument("--certificate", action="store_true", help="issue and verify a certificate")
     args = ap.parse_args()
     n = args.deals or (1_000_000 if args.full else 100_000)
+    if args.certificate:
+        bench_certificate(n)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
         db = Path(tmp) / "replay.duckdb"
         t0 = time.perf_counter()

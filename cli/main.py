@@ -51,7 +51,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The commands over the store, the simulator and the server."""
     # here, not at the top: `replay validate` loads neither DuckDB nor polars (_CORE)
-    from cli import analyze, audit, export, ingest, insights, serve, simulate  # noqa: PLC0415
+    from cli import (  # noqa: PLC0415
+        analyze,
+        audit,
+        certify,
+        export,
+        ingest,
+        insights,
+        keys,
+        serve,
+        simulate,
+    )
 
     simulate.add_simulate_parser(sub)
     ingest.add_ingest_parsers(sub)
@@ -60,6 +70,8 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_serve_parser(sub)
     audit.add_audit_parser(sub)
     insights.add_insights_parser(sub)
+    certify.add_certify_parsers(sub)
+    keys.add_keys_parser(sub)
 
 
 def _wire() -> None:

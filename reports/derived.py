@@ -1,9 +1,9 @@
 """What the reports keep in the store, and their subscription to its commits.
 
 The store derives its own tables; the kept player reports (migration 007),
-the ratings with their pages (013, 014) and the player insights (014) are
-the reports package's figures, which the store only has kept current after
-each load or delete. :func:`subscribe` hands them to the store's hooks
+the ratings with their pages (013, 014), the player insights (014) and the
+fairness monitor's alerts (015) are the reports package's figures, which
+the store only has kept current after each load or delete. :func:`subscribe` hands them to the store's hooks
 (:mod:`replay.store.hooks`); the composition roots call it once: the
 ``replay`` command and the app factory (``api.app.create_app``).
 """
@@ -16,6 +16,7 @@ import duckdb
 
 from replay.store import hooks
 from reports.leaderboard import keep_rating_pages
+from reports.monitor import watch
 from reports.player import store_reports
 from reports.ratings import refresh_ratings
 from reports.skill import refresh_insights
@@ -50,3 +51,4 @@ def subscribe() -> None:
     """Have the store keep the reports' tables after its commits (once is enough)."""
     hooks.on_players(keep_reports)
     hooks.on_matches(keep_ratings)
+    hooks.on_matches(watch)  # the live fairness monitor (reports.monitor)

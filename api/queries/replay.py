@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from api.analysis_view import hand_analysis
+from api.deal_evidence import deal_evidence
 from api.queries.sql import (
     MATCH_COLS,
     WITHHELD,
@@ -180,6 +181,7 @@ class MatchBundle:
     moves: dict[int, list[tuple[Any, ...]]]
     findings: dict[int, list[tuple[Any, ...]]]
     analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
+    deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
@@ -230,7 +232,24 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall() if found != 0 else ():
         findings.setdefault(row[2], []).append(row)
     analysis = match_analysis(cur, match) if analysed is not None else {}
-    return MatchBundle(head, seats, hands, moves, findings, analysis)
+    bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
+    deals = _deal_evidence(cur, match, bad, head) if bad else {}
+    return MatchBundle(head, seats, hands, moves, findings, analysis, deals)
+
+
+def _deal_evidence(cur: Cursor, match: str, bad: list[int], head: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The derived deal beside the logged one for the hands with a DEAL_MISMATCH (rare: one small read)."""
+    out = {}
+    for hand, dealt, server_seed, client_seeds, table, beacon in cur.execute(
+        "SELECT h.hand, h.dealt, h.server_seed, h.client_seeds, m.table_id, m.beacon FROM hands h "
+        "JOIN matches m USING (match) WHERE h.match = $m AND list_contains($h, h.hand)", {"m": match, "h": bad},
+    ).fetchall():  # fmt: skip
+        got = deal_evidence(table=table, match=match, hand=hand, players=int(head["players"] or 4),
+                            stock=head["stock"], beacon=beacon, dealt=dealt, server_seed=server_seed,
+                            client_seeds=client_seeds)  # fmt: skip
+        if got is not None:
+            out[hand] = got
+    return out
 
 
 def match_version(cur: Cursor, match: str) -> str | None:
@@ -392,6 +411,7 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
         "players": players,
         "teams": teams,
         "analysis": data.analysis,
+        "deal_evidence": b.deals.get(hand) if finished else None,  # api.deal_evidence
     }
     return data, info
 
