@@ -1,4 +1,4 @@
-"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit, insights.
+"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit, insights, model.
 
 This is the composition root: it alone imports `replay`, `reports` and
 `api` together, and it wires the store's after-commit subscribers before a
@@ -51,7 +51,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The commands over the store, the simulator and the server."""
     # here, not at the top: `replay validate` loads neither DuckDB nor polars (_CORE)
-    from cli import analyze, audit, export, ingest, insights, serve, simulate  # noqa: PLC0415
+    from cli import analyze, audit, export, ingest, insights, model, serve, simulate  # noqa: PLC0415
 
     simulate.add_simulate_parser(sub)
     ingest.add_ingest_parsers(sub)
@@ -60,6 +60,7 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_serve_parser(sub)
     audit.add_audit_parser(sub)
     insights.add_insights_parser(sub)
+    model.add_model_parser(sub)
 
 
 def _wire() -> None:
