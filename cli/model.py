@@ -3,7 +3,7 @@
     replay model fit [--db FILE] [--min-choices N] [--json]
 
 Per family of profiles (partnership, boneyard, individual): the choices of
-every valid stored hand, a fifth of the matches held out
+every valid stored hand, a fifth of the hands held out
 (`replay.belief.data.held_out`), a conditional logit fitted on the rest and
 scored on them against every legal move alike and a fixed rule of thumb;
 the fit is stored as the family's next version (table ``play_models``).
@@ -68,7 +68,7 @@ def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES) -
             if not got:
                 continue
             fam = family(inp.rules)
-            (held if held_out(match) else fitting)[fam].extend(got)
+            (held if held_out(match, inp.hand) else fitting)[fam].extend(got)
             seen[fam].add(match)
             hands[fam] += 1
     out = []

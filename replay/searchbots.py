@@ -141,6 +141,8 @@ class Convention:
     def probs(self, state: HandState, moves: Sequence[Move], public: Public) -> Sequence[float] | None:
         if state.turn != self.seat:
             return None
+        if len(moves) == 1:
+            return [1.0]
         pick = signal_choice(state, moves, public.shown, public.lacks)
         other = self.slip / (len(moves) - 1)
         return [1.0 - self.slip if m == pick else other for m in moves]

@@ -6,8 +6,9 @@ decision with more than one legal move is a *choice*: the position (the
 mover's tiles as they were), its legal moves, the move made and what the
 table had shown (:class:`replay.belief.history.Public`).
 
-The held-out hands are a fixed fifth of the matches, chosen by a hash of
-the match id (:func:`held_out`), so that a refit scores on the same hands.
+The held-out hands are a fixed fifth of the hands, chosen by a hash of
+the match id and the hand's number (:func:`held_out`), so that a refit
+scores on the same hands.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ __all__ = ["Choice", "choices_of", "hand_choices", "held_out"]
 Choice = tuple[HandState, tuple[Move, ...], Move, Public]
 
 
-def held_out(match: str) -> bool:
-    """Whether `match`'s hands are held out of fitting (one match in five).
+def held_out(match: str, hand: int) -> bool:
+    """Whether hand `hand` of `match` is held out of fitting (one hand in five).
 
-    >>> sum(held_out(f"m-{i}") for i in range(1000))
-    179
+    >>> sum(held_out("m-1", i) for i in range(1000))
+    199
     """
-    return hashlib.sha256(match.encode()).digest()[0] % 5 == 0
+    return hashlib.sha256(f"{match}/{hand}".encode()).digest()[0] % 5 == 0
 
 
 def hand_choices(inp: HandInput) -> list[Choice]:

@@ -54,7 +54,7 @@ from typing import Final
 
 from replay.belief.history import Public
 from replay.engine import LEFT, YIELD, HandState, Move, Play
-from replay.tiles import BIT, FULL_SET, HIGH, IS_DOUBLE, LOW, OTHER, PIPS, SUIT_MASK
+from replay.tiles import BIT, FULL_SET, HIGH, IS_DOUBLE, LOW, OTHER, PIPS, SUIT_MASK, iter_tiles
 
 __all__ = ["FEATURES", "move_features"]
 
@@ -84,9 +84,8 @@ def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Pu
     counts = _counts(hand)
     longest = max(counts)
     long_n = max(range(7), key=lambda x: (counts[x], x))
-    top = max(PIPS[mv.tile] for mv in moves if type(mv) is Play) if any(type(m) is Play for m in moves) else -1
-    long_top = max((t for t in range(28) if hand & SUIT_MASK[long_n] & BIT[t]), key=lambda t: (PIPS[t], t),
-                   default=-1)  # fmt: skip
+    top = max((PIPS[mv.tile] for mv in moves if type(mv) is Play), default=-1)
+    long_top = max(iter_tiles(hand & SUIT_MASK[long_n]), key=lambda t: (PIPS[t], t), default=-1)
     line = public.line
     phase = line.bit_count() / 28
     lead = state.left < 0

@@ -54,6 +54,7 @@ from typing import Final
 
 import numpy as np
 
+from replay.belief.features import FEATURES
 from replay.belief.history import Ply, Public, Recorder
 from replay.belief.model import Policy, PlayModel
 from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
@@ -66,7 +67,7 @@ __all__ = ["HEAVY_LEADS", "Belief", "Evidence", "evidence", "weighted_belief"]
 _Z95: Final = 1.959964
 
 #: A toy policy for examples: leads heavy tiles (a :class:`PlayModel` on weight alone).
-HEAVY_LEADS: Final = PlayModel("example", (4.0,) + (0.0,) * 13)
+HEAVY_LEADS: Final = PlayModel("example", tuple(4.0 if f == "pips" else 0.0 for f in FEATURES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +139,12 @@ def place_of(hands: Sequence[int], stock: Sequence[int]) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """One past play that weighs the deals: the ply, its seat, and the tiles
-    that seat played from it on (added back to its tiles in a deal)."""
+    """One past play that weighs the deals: the ply, its place in the hand,
+    its seat, and the tiles that seat played from it on (added back to its
+    tiles in a deal)."""
 
     ply: Ply
+    index: int
     seat: int
     later: int
 
@@ -153,7 +156,8 @@ def evidence(plies: Sequence[Ply], observer: int, seen: Sequence[int] = ()) -> l
     out: list[Evidence] = []
     later = [0] * len(plies[0].view.hands) if plies else []
     drew_since = [False] * len(later)
-    for ply in reversed(plies):
+    for i in range(len(plies) - 1, -1, -1):
+        ply = plies[i]
         s, mv = ply.seat, ply.move
         if ply.view.result is not None:
             continue
@@ -165,7 +169,7 @@ def evidence(plies: Sequence[Ply], observer: int, seen: Sequence[int] = ()) -> l
             continue
         if s == observer or s in seen or drew_since[s]:
             continue
-        out.append(Evidence(ply, s, later[s]))
+        out.append(Evidence(ply, i, s, later[s]))
     out.reverse()
     return out
 
@@ -173,7 +177,7 @@ def evidence(plies: Sequence[Ply], observer: int, seen: Sequence[int] = ()) -> l
 def weighted_belief(
     state: HandState, recorder: Recorder, policy: Policy | None, *, deals: int = 20, rng: random.Random,
     floor: float | None = None, max_deals: int | None = None, exact_limit: int | None = None,
-    observer: int | None = None, peek: Sequence[int] = (),
+    observer: int | None = None, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
 ) -> Belief:  # fmt: skip
     """The belief of `observer` (default: the seat to move in `state`) at
     `state`, the position the `recorder` has seen every move up to.
@@ -183,7 +187,10 @@ def weighted_belief(
     sample size below which more are drawn (default `deals` / 2), `deals`
     at a time, up to `max_deals` (default 8 x `deals`); `exact_limit`: list
     and weigh every agreeing deal when there are at most that many (default
-    `max_deals`); `peek`: seats whose tiles the observer sees too.
+    `max_deals`); `peek`: seats whose tiles the observer sees too; `memo`:
+    the log-probabilities of past plays already worked out, by (ply, hand)
+    (pass one dict to every decision of a hand, with one policy and
+    observer, so that a play is scored once per hand it could have come from).
     """
     seat = state.turn if observer is None else observer
     floor = deals / 2 if floor is None else floor
@@ -191,7 +198,7 @@ def weighted_belief(
     exact_limit = max_deals if exact_limit is None else exact_limit
     hidden = recorder.hidden(state, seat, peek)
     ev = [] if policy is None else evidence(recorder.plies, seat, peek)
-    score = _scorer(policy, ev)
+    score = _scorer(policy, ev, {} if memo is None else memo)
     listed = hidden.enumerate(exact_limit)
     if listed is not None:
         worlds = [w for w, _ in listed]
@@ -216,12 +223,11 @@ def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exac
     return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess)
 
 
-def _scorer(policy: Policy | None, ev: Sequence[Evidence]) -> Callable[[World], float]:
-    """log P(the observed plays | a world), remembered by (play, hand)."""
-    memo: dict[tuple[int, int], float] = {}
+def _scorer(policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float]) -> Callable[[World], float]:
+    """log P(the observed plays | a world), remembered by (ply, hand)."""
 
-    def one(i: int, e: Evidence, hand: int) -> float:
-        key = (i, hand)
+    def one(e: Evidence, hand: int) -> float:
+        key = (e.index, hand)
         got = memo.get(key)
         if got is None:
             got = memo[key] = _log_prob(policy, e.ply.view, e.seat, hand, e.ply.move, e.ply.public)
@@ -231,7 +237,7 @@ def _scorer(policy: Policy | None, ev: Sequence[Evidence]) -> Callable[[World], 
         if policy is None:
             return 0.0
         hands = world[0]
-        return sum(one(i, e, (hands[e.seat] | e.later) & FULL_SET) for i, e in enumerate(ev))
+        return sum(one(e, (hands[e.seat] | e.later) & FULL_SET) for e in ev)
 
     return score
 
