@@ -85,7 +85,7 @@ class PlayModel:
     version: int = MODEL_VERSION
 
     def scores(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
-        return np.asarray(rows, dtype=float) @ np.asarray(self.coef)
+        return np.asarray(np.asarray(rows, dtype=float) @ np.asarray(self.coef))
 
     def probs(self, state: HandState, moves: Sequence[Move], public: Public) -> Sequence[float] | None:
         rows = move_features(state, state.hands[state.turn], moves, public)

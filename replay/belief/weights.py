@@ -56,7 +56,7 @@ import numpy as np
 
 from replay.belief.features import FEATURES
 from replay.belief.history import Ply, Public, Recorder
-from replay.belief.model import Policy, PlayModel
+from replay.belief.model import PlayModel, Policy
 from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
 from replay.knowledge import World
 from replay.tiles import BIT, FULL_SET, N_TILES

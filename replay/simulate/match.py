@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from replay.belief.history import Recorder
 from replay.bots import BOTS, Bot, Memo
 from replay.deal import (
     SCHEME,
@@ -50,7 +51,6 @@ from replay.engine import (
     legal_moves,
     new_hand,
 )
-from replay.belief.history import Recorder
 from replay.knowledge import Tracker
 from replay.match import (
     Lead,
