@@ -1,7 +1,8 @@
 """What a player could read: the play model, the belief's calibration, its cost.
 
-    python bench/belief.py                  # under a minute
-    python bench/belief.py --test-hands 60 --deals 200 --train-hands 1000
+    python bench/belief.py                  # about a minute
+    python bench/belief.py --train-hands 1000 --test-hands 30 --deals 150
+    python bench/belief.py --pools boneyard --test-hands 8 --deals 60
 
 Pools of bots play hands in memory (replay.belief.selfplay), per family of
 profiles:
@@ -85,7 +86,7 @@ def _decisions(h: PlayedHand):
         rec.see(st, ply.move)
 
 
-def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int):
+def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int):
     """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
     lu = lr = 0.0
     n = 0
@@ -97,7 +98,7 @@ def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: i
             truth = place_of(st.hands, st.stock)
             bu = weighted_belief(st, rec, None, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k))
             br = weighted_belief(st, rec, model, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k),
-                                 memo=memos.setdefault(st.turn, {}))  # fmt: skip
+                                 memo=memos.setdefault(st.turn, {}), sweeps=sweeps)  # fmt: skip
             mu, mr = bu.marginals(), br.marginals()
             a, c = tile_log_loss(mu, truth, unknown=bu.unknown, observer=st.turn)
             b, _ = tile_log_loss(mr, truth, unknown=br.unknown, observer=st.turn)
@@ -132,6 +133,9 @@ def main() -> None:
     ap.add_argument("--train-hands", type=int, default=400)
     ap.add_argument("--test-hands", type=int, default=10, help="held-out hands a pool for calibration")
     ap.add_argument("--deals", type=int, default=100, help="deals drawn a decision for calibration")
+    ap.add_argument("--sweeps", type=int, default=0, help="Metropolis sweeps of the weighted deals (0: none)")
+    ap.add_argument("--pools", default="signalling,random",
+                    help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
     ap.add_argument("--grade-hands", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -139,6 +143,8 @@ def main() -> None:
     models: dict[str, PlayModel] = {}
     tests: dict[str, list[PlayedHand]] = {}
     for name, profile, styles in POOLS:
+        if name not in args.pools.split(","):
+            continue
         rules = resolve(profile)
         rng = random.Random(args.seed)
         scale = 1 if name == "signalling" else 2  # the other pools with fewer hands: under a minute
@@ -152,7 +158,7 @@ def main() -> None:
               f"{len(held)} held-out choices; log-likelihood a choice: model {ll['model']:.3f}, uniform "
               f"{ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
         t0 = time.perf_counter()
-        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed)
+        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps)
         print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
               f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
               f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -58,7 +58,7 @@ from replay.belief.features import FEATURES
 from replay.belief.history import Ply, Public, Recorder
 from replay.belief.model import PlayModel, Policy
 from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
-from replay.knowledge import World
+from replay.knowledge import Hidden, World
 from replay.tiles import BIT, FULL_SET, N_TILES
 
 __all__ = ["HEAVY_LEADS", "Belief", "Evidence", "evidence", "weighted_belief"]
@@ -178,6 +178,7 @@ def weighted_belief(
     state: HandState, recorder: Recorder, policy: Policy | None, *, deals: int = 20, rng: random.Random,
     floor: float | None = None, max_deals: int | None = None, exact_limit: int | None = None,
     observer: int | None = None, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
+    sweeps: int = 0,
 ) -> Belief:  # fmt: skip
     """The belief of `observer` (default: the seat to move in `state`) at
     `state`, the position the `recorder` has seen every move up to.
@@ -190,7 +191,10 @@ def weighted_belief(
     `max_deals`); `peek`: seats whose tiles the observer sees too; `memo`:
     the log-probabilities of past plays already worked out, by (ply, hand)
     (pass one dict to every decision of a hand, with one policy and
-    observer, so that a play is scored once per hand it could have come from).
+    observer, so that a play is scored once per hand it could have come from);
+    `sweeps`: move the weighted deals towards the belief by Metropolis swaps
+    (:func:`_moved`, games without a boneyard): the deals come back equally
+    weighted, as many as were drawn; `ess` stays that of the weights before.
     """
     seat = state.turn if observer is None else observer
     floor = deals / 2 if floor is None else floor
@@ -198,7 +202,7 @@ def weighted_belief(
     exact_limit = max_deals if exact_limit is None else exact_limit
     hidden = recorder.hidden(state, seat, peek)
     ev = [] if policy is None else evidence(recorder.plies, seat, peek)
-    score = _scorer(policy, ev, {} if memo is None else memo)
+    score = _Scorer(policy, ev, {} if memo is None else memo)
     listed = hidden.enumerate(exact_limit)
     if listed is not None:
         worlds = [w for w, _ in listed]
@@ -213,7 +217,10 @@ def weighted_belief(
         logs.extend(score(w) for w in got)
         b = _belief(seat, hidden.unknown, worlds, np.array(logs), False)
         if b.ess >= floor or len(worlds) + deals > max_deals or policy is None:
-            return b
+            break
+    if sweeps and policy is not None and b.ess < len(worlds):
+        return _moved(hidden, b, score, sweeps, rng) or b
+    return b
 
 
 def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exact: bool) -> Belief:
@@ -223,23 +230,82 @@ def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exac
     return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess)
 
 
-def _scorer(policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float]) -> Callable[[World], float]:
+class _Scorer:
     """log P(the observed plays | a world), remembered by (ply, hand)."""
 
-    def one(e: Evidence, hand: int) -> float:
-        key = (e.index, hand)
-        got = memo.get(key)
-        if got is None:
-            got = memo[key] = _log_prob(policy, e.ply.view, e.seat, hand, e.ply.move, e.ply.public)
-        return got
+    def __init__(self, policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float]) -> None:
+        self.policy = policy
+        self.memo = memo
+        self.by_seat: dict[int, list[Evidence]] = {}
+        for e in ev:
+            self.by_seat.setdefault(e.seat, []).append(e)
 
-    def score(world: World) -> float:
-        if policy is None:
+    def seat(self, seat: int, hand: int) -> float:
+        """The log-probability of `seat`'s observed plays if it holds `hand` now."""
+        total = 0.0
+        memo = self.memo
+        for e in self.by_seat.get(seat, ()):
+            h = (hand | e.later) & FULL_SET
+            key = (e.index, h)
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
+            total += got
+        return total
+
+    def __call__(self, world: World) -> float:
+        if self.policy is None:
             return 0.0
         hands = world[0]
-        return sum(one(e, (hands[e.seat] | e.later) & FULL_SET) for e in ev)
+        return sum(self.seat(s, hands[s]) for s in self.by_seat)
 
-    return score
+
+def _moved(hidden: Hidden, belief: Belief, score: _Scorer, sweeps: int, rng: random.Random) -> Belief | None:
+    """The belief's deals resampled by weight, then moved by Metropolis
+    swaps of two hidden tiles between two places (each swap kept with
+    probability min(1, likelihood ratio)): `sweeps` x the hidden tiles'
+    count swaps a deal. Swaps keep every place's count and what each
+    place may not hold, and the deals agreeing with the history are
+    equally likely, so the deals moved are drawn from the weighted belief
+    itself. Only where a deal is a filling of places (one way the history
+    may lie, no boneyard order, no five-doubles rule): None elsewhere."""
+    if len(hidden.options) != 1 or hidden.max_doubles < 7 or any(stock for _, stock in belief.worlds):
+        return None
+    groups = hidden.options[0]
+    if any(g.weight != 1 or (g.seat == -1 and g.count) for g in groups):
+        return None
+    group_of_seat = {g.seat: i for i, g in enumerate(groups) if g.seat >= 0}
+    out_group = next((i for i, g in enumerate(groups) if g.seat == -2), -1)
+    tiles = hidden.tiles()
+    if len(tiles) < 2:
+        return None
+    moved: list[World] = []
+    for hands0, _ in belief.resample(len(belief.worlds), rng):
+        hands = list(hands0)
+        place = []
+        for t in tiles:
+            g = next((group_of_seat[s] for s in group_of_seat if hands[s] & BIT[t]), out_group)
+            place.append(g)
+        for _ in range(sweeps * len(tiles)):
+            i, j = rng.randrange(len(tiles)), rng.randrange(len(tiles))
+            gi, gj = place[i], place[j]
+            if gi == gj or groups[gj].forbid & BIT[tiles[i]] or groups[gi].forbid & BIT[tiles[j]]:
+                continue
+            si, sj = groups[gi].seat, groups[gj].seat
+            ti, tj = BIT[tiles[i]], BIT[tiles[j]]
+            new = dict.fromkeys((si, sj), 0)
+            for s in new:
+                if s >= 0:
+                    new[s] = hands[s] ^ ti ^ tj
+            delta = sum(score.seat(s, h) - score.seat(s, hands[s]) for s, h in new.items() if s >= 0)
+            if delta >= 0 or rng.random() < math.exp(delta):
+                for s, h in new.items():
+                    if s >= 0:
+                        hands[s] = h
+                place[i], place[j] = gj, gi
+        moved.append((tuple(hands), ()))
+    k = len(moved)
+    return Belief(belief.observer, belief.unknown, tuple(moved), (1.0 / k,) * k, False, belief.drawn, belief.ess)
 
 
 def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move: Move, public: Public) -> float:
