@@ -303,3 +303,30 @@ def test_replay_model_fit_stores_a_version_a_family(tmp_path: Path, capsys: pyte
     assert rows[0][0] == 2 and rows[0][1] > 0
     assert got["partnership"].beats_uniform
     assert math.isfinite(got["partnership"].loglik_model or math.nan)
+
+
+def test_moved_deals_agree_with_the_history_and_follow_the_weights() -> None:
+    rng = random.Random(8)
+    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], rng)
+    k = next(k for k, st in enumerate(h.states) if st.plays >= 6 and len(legal_moves(st)) > 1)
+    st = h.states[k]
+    rec = Recorder(h.start)
+    for s2, ply in zip(h.states[:k], h.recorder.plies[:k], strict=True):
+        rec.see(s2, ply.move)
+    policy = Convention((st.turn + 2) % 4)
+    args = {"deals": 30, "max_deals": 30, "exact_limit": 0}
+    plain = weighted_belief(st, rec, policy, rng=random.Random(3), **args)
+    moved = weighted_belief(st, rec, policy, rng=random.Random(3), sweeps=2, **args)
+    assert moved == weighted_belief(st, rec, policy, rng=random.Random(3), sweeps=2, **args)
+    assert moved.weights == pytest.approx([1 / 30] * 30) and moved.ess == plain.ess
+    (groups,) = rec.hidden(st, st.turn).options
+    for hands, _ in moved.worlds:
+        assert hands[st.turn] == st.hands[st.turn]
+        for g in groups:
+            if g.seat >= 0:
+                assert hands[g.seat].bit_count() == g.count and not hands[g.seat] & g.forbid
+    # the moved deals are likelier, on average, under the policy than the drawn ones
+    from replay.belief.weights import Scorer
+
+    sc = Scorer(policy, evidence(rec.plies, st.turn), {})
+    assert np.mean([sc(w) for w in moved.worlds]) > np.mean([sc(w) for w in plain.worlds])

@@ -61,7 +61,7 @@ from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
 from replay.knowledge import Hidden, World
 from replay.tiles import BIT, FULL_SET, N_TILES
 
-__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "evidence", "weighted_belief"]
+__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "place_of", "weighted_belief"]
 
 #: z of a two-sided 95% interval.
 _Z95: Final = 1.959964
@@ -202,7 +202,7 @@ def weighted_belief(
     exact_limit = max_deals if exact_limit is None else exact_limit
     hidden = recorder.hidden(state, seat, peek)
     ev = [] if policy is None else evidence(recorder.plies, seat, peek)
-    score = _Scorer(policy, ev, {} if memo is None else memo)
+    score = Scorer(policy, ev, {} if memo is None else memo)
     listed = hidden.enumerate(exact_limit)
     if listed is not None:
         worlds = [w for w, _ in listed]
@@ -230,7 +230,7 @@ def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exac
     return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess)
 
 
-class _Scorer:
+class Scorer:
     """log P(the observed plays | a world), remembered by (ply, hand)."""
 
     def __init__(self, policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float]) -> None:
@@ -260,7 +260,7 @@ class _Scorer:
         return sum(self.seat(s, hands[s]) for s in self.by_seat)
 
 
-def _moved(hidden: Hidden, belief: Belief, score: _Scorer, sweeps: int, rng: random.Random) -> Belief | None:
+def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: random.Random) -> Belief | None:
     """The belief's deals resampled by weight, then moved by Metropolis
     swaps of two hidden tiles between two places (each swap kept with
     probability min(1, likelihood ratio)): `sweeps` x the hidden tiles'
