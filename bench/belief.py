@@ -86,7 +86,7 @@ def _decisions(h: PlayedHand):
         rec.see(st, ply.move)
 
 
-def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int):
+def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float):
     """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
     lu = lr = 0.0
     n = 0
@@ -98,7 +98,7 @@ def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: i
             truth = place_of(st.hands, st.stock)
             bu = weighted_belief(st, rec, None, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k))
             br = weighted_belief(st, rec, model, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k),
-                                 memo=memos.setdefault(st.turn, {}), sweeps=sweeps)  # fmt: skip
+                                 memo=memos.setdefault(st.turn, {}), sweeps=sweeps, temper=temper)  # fmt: skip
             mu, mr = bu.marginals(), br.marginals()
             a, c = tile_log_loss(mu, truth, unknown=bu.unknown, observer=st.turn)
             b, _ = tile_log_loss(mr, truth, unknown=br.unknown, observer=st.turn)
@@ -134,6 +134,7 @@ def main() -> None:
     ap.add_argument("--test-hands", type=int, default=10, help="held-out hands a pool for calibration")
     ap.add_argument("--deals", type=int, default=100, help="deals drawn a decision for calibration")
     ap.add_argument("--sweeps", type=int, default=0, help="Metropolis sweeps of the weighted deals (0: none)")
+    ap.add_argument("--temper", type=float, default=1.0, help="the likelihood's power in the weights")
     ap.add_argument("--pools", default="signalling,random",
                     help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
     ap.add_argument("--grade-hands", type=int, default=5)
@@ -158,7 +159,7 @@ def main() -> None:
               f"{len(held)} held-out choices; log-likelihood a choice: model {ll['model']:.3f}, uniform "
               f"{ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
         t0 = time.perf_counter()
-        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps)
+        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps, args.temper)
         print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
               f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
               f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip

@@ -192,21 +192,22 @@ def test_more_deals_are_drawn_below_the_floor() -> None:
     assert weighted_belief(s, rec, None, deals=20, rng=random.Random(2), floor=19).drawn == 20
 
 
-def test_evidence_leaves_out_the_observer_and_plays_before_a_kept_draw() -> None:
+def test_evidence_leaves_out_the_observer_and_plays_before_a_draw() -> None:
     r = resolve("pr_2p")
     rng = random.Random(11)
-    for _ in range(30):
-        h = play_hand(r, ["heavy", "heavy"], rng)
-        draws = [i for i, p in enumerate(h.recorder.plies) if p.move is DRAW and p.view.result is None]
-        if draws:
-            break
-    ev = evidence(h.recorder.plies, observer=0)
-    assert all(e.seat == 1 for e in ev)
-    kept = [i for i in draws if h.recorder.plies[i].seat == 1
-            and not (i + 1 < len(h.recorder.plies) and h.recorder.plies[i + 1].seat == 1
-                     and isinstance(h.recorder.plies[i + 1].move, Play))]  # fmt: skip
-    if kept:
-        assert all(e.index > max(d for d in draws if h.recorder.plies[d].seat == 1) for e in ev)
+    left_out = 0
+    for _ in range(20):
+        plies = play_hand(r, ["heavy", "heavy"], rng).recorder.plies
+        ev = evidence(plies, observer=0)
+        assert all(e.seat == 1 for e in ev)
+        drew = [i for i, p in enumerate(plies) if p.seat == 1 and p.move is DRAW and p.view.result is None]
+        for e in ev:
+            assert not any(i > e.index for i in drew)  # its hand then is known in every deal
+            assert isinstance(e.ply.move, Play)
+        plays = [i for i, p in enumerate(plies) if p.seat == 1 and isinstance(p.move, Play) and p.view.result is None]
+        assert {e.index for e in ev} == {i for i in plays if not any(d > i for d in drew)}
+        left_out += sum(1 for i in plays if any(d > i for d in drew))
+    assert left_out > 0
 
 
 # -- the signalling pair ----------------------------------------------------------

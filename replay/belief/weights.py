@@ -178,7 +178,7 @@ def weighted_belief(
     state: HandState, recorder: Recorder, policy: Policy | None, *, deals: int = 20, rng: random.Random,
     floor: float | None = None, max_deals: int | None = None, exact_limit: int | None = None,
     observer: int | None = None, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
-    sweeps: int = 0,
+    sweeps: int = 0, temper: float = 1.0,
 ) -> Belief:  # fmt: skip
     """The belief of `observer` (default: the seat to move in `state`) at
     `state`, the position the `recorder` has seen every move up to.
@@ -194,7 +194,10 @@ def weighted_belief(
     observer, so that a play is scored once per hand it could have come from);
     `sweeps`: move the weighted deals towards the belief by Metropolis swaps
     (:func:`_moved`, games without a boneyard): the deals come back equally
-    weighted, as many as were drawn; `ess` stays that of the weights before.
+    weighted, as many as were drawn; `ess` stays that of the weights before;
+    `temper`: the likelihood raised to this power (below 1: a model trusted
+    less than its own word, against the overconfidence of one model for
+    many players).
     """
     seat = state.turn if observer is None else observer
     floor = deals / 2 if floor is None else floor
@@ -202,7 +205,7 @@ def weighted_belief(
     exact_limit = max_deals if exact_limit is None else exact_limit
     hidden = recorder.hidden(state, seat, peek)
     ev = [] if policy is None else evidence(recorder.plies, seat, peek)
-    score = Scorer(policy, ev, {} if memo is None else memo)
+    score = Scorer(policy, ev, {} if memo is None else memo, temper)
     listed = hidden.enumerate(exact_limit)
     if listed is not None:
         worlds = [w for w, _ in listed]
@@ -233,9 +236,11 @@ def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exac
 class Scorer:
     """log P(the observed plays | a world), remembered by (ply, hand)."""
 
-    def __init__(self, policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float]) -> None:
+    def __init__(self, policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float],
+                 temper: float = 1.0) -> None:  # fmt: skip
         self.policy = policy
         self.memo = memo
+        self.temper = temper
         self.by_seat: dict[int, list[Evidence]] = {}
         for e in ev:
             self.by_seat.setdefault(e.seat, []).append(e)
@@ -249,7 +254,7 @@ class Scorer:
             key = (e.index, h)
             got = memo.get(key)
             if got is None:
-                got = memo[key] = _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
+                got = memo[key] = self.temper * _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
             total += got
         return total
 
