@@ -190,8 +190,8 @@ def weighted_belief(
     and weigh every agreeing deal when there are at most that many (default
     `max_deals`); `peek`: seats whose tiles the observer sees too; `memo`:
     the log-probabilities of past plays already worked out, by (ply, hand)
-    (pass one dict to every decision of a hand, with one policy and
-    observer, so that a play is scored once per hand it could have come from);
+    (pass one dict to every decision of a hand, with one policy, observer
+    and `temper`, so that a play is scored once per hand it could have come from);
     `sweeps`: move the weighted deals towards the belief by Metropolis swaps
     (:func:`_moved`, games without a boneyard): the deals come back equally
     weighted, as many as were drawn; `ess` stays that of the weights before;
