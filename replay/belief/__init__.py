@@ -7,7 +7,11 @@
 - :mod:`~replay.belief.weights`: the weighted belief, the deals a seat
   could face weighted by the other seats' observed choices;
 - :mod:`~replay.belief.calibration`: how well a belief puts the hidden
-  tiles where they are (per-tile log-loss, a reliability table).
+  tiles where they are (per-tile log-loss, a reliability table);
+- :mod:`~replay.belief.data`, :mod:`~replay.belief.train`: the choices of
+  stored hands, the held-out split, a family's fit and its held-out scores;
+- :mod:`~replay.belief.selfplay`: hands played by bots in memory (what the
+  calibration is measured on).
 
 No I/O here: the store's models table is read and written by the command
 (``replay model fit``, :mod:`cli.model`).
