@@ -331,3 +331,16 @@ def test_moved_deals_agree_with_the_history_and_follow_the_weights() -> None:
 
     sc = Scorer(policy, evidence(rec.plies, st.turn), {})
     assert np.mean([sc(w) for w in moved.worlds]) > np.mean([sc(w) for w in plain.worlds])
+
+
+def test_mean_ci_and_resample_follow_the_weights() -> None:
+    from replay.belief import Belief
+
+    worlds = tuple((((1 << i,) * 4), ()) for i in range(4))
+    b = Belief(0, 0, worlds, (0.7, 0.1, 0.1, 0.1), False, 4, 1 / (0.49 + 0.03))
+    mean, (lo, hi) = b.mean_ci([10.0, 0.0, 0.0, 0.0])
+    assert mean == pytest.approx(7.0) and lo < 7.0 < hi
+    picks = b.resample(1000, random.Random(0))
+    assert picks.count(worlds[0]) == pytest.approx(700, abs=2)
+    exact = Belief(0, 0, worlds, (0.7, 0.1, 0.1, 0.1), True, 4, 1.9)
+    assert exact.mean_ci([10.0, 0.0, 0.0, 0.0]) == (pytest.approx(7.0), (pytest.approx(7.0), pytest.approx(7.0)))
