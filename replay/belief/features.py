@@ -29,7 +29,9 @@ the moves of one choice: what a feature adds to every move alike cancels.
 - ``lead_top``: the first tile of the hand is the heaviest tile of the
   mover's longest number (the classic lead that shows a number);
 - ``keep_long``: an end shows the mover's longest number, and it holds
-  another tile of it.
+  another tile of it;
+- ``fit_ends``: the mover's tiles left that fit each end, summed over the
+  two ends, a double counting twice (/7): how well it can follow.
 
 >>> from replay.rules import resolve
 >>> from replay.engine import new_hand, legal_moves
@@ -54,18 +56,35 @@ from typing import Final
 
 from replay.belief.history import Public
 from replay.engine import LEFT, YIELD, HandState, Move, Play
-from replay.tiles import BIT, FULL_SET, HIGH, IS_DOUBLE, LOW, OTHER, PIPS, SUIT_MASK, iter_tiles
+from replay.tiles import (
+    BIT,
+    DOUBLE_OF,
+    FULL_SET,
+    HIGH,
+    IS_DOUBLE,
+    LOW,
+    OTHER,
+    PIPS,
+    SUIT_MASK,
+    iter_tiles,
+)
 
 __all__ = ["FEATURES", "move_features"]
 
 FEATURES: Final = (
     "pips", "double", "lead_long", "lead_pips", "lead_double", "keep", "friend", "kill",
     "next_lacks", "foe_shown", "dead", "yield", "yield_long", "late_pips", "heaviest", "lead_top",
-    "keep_long",
+    "keep_long", "fit_ends",
 )  # fmt: skip
 
 def _counts(mask: int) -> list[int]:
     return [(mask & s).bit_count() for s in SUIT_MASK]
+
+
+def _fit(hand: int, n: int) -> int:
+    """Tiles of `hand` that carry `n`, its double counting twice."""
+    m = hand & SUIT_MASK[n]
+    return m.bit_count() + (1 if m & BIT[DOUBLE_OF[n]] else 0)
 
 
 def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Public) -> list[list[float]]:
@@ -93,7 +112,7 @@ def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Pu
     rows: list[list[float]] = []
     for mv in moves:
         if mv is YIELD:
-            rows.append([0.0] * 11 + [1.0, longest / 7, 0.0, 0.0, 0.0, 0.0])
+            rows.append([0.0] * 11 + [1.0, longest / 7, 0.0, 0.0, 0.0, 0.0, 0.0])
             continue
         if type(mv) is not Play:
             rows.append([0.0] * len(FEATURES))
@@ -118,6 +137,6 @@ def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Pu
             float(bool(ends & friend)), float(bool(before & friend & ~ends)),
             float(bool(ends & nxt_lacks)), float(bool(ends & foes & ~friend)), float(dead),
             0.0, 0.0, pips * phase, float(PIPS[t] == top), float(lead and t == long_top),
-            float(bool(ends & 1 << long_n and rest & SUIT_MASK[long_n])),
+            float(bool(ends & 1 << long_n and rest & SUIT_MASK[long_n])), (_fit(rest, a) + _fit(rest, b)) / 7,
         ])  # fmt: skip
     return rows
