@@ -32,6 +32,14 @@ the whole refresh from nothing on a copy: the ratings
     python bench/insights.py --speed --full    # the refresh at 1,000,000 hands
     python bench/insights.py --detection --full --keep runs/     # the runs' stores kept in runs/
     python bench/insights.py --summarize runs/ more-runs/          # the figures over every kept run
+    python bench/insights.py --detection --runs 0 --signalling-runs 2 --hands 250   # honest signalling pairs
+
+**Signalling pairs** (``--signalling-runs``): runs of two honest signalling
+pairs (replay.bots ``signal`` and replay.searchbots ``reader``, seated as
+partners), against the same two indices (their uniform-belief form). For
+every honest style the *drift* is printed: the mean hindsight a hand of
+each index and its spread over all its player-runs, and the chance of a
+flag by 5,000 hands projected from them.
 
 Headline figures last, one per line: ``name: value unit``.
 """
@@ -57,6 +65,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 #: Looks: the tests are taken after every STEP hands a player played.
 STEP = 10
 HONEST = ("random", "heavy", "partner", "sampler")
+#: The honest signalling pair: a signaller (replay.bots) and its reader (replay.searchbots).
+SIGNAL_PAIR = ("signal", "reader")
+#: Hands at which the chance of a flag is projected from each style's drift.
+PROJECT_HANDS = 5_000
 
 
 def _bench_api() -> Any:
@@ -106,7 +118,11 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path)
 
 
 def _styles(seed: int) -> tuple[str, ...]:
-    """The honest styles of a run's players, turned by the seed: every style meets every seat."""
+    """The honest styles of a run's players, turned by the seed: every style meets every seat;
+    a signalling run (kind 8) seats two honest signalling pairs (the simulator pairs each
+    reader with a signaller: replay.simulate.config.pair_up)."""
+    if seed % 100 == 8:
+        return SIGNAL_PAIR * 2
     return tuple(HONEST[(seed + k) % len(HONEST)] for k in range(4))
 
 
@@ -118,11 +134,35 @@ def _result(conn: Any, seed: int, cheat: str | None) -> dict[str, Any]:
     per_hand = _per_hand(conn)
     looks = {p: _looks(rows) for p, rows in per_hand.items() if p in style}
     final = {p: _final_t(rows) for p, rows in per_hand.items() if p in style}
-    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final}
+    moments = {p: _moments(rows) for p, rows in per_hand.items() if p in style}
+    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final, "moments": moments}
+
+
+def _moments(rows: Sequence[tuple[int, float, int, float]]) -> tuple[tuple[int, float, float], ...]:
+    """(hands, mean, sd) of a player's hindsight a hand, for each index (hands with a grade)."""
+    out = []
+    for n_at, y_at in ((0, 1), (2, 3)):
+        ys = [r[y_at] for r in rows if r[n_at]]
+        out.append((len(ys), statistics.fmean(ys) if ys else 0.0, statistics.stdev(ys) if len(ys) > 1 else 0.0))
+    return tuple(out)
+
+
+def _projected(mean: float, sd: float, hands: int) -> float:
+    """The chance that an index of per-hand mean `mean` and spread `sd` is
+    flagged (one-sided p < reports.cheats.ALPHA) at `hands` hands, its t
+    taken as normal around its expected value (one look: a lower bound
+    for an auditor who looks every STEP hands)."""
+    from scipy import stats
+
+    from reports.cheats import ALPHA
+
+    if sd <= 0:
+        return 0.0
+    return float(stats.norm.sf(stats.norm.isf(ALPHA) - mean * hands**0.5 / sd))
 
 
 #: A run's kind by its seed's last two digits (detection's plan).
-KINDS = {0: "omniscient", 1: "peeker", 7: None}
+KINDS = {0: "omniscient", 1: "peeker", 7: None, 8: None}
 
 
 def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
@@ -231,7 +271,7 @@ def _upper95(alarms: int, n: int) -> float:
 
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
-              keep: Path | None = None) -> list[dict[str, Any]]:  # fmt: skip
+              keep: Path | None = None, signalling_runs: int = 0) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
     kept there (for --summarize), not in a temporary folder."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
@@ -241,6 +281,8 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
         # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
         plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)]
         plan += [(None, 100 * k + 7) for k in range(first, first + honest_runs)]
+        # and 100k + 8: two honest signalling pairs
+        plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
         for cheat, seed in plan:
             r = one_run(cheat, seed, hands, samples, where)
             s = r["seconds"]
@@ -277,6 +319,24 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["honest_t"] = {"n": len(ts), "max": max(ts, default=None), "mean": statistics.fmean(ts) if ts else None,
                        "sd": statistics.pstdev(ts) if len(ts) > 1 else None,
                        "over_1.645": sum(t > 1.645 for t in ts), "over_2.326": sum(t > 2.326 for t in ts)}
+    drift: dict[str, dict[str, list[tuple[int, float, float]]]] = defaultdict(lambda: {"omni": [], "peek": []})
+    for r in results:
+        for p, (om, pk) in r.get("moments", {}).items():
+            if not (r["cheat"] and p == "p-00001"):
+                drift[r["style"][p]]["omni"].append(om)
+                drift[r["style"][p]]["peek"].append(pk)
+    out["drift"] = {}
+    for style, idx in drift.items():
+        row = {}
+        for name, ms in idx.items():
+            ms = [m for m in ms if m[0] > 1]
+            if not ms:
+                continue
+            hands = sum(m[0] for m in ms)
+            mean = sum(m[0] * m[1] for m in ms) / hands
+            sd = (sum((m[0] - 1) * m[2] ** 2 for m in ms) / max(hands - len(ms), 1)) ** 0.5
+            row[name] = {"hands": hands, "mean": mean, "sd": sd, "p_flag": _projected(mean, sd, PROJECT_HANDS)}
+        out["drift"][style] = row
     out["honest"] = {"player_runs": len(honest), "alarms": alarms, "by_style": dict(by_style),
                      "looks_each": statistics.median(len(lk) for _, lk in honest) if honest else 0}  # fmt: skip
     return out
@@ -343,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=None, help="runs per cheater (default 1; --full 6)")
     ap.add_argument("--honest-runs", type=int, default=None, help="honest-only runs (default 0; --full 10)")
     ap.add_argument("--hands", type=int, default=None, help="hands a run (default 40; --full 250)")
+    ap.add_argument("--signalling-runs", type=int, default=0,
+                    help="runs of two honest signalling pairs (signal + reader; default 0)")
     ap.add_argument("--first-run", type=int, default=1, help="the first run's number (its seeds: 100 x it + ...)")
     ap.add_argument("--samples", type=int, default=10, help="sampled deals a decision (analysis and audits)")
     ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
@@ -365,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
-                                Path(args.keep) if args.keep else None)  # fmt: skip
+                                Path(args.keep) if args.keep else None, args.signalling_runs)  # fmt: skip
         d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):
@@ -380,6 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"honest t over each player-run (both indices, {ht['n']} values): mean {ht['mean']:+.2f}, sd {ht['sd']:.2f}, "
                 f"max {ht['max']:.2f}; above 1.645: {ht['over_1.645']} (5% expected), above 2.326: "
                 f"{ht['over_2.326']} (1% expected)")  # fmt: skip
+        for style, row in sorted(d["drift"].items()):
+            for name, x in row.items():
+                say(f"drift {style} {name}: {x['hands']} hands, hindsight a hand mean {x['mean']:+.3f} sd "
+                    f"{x['sd']:.3f}; projected chance of a flag by {PROJECT_HANDS:,} hands {100 * x['p_flag']:.1f} %")
         n = h["player_runs"]
         for cheat in ("omniscient", "peeker"):
             if d[cheat]["runs"]:

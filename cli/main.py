@@ -1,4 +1,4 @@
-"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit, insights.
+"""The `replay` command: validate, schema, simulate, ingest, export, serve, audit, insights, model.
 
 This is the composition root: it alone imports `replay`, `reports` and
 `api` together, and it wires the store's after-commit subscribers before a
@@ -59,6 +59,7 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ingest,
         insights,
         keys,
+        model,
         serve,
         simulate,
     )
@@ -72,6 +73,7 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     insights.add_insights_parser(sub)
     certify.add_certify_parsers(sub)
     keys.add_keys_parser(sub)
+    model.add_model_parser(sub)
 
 
 def _wire() -> None:

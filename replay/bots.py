@@ -12,6 +12,11 @@ seat passed or drew on (`replay.knowledge.lacked`, what a pass reveals).
 - `PartnerBot` ("partner"): keeps its strongest number on the ends, plays
   to the numbers its partner showed and away from its opponents' ones,
   and hands a weak lead to its partner where the rules allow it.
+- `SignalBot` ("signal"): the signalling half of an honest pair, a legal
+  convention its partner may read (:func:`signal_choice`): lead the
+  heaviest tile of your longest number, keep that number alive, never
+  cover a number your partner showed and still holds. Its reading half is
+  `replay.searchbots.ReaderBot`.
 
 >>> from replay.rules import resolve
 >>> from replay.engine import new_hand, legal_moves
@@ -36,7 +41,7 @@ from replay.engine import LEFT, YIELD, HandState, Move, Play
 from replay.knowledge import lacked
 from replay.tiles import DOUBLES, HIGH, IS_DOUBLE, LOW, OTHER, PIPS, SUIT_MASK
 
-__all__ = ["BOTS", "STYLES", "Bot", "HeavyBot", "Memo", "PartnerBot", "RandomBot"]
+__all__ = ["BOTS", "STYLES", "Bot", "HeavyBot", "Memo", "PartnerBot", "RandomBot", "SignalBot", "signal_choice"]
 
 
 @dataclass(slots=True)
@@ -199,6 +204,91 @@ class PartnerBot(Bot):
         return True  # five doubles leave few numbers to play: always throw in
 
 
+def longest_number(hand: int) -> int:
+    """The number the most tiles of `hand` carry (the higher on a tie).
+
+    >>> from replay.tiles import mask_of, parse_tile as t
+    >>> longest_number(mask_of([t("52"), t("51"), t("66"), t("50")]))
+    5
+    """
+    counts = [(hand & SUIT_MASK[n]).bit_count() for n in range(7)]
+    return max(range(7), key=lambda n: (counts[n], n))
+
+
+def signal_choice(state: HandState, moves: Sequence[Move], shown: Sequence[int], lacks: Sequence[int]) -> Move:
+    """The signalling convention's move for the seat to move in `state`,
+    from its own tiles and what the table showed (`shown`, `lacks`: number
+    bitmasks by seat, as :class:`Memo` keeps them); deterministic.
+
+    - the lead: the heaviest tile of the longest number (the partner reads
+      the number from it); never hands the lead over;
+    - later: keep the longest number on an end, never cover a number the
+      partner showed and has not shown it lacks, play to it when possible;
+      on a tie the heavier tile, then the earlier move.
+
+    >>> from replay.rules import resolve
+    >>> from replay.engine import new_hand, legal_moves
+    >>> from replay.tiles import parse_tile as t
+    >>> hands = [[t(x) for x in h.split()] for h in (
+    ...     "66 52 51 50 43 21 10", "55 54 53 65 44 64 11",
+    ...     "42 41 40 33 32 31 63", "30 22 20 62 61 60 00")]
+    >>> s = new_hand(resolve("international"), hands, leader=0)
+    >>> signal_choice(s, legal_moves(s), (0,) * 4, (0,) * 4)     # 5 is its longest number
+    Play(tile='52', end='left')
+    """
+    seat = state.turn
+    hand = state.hands[seat]
+    best: Move = moves[0]
+    if len(moves) == 1:
+        return best
+    mine = longest_number(hand)
+    if state.left < 0:
+        key = -1
+        for mv in moves:
+            if type(mv) is Play:
+                t = mv.tile
+                k = (1 << 8 if SUIT_MASK[mine] & (1 << t) else 0) + PIPS[t] * 2 + IS_DOUBLE[t]
+                if k > key:
+                    best, key = mv, k
+        return best
+    n = len(state.hands)
+    partner = (seat + 2) % n if state.rules.teams == "pairs" and n == 4 else -1
+    friend = shown[partner] & ~lacks[partner] if partner >= 0 else 0
+    left, right = state.left, state.right
+    before = 1 << left | 1 << right
+    score_best = -(1 << 30)
+    for mv in moves:
+        if type(mv) is not Play:
+            continue
+        t = mv.tile
+        a, b = (OTHER[t][left], right) if mv.end == LEFT else (left, OTHER[t][right])
+        ends = 1 << a | 1 << b
+        rest = hand & ~(1 << t)
+        score = 0
+        if ends & 1 << mine and rest & SUIT_MASK[mine]:
+            score += 40  # keep the number alive
+        if before & friend & ~ends:
+            score -= 80  # covered the partner's number
+        elif ends & friend:
+            score += 20
+        score += PIPS[t] * 2 + IS_DOUBLE[t]
+        if score > score_best:
+            best, score_best = mv, score
+    return best
+
+
+class SignalBot(Bot):
+    """An honest signaller: plays :func:`signal_choice`, a convention its partner may read."""
+
+    style = "signal"
+
+    def choose(
+        self, state: HandState, moves: Sequence[Move], memo: Memo, rng: random.Random
+    ) -> Move:
+        return signal_choice(state, moves, memo.shown, memo.lacks)
+
+
 #: One instance of each style; bots keep no state of their own.
-BOTS: Final[dict[str, Bot]] = {b.style: b for b in (RandomBot(), HeavyBot(), PartnerBot())}
-STYLES: Final[tuple[str, ...]] = tuple(BOTS)
+BOTS: Final[dict[str, Bot]] = {b.style: b for b in (RandomBot(), HeavyBot(), PartnerBot(), SignalBot())}
+#: The styles of a default mix (the signaller plays its convention best beside its reader).
+STYLES: Final[tuple[str, ...]] = ("random", "heavy", "partner")

@@ -15,9 +15,16 @@ honesty is known:
 - :class:`PeekerBot` (``peeker``), a cheater who sees its partner's hand: the
   best mean over the deals it could face knowing its partner's tiles as well
   (in a game without partners there is nobody to peek at, and it plays as
-  the sampler).
+  the sampler);
+- :class:`ReaderBot` (``reader``), honest: the reading half of a signalling
+  pair. It weighs the deals it could face by how likely its partner's plays
+  were under the signalling convention (:func:`replay.bots.signal_choice`,
+  which its partner, a ``signal`` bot, plays), using only its own tiles and
+  the public history (:func:`replay.belief.weighted_belief`), and plays the
+  best weighted mean. A re-deal of the hidden tiles that agrees with the
+  public history never changes its move (tests/test_belief.py).
 
-They are never in the simulator's default mix: a run has them only when
+The search bots are never in the simulator's default mix: a run has them only when
 asked (``SimConfig.cheaters``, ``replay simulate --cheater ID=STYLE``, or
 ``--bots sampler``). Their moves are legal moves of the engine, so a run
 with them is a valid table log like any other.
@@ -49,14 +56,16 @@ import random
 from collections.abc import Sequence
 from typing import ClassVar, Final
 
-from replay.bots import BOTS, Bot, Memo
+from replay.belief.history import Public, Recorder
+from replay.belief.weights import weighted_belief
+from replay.bots import BOTS, Bot, Memo, signal_choice
 from replay.engine import HandState, Move
 from replay.knowledge import Tracker
-from replay.solver import HandContext, move_values
+from replay.solver import HandContext, hand_args, move_values, position
 
 __all__ = [
-    "CHEATS", "SEARCH_SAMPLES", "SEARCH_STYLES", "OmniscientBot", "PeekerBot", "SamplerBot", "SearchBot",
-    "search_bot",
+    "CHEATS", "SEARCH_SAMPLES", "SEARCH_STYLES", "Convention", "OmniscientBot", "PeekerBot", "ReaderBot",
+    "SamplerBot", "SearchBot", "search_bot",
 ]
 
 #: Deals a sampling bot scores per decision (the analysis grades on 10 by default).
@@ -119,6 +128,51 @@ class OmniscientBot(SearchBot):
         return _first_best(moves, [v for _, v in values])
 
 
+class Convention:
+    """The signalling convention as a policy (:class:`replay.belief.Policy`)
+    of one seat: its move under :func:`replay.bots.signal_choice` has
+    probability 1 - `slip`, the others share `slip`; any other seat's choice
+    tells nothing."""
+
+    def __init__(self, seat: int, slip: float = 0.05) -> None:
+        self.seat = seat
+        self.slip = slip
+
+    def probs(self, state: HandState, moves: Sequence[Move], public: Public) -> Sequence[float] | None:
+        if state.turn != self.seat:
+            return None
+        if len(moves) == 1:
+            return [1.0]
+        pick = signal_choice(state, moves, public.shown, public.lacks)
+        other = self.slip / (len(moves) - 1)
+        return [1.0 - self.slip if m == pick else other for m in moves]
+
+
+class ReaderBot(SearchBot):
+    """Honest: the best mean over the deals it could face, each weighted by
+    how likely its partner's plays were under the signalling convention."""
+
+    style = "reader"
+
+    def think(self, state: HandState, moves: Sequence[Move], tracker: Tracker, ctx: HandContext,
+              rng: random.Random) -> Move:  # fmt: skip
+        if not isinstance(tracker, Recorder) or state.rules.teams != "pairs" or state.players != 4:
+            return super().think(state, moves, tracker, ctx, rng)  # nothing to read: the sampler
+        seat = state.turn
+        k = self.analyzer.samples
+        belief = weighted_belief(state, tracker, Convention((seat + 2) % 4), deals=k, rng=rng, max_deals=4 * k)
+        worlds = list(belief.worlds) if belief.exact else belief.resample(k, rng)
+        weights = list(belief.weights) if belief.exact else [1.0 / k] * k
+        _, solver = self.analyzer.solvers(state.rules)
+        solver.set_hand(*hand_args(state, ctx))
+        base = position(state)
+        means = [0.0] * len(moves)
+        for (hands, stock), w in zip(worlds, weights, strict=True):
+            for i, (_, v) in enumerate(solver.values((hands, stock, *base[2:]), seat)):
+                means[i] += w * v
+        return _first_best(moves, means)
+
+
 def _first_best(moves: Sequence[Move], values: Sequence[float]) -> Move:
     """The first move of the highest value (values in the moves' order).
 
@@ -131,7 +185,9 @@ def _first_best(moves: Sequence[Move], values: Sequence[float]) -> Move:
 
 
 #: The search bots' classes by style; the cheaters among them.
-SEARCH_STYLES: Final[dict[str, type[SearchBot]]] = {b.style: b for b in (SamplerBot, OmniscientBot, PeekerBot)}
+SEARCH_STYLES: Final[dict[str, type[SearchBot]]] = {
+    b.style: b for b in (SamplerBot, OmniscientBot, PeekerBot, ReaderBot)
+}
 CHEATS: Final = ("omniscient", "peeker")
 _MADE: dict[tuple[str, int], SearchBot] = {}
 

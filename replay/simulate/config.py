@@ -75,6 +75,41 @@ def make_pool(size: int, styles: Sequence[str] = STYLES) -> list[Player]:
     return out
 
 
+#: Styles that play their best beside a partner of another style: the
+#: reading half of an honest signalling pair (``reader``, replay.searchbots)
+#: and its signaller (``signal``, replay.bots). A run seats them as partners
+#: whenever both sit at a 4-player table (:func:`pair_up`).
+PARTNER_STYLES: Final[Mapping[str, str]] = {"reader": "signal"}
+#: The signalling pair: ``--bots signal,reader`` seats two of them.
+SIGNAL_PAIR: Final = ("signal", "reader")
+
+
+def pair_up(seats: Sequence[Player]) -> list[Player]:
+    """The seats, with every player of a :data:`PARTNER_STYLES` style moved
+    opposite a player of its partner's style when one sits at the table
+    (seats s and s + 2 are partners); the same seats otherwise.
+
+    >>> ps = [Player(f"p{i}", "", s) for i, s in enumerate(["reader", "signal", "heavy", "random"])]
+    >>> [p.style for p in pair_up(ps)]
+    ['reader', 'heavy', 'signal', 'random']
+    >>> pair_up(ps[1:]) == ps[1:]
+    True
+    """
+    out = list(seats)
+    if len(out) != 4:
+        return out
+    for i in range(4):
+        want = PARTNER_STYLES.get(out[i].style)
+        mate = (i + 2) % 4
+        if want is None or out[mate].style == want:
+            continue
+        for j in range(4):
+            if j not in (i, mate) and out[j].style == want and PARTNER_STYLES.get(out[(j + 2) % 4].style) != want:
+                out[mate], out[j] = out[j], out[mate]
+                break
+    return out
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """One simulator run. `profiles` are dealt to tables in turn."""

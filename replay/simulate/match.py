@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from replay.belief.history import Recorder
 from replay.bots import BOTS, Bot, Memo
 from replay.deal import (
     SCHEME,
@@ -417,7 +418,7 @@ class SimMatch:
         planting = bool(plant.code) and not plant.done and hand_no >= plant.hand
         # what the table showed, for the searching bots (a planted error may
         # break it: they play by rule of thumb in such a hand)
-        tracker = Tracker(state, fixed_by=fixed_by) if self.cfg.searching and not planting else None
+        tracker = Recorder(state, fixed_by=fixed_by) if self.cfg.searching and not planting else None
         if state.opening == -2:  # WRONG_OPENING: the fixed tile is refused
             state = state._replace(opening=-1)
             other = [mv for mv in legal_moves(state) if type(mv) is Play and mv.tile != DOUBLE_SIX]

@@ -17,12 +17,12 @@ import orjson
 
 from replay.bots import BOTS, STYLES
 from replay.searchbots import CHEATS, SEARCH_STYLES
-from replay.simulate.config import EPOCH_MS, Player, SimConfig, SimStats, make_pool
+from replay.simulate.config import EPOCH_MS, Player, SimConfig, SimStats, make_pool, pair_up
 from replay.simulate.match import SimMatch
 
 
 def _seat_players(rng: random.Random, pool: Sequence[Player], n: int) -> list[Player]:
-    return rng.sample(list(pool), n)
+    return pair_up(rng.sample(list(pool), n))
 
 
 def _table(

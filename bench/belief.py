@@ -1,0 +1,189 @@
+"""What a player could read: the play model, the belief's calibration, its cost.
+
+    python bench/belief.py                  # about a minute
+    python bench/belief.py --train-hands 1000 --test-hands 30 --deals 150
+    python bench/belief.py --pools boneyard --test-hands 8 --deals 60
+
+Pools of bots play hands in memory (replay.belief.selfplay), per family of
+profiles:
+
+- ``signalling`` (partnership, ``international``): an honest signalling
+  pair (two ``signal`` bots, replay.bots.signal_choice) against a pair of
+  ``partner`` bots;
+- ``random`` (partnership): four ``random`` bots, whose choices carry
+  nothing but which moves were legal;
+- ``boneyard`` (``pr_2p``, two seats drawing): ``signal`` against ``heavy``.
+
+For each pool a play model is fitted on its training hands and scored on
+held-out hands (mean log-likelihood a choice against every legal move
+alike and the fixed rule of thumb). Then, at every decision of the
+held-out hands, the mover's uniform belief (play choices tell nothing)
+and its weighted belief (the model weighs the other seats' plays) are
+drawn from the same generator, and the per-tile log-loss of each (nats,
+lower is better: replay.belief.calibration) and their reliability tables
+are printed.
+
+Last, the cost of grading a whole hand on the weighted belief: at every
+non-forced decision of held-out signalling hands, the weighted belief at
+20 deals a decision plus the solver on each deal through the analysis'
+solvers (replay.analysis.Analyzer.solvers), against the same with the
+uniform belief; per hand p50.
+
+Figures last, one per line, as ``name: value unit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from replay.analysis import Analyzer  # noqa: E402
+from replay.belief import PlayModel, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
+from replay.belief.model import HEURISTIC, UNIFORM, choice, fit, log_likelihood  # noqa: E402
+from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
+from replay.belief.weights import place_of  # noqa: E402
+from replay.engine import legal_moves  # noqa: E402
+from replay.rules import resolve  # noqa: E402
+from replay.solver import HandContext, hand_args, position  # noqa: E402
+
+POOLS = (
+    ("signalling", "international", ("signal", "partner", "signal", "partner")),
+    ("random", "international", ("random",) * 4),
+    ("boneyard", "pr_2p", ("signal", "heavy")),
+)
+
+
+def _fit(hands: Sequence[PlayedHand], family: str) -> PlayModel:
+    groups, chosen = [], []
+    for h in hands:
+        for st, ply in zip(h.states, h.recorder.plies, strict=True):
+            got = choice(st, legal_moves(st), ply.move, ply.public)
+            if got is not None:
+                groups.append(got[0])
+                chosen.append(got[1])
+    return PlayModel(family, tuple(float(c) for c in fit(groups, chosen)))
+
+
+def _choices(hands: Sequence[PlayedHand]) -> list:
+    return [(st, legal_moves(st), ply.move, ply.public) for h in hands
+            for st, ply in zip(h.states, h.recorder.plies, strict=True)
+            if st.result is None and len(legal_moves(st)) > 1]  # fmt: skip
+
+
+def _decisions(h: PlayedHand):
+    """(ply, state, recorder up to it) of every non-forced decision of a hand."""
+    rec = Recorder(h.start)
+    for k, (st, ply) in enumerate(zip(h.states, h.recorder.plies, strict=True)):
+        if st.result is None and len(legal_moves(st)) > 1:
+            yield k, st, rec
+        rec.see(st, ply.move)
+
+
+def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float):
+    """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
+    lu = lr = 0.0
+    n = 0
+    rel_u, rel_r = Reliability(), Reliability()
+    ess = []
+    for i, h in enumerate(hands):
+        memos: dict[int, dict] = {}
+        for k, st, rec in _decisions(h):
+            truth = place_of(st.hands, st.stock)
+            bu = weighted_belief(st, rec, None, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k))
+            br = weighted_belief(st, rec, model, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k),
+                                 memo=memos.setdefault(st.turn, {}), sweeps=sweeps, temper=temper)  # fmt: skip
+            mu, mr = bu.marginals(), br.marginals()
+            a, c = tile_log_loss(mu, truth, unknown=bu.unknown, observer=st.turn)
+            b, _ = tile_log_loss(mr, truth, unknown=br.unknown, observer=st.turn)
+            rel_u.add(mu, truth, unknown=bu.unknown, observer=st.turn)
+            rel_r.add(mr, truth, unknown=br.unknown, observer=st.turn)
+            lu += a
+            lr += b
+            n += c
+            ess.append(br.ess)
+    return lu, lr, n, rel_u, rel_r, ess
+
+
+def grade_hand_ms(model: PlayModel | None, h: PlayedHand, deals: int, analyzer: Analyzer) -> float:
+    """Wall ms to weigh every decision's belief (20 deals) and solve every deal."""
+    _, solver = analyzer.solvers(h.start.rules)
+    ctx = HandContext()
+    memos: dict[int, dict] = {}
+    t0 = time.perf_counter()
+    for k, st, rec in _decisions(h):
+        rng = random.Random(k)
+        b = weighted_belief(st, rec, model, deals=deals, rng=rng, memo=memos.setdefault(st.turn, {}))
+        worlds = list(b.worlds) if b.exact or model is None else b.resample(deals, rng)
+        solver.set_hand(*hand_args(st, ctx))
+        base = position(st)
+        for hands, stock in worlds:
+            solver.values((hands, stock, *base[2:]), st.turn)
+    return (time.perf_counter() - t0) * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--train-hands", type=int, default=400)
+    ap.add_argument("--test-hands", type=int, default=10, help="held-out hands a pool for calibration")
+    ap.add_argument("--deals", type=int, default=100, help="deals drawn a decision for calibration")
+    ap.add_argument("--sweeps", type=int, default=0, help="Metropolis sweeps of the weighted deals (0: none)")
+    ap.add_argument("--temper", type=float, default=1.0, help="the likelihood's power in the weights")
+    ap.add_argument("--pools", default="signalling,random",
+                    help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
+    ap.add_argument("--grade-hands", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    results: dict[str, tuple[float, float]] = {}
+    models: dict[str, PlayModel] = {}
+    tests: dict[str, list[PlayedHand]] = {}
+    for name, profile, styles in POOLS:
+        if name not in args.pools.split(","):
+            continue
+        rules = resolve(profile)
+        rng = random.Random(args.seed)
+        scale = 1 if name == "signalling" else 2  # the other pools with fewer hands: under a minute
+        train = [play_hand(rules, styles, rng) for _ in range(args.train_hands)]
+        test = [play_hand(rules, styles, rng) for _ in range(max(2, args.test_hands // scale))]
+        model = _fit(train, name)
+        held = _choices(test)
+        ll = {k: log_likelihood(p, held) / len(held) for k, p in (("model", model), ("uniform", UNIFORM),
+                                                                   ("heuristic", HEURISTIC))}  # fmt: skip
+        print(f"{name} ({profile}, {'/'.join(styles)}): {len(train)} hands fitted, {len(test)} held out, "
+              f"{len(held)} held-out choices; log-likelihood a choice: model {ll['model']:.3f}, uniform "
+              f"{ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
+        t0 = time.perf_counter()
+        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps, args.temper)
+        print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
+              f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
+              f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
+        print("  reliability (bin: predictions, uniform predicted/observed | read predicted/observed)")
+        ru = {r[0]: r for r in rel_u.rows()}
+        for row in rel_r.rows():
+            u = ru.get(row[0])
+            us = f"{u[1]:6d} {u[2]:.3f}/{u[3]:.3f}" if u else "     -"
+            print(f"    {row[0]}: {us} | {row[1]:6d} {row[2]:.3f}/{row[3]:.3f}")
+        results[name] = (lu / n, lr / n)
+        models[name] = model
+        tests[name] = test
+    analyzer = Analyzer(samples=20)
+    sig = tests["signalling"][: args.grade_hands]
+    grade_hand_ms(None, sig[0], 20, analyzer)  # warm up
+    read_ms = [grade_hand_ms(models["signalling"], h, 20, analyzer) for h in sig]
+    uni_ms = [grade_hand_ms(None, h, 20, analyzer) for h in sig]
+    print(f"grading a whole hand at 20 deals a decision, {len(sig)} hands: weighted p50 "
+          f"{statistics.median(read_ms):.0f} ms, uniform p50 {statistics.median(uni_ms):.0f} ms")  # fmt: skip
+    print(f"belief_logloss_uniform: {results['signalling'][0]:.4f} nats")
+    print(f"belief_logloss_read: {results['signalling'][1]:.4f} nats")
+    print(f"belief_logloss_random_pool_ratio: {results['random'][1] / results['random'][0]:.4f}")
+    print(f"read_grade_hand_p50: {statistics.median(read_ms):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""`replay model fit`: fit the play models of the stored hands (`replay.belief`).
+
+    replay model fit [--db FILE] [--min-choices N] [--json]
+
+Per family of profiles (partnership, boneyard, individual): the choices of
+every valid stored hand, a fifth of the hands held out
+(`replay.belief.data.held_out`), a conditional logit fitted on the rest and
+scored on them against every legal move alike and a fixed rule of thumb;
+the fit is stored as the family's next version (table ``play_models``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from cli.common import emit, opened_store
+from replay.analysis.run import stored_inputs
+from replay.belief.data import Choice, hand_choices, held_out
+from replay.belief.features import FEATURES
+from replay.belief.model import family
+from replay.belief.train import Fitted, train
+from replay.store import default_db_path
+from replay.store.models import save_model
+
+__all__ = ["add_model_parser", "fit_store", "run_model"]
+
+#: A family is fitted from this many choices on (fewer tell too little).
+MIN_CHOICES = 200
+
+
+def add_model_parser(subparsers: Any) -> None:
+    """Add `model` to the `replay` command's subparsers (sets `func`)."""
+    p = subparsers.add_parser(
+        "model",
+        help="the play models that weigh what a player could read (docs/belief.md)",
+        description="Fit the play model of each family of profiles on the store's valid hands, score it "
+        "on held-out hands and store it as the family's next version. Exit 0 when a model was stored, "
+        "1 when no family had enough choices, 2 for a usage error or a store that cannot be opened.",
+    )
+    sub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    f = sub.add_parser("fit", help="fit and store the play models")
+    f.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
+    f.add_argument("--min-choices", type=int, default=MIN_CHOICES, metavar="N",
+                   help=f"fit a family from N fitted choices on (default {MIN_CHOICES})")  # fmt: skip
+    f.add_argument("--json", action="store_true", help="print the fits as JSON")
+    f.set_defaults(func=run_model)
+
+
+def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES) -> list[dict[str, Any]]:
+    """Fit and store every family with enough choices; one summary a family."""
+    rows = conn.execute(
+        "SELECT match, started FROM matches WHERE verdict = 'valid' AND replay IS NOT NULL ORDER BY match"
+    ).fetchall()
+    started = dict(rows)
+    fitting: dict[str, list[Choice]] = defaultdict(list)
+    held: dict[str, list[Choice]] = defaultdict(list)
+    seen: dict[str, set[str]] = defaultdict(set)
+    hands: dict[str, int] = defaultdict(int)
+    for match, inputs in stored_inputs(conn, [m for m, _ in rows]):
+        for inp in inputs:
+            got = hand_choices(inp)
+            if not got:
+                continue
+            fam = family(inp.rules)
+            (held if held_out(match, inp.hand) else fitting)[fam].extend(got)
+            seen[fam].add(match)
+            hands[fam] += 1
+    out = []
+    for fam in sorted(fitting):
+        if len(fitting[fam]) < min_choices:
+            continue
+        fitted = train(fam, fitting[fam], held[fam])
+        times = [t for m in seen[fam] if (t := started.get(m)) is not None]
+        window: tuple[datetime | None, datetime | None] = (min(times), max(times)) if times else (None, None)
+        version = save_model(conn, fitted, window=window, matches=len(seen[fam]), hands=hands[fam])
+        out.append(_summary(fitted, version, len(seen[fam]), hands[fam]))
+    return out
+
+
+def _summary(f: Fitted, version: int, matches: int, hands: int) -> dict[str, Any]:
+    return {
+        "family": f.model.family, "version": version, "matches": matches, "hands": hands,
+        "train_choices": f.train_choices, "test_choices": f.test_choices,
+        "loglik_model": f.loglik_model, "loglik_uniform": f.loglik_uniform,
+        "loglik_heuristic": f.loglik_heuristic, "beats_uniform": f.beats_uniform,
+        "coef": dict(zip(FEATURES, f.model.coef, strict=True)),
+    }  # fmt: skip
+
+
+def _text(fits: list[dict[str, Any]]) -> str:
+    if not fits:
+        return "no family of profiles has enough choices to fit a play model\n"
+    lines = []
+    for f in fits:
+        def nats(x: float | None) -> str:
+            return "-" if x is None else f"{x:.3f}"
+
+        lines.append(
+            f"{f['family']} v{f['version']}: {f['matches']} matches, {f['hands']} hands, "
+            f"{f['train_choices']} choices fitted, {f['test_choices']} held out; held-out log-likelihood a "
+            f"choice {nats(f['loglik_model'])} nats (uniform {nats(f['loglik_uniform'])}, rule of thumb "
+            f"{nats(f['loglik_heuristic'])}){'' if f['beats_uniform'] else ': not better than uniform, unused'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run_model(args: argparse.Namespace) -> int:
+    """`replay model fit`: 0 when a model was stored, 1 when none could be, 2 for a usage error."""
+    if args.min_choices < 1:
+        sys.stderr.write("replay model: --min-choices must be at least 1\n")
+        return 2
+    db = args.db or default_db_path()
+    locked = "{db} is held by another process (a server or an ingest): stop it and retry"
+    with opened_store(db, read_only=False, locked=locked, unreadable="cannot open {db}",
+                      errors=(duckdb.Error, RuntimeError, OSError)) as conn:  # fmt: skip
+        fits = fit_store(conn, args.min_choices)
+    emit(args.json, lambda: {"models": fits}, lambda: _text(fits))
+    return 0 if fits else 1

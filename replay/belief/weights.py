@@ -1,0 +1,328 @@
+"""The weighted belief: the deals a seat could face, each as likely as the
+other seats' observed choices make it.
+
+The sampled grade (docs/analysis.md) draws the deals that agree with the
+public history uniformly (:meth:`replay.knowledge.Hidden.sample`, or lists
+them all, :meth:`~replay.knowledge.Hidden.enumerate`): play choices tell
+nothing there. Here each such deal ``d`` is weighted by
+
+    w(d) = product over the other seats' past plays j of P(move_j | hand_j(d), public_j)
+
+with ``P`` a :class:`replay.belief.model.Policy` (a fitted play model, or a
+convention a partner knows) and ``hand_j(d)`` what that seat held at ply j
+in deal ``d``: its tiles in ``d`` and those it played from ply j on (the
+policy-based inference of Rebstock, Solinas, Buro and Sturtevant, 2019;
+bridge programs filter their deals the same way). A deal in which the
+partner's lead would have been absurd weighs little.
+
+A play is evidence only where that hand is known in every deal: a seat's
+plays before a draw it kept are left out (which of its tiles the draw
+brought is hidden). Passes, draws and forced plays weigh every deal alike
+(the sampler already keeps only the deals where they were forced).
+
+The effective sample size ``(sum w)^2 / sum w^2`` says how many equally
+weighted deals the weights are worth; below `floor` more deals are drawn
+(up to `max_deals`). When at most `exact_limit` deals agree, all of them
+are weighed (exact weights). Everything is a function of the generator
+passed in: deterministic given the seed.
+
+>>> import random
+>>> from replay.rules import resolve
+>>> from replay.engine import new_hand, apply, legal_moves
+>>> from replay.belief.history import Recorder
+>>> from replay.tiles import parse_tile as t
+>>> hands = [[t(x) for x in h.split()] for h in (
+...     "66 65 64 63 62 61 60", "55 54 53 52 51 50 44",
+...     "43 42 41 40 33 32 31", "30 22 21 20 11 10 00")]
+>>> s = new_hand(resolve("international"), hands, leader=0)
+>>> rec = Recorder(s)
+>>> mv = legal_moves(s)[-1]; rec.see(s, mv); s = apply(s, mv)     # seat 0 leads 66
+>>> b = weighted_belief(s, rec, HEAVY_LEADS, deals=40, rng=random.Random(0))
+>>> b.drawn >= 40, 0 < b.ess <= b.drawn, abs(sum(b.weights) - 1) < 1e-9
+(True, True, True)
+>>> b == weighted_belief(s, rec, HEAVY_LEADS, deals=40, rng=random.Random(0))
+True
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from replay.belief.features import FEATURES
+from replay.belief.history import Ply, Public, Recorder
+from replay.belief.model import PlayModel, Policy
+from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
+from replay.knowledge import Hidden, World
+from replay.tiles import BIT, FULL_SET, N_TILES
+
+__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "place_of", "weighted_belief"]
+
+#: z of a two-sided 95% interval.
+_Z95: Final = 1.959964
+
+#: A toy policy for examples: leads heavy tiles (a :class:`PlayModel` on weight alone).
+HEAVY_LEADS: Final = PlayModel("example", tuple(4.0 if f == "pips" else 0.0 for f in FEATURES))
+
+
+@dataclass(frozen=True, slots=True)
+class Belief:
+    """The deals one seat could face and their weights (summing to 1).
+
+    `exact`: every agreeing deal is here (weights then include how many
+    deals each listed one stands for); `drawn`: deals drawn or listed;
+    `ess`: their effective sample size; `unknown`: the tiles whose place
+    the observer does not know.
+    """
+
+    observer: int
+    unknown: int
+    worlds: tuple[World, ...]
+    weights: tuple[float, ...]
+    exact: bool
+    drawn: int
+    ess: float
+
+    def places(self) -> int:
+        """Places a tile may be: each seat, the boneyard (index `players`), out of play (`players` + 1)."""
+        return len(self.worlds[0][0]) + 2
+
+    def marginals(self) -> np.ndarray:
+        """P(tile t is at place p) as a (28, places) array (a known tile: 1 where it is)."""
+        n = len(self.worlds[0][0])
+        out = np.zeros((N_TILES, n + 2))
+        for (hands, stock), w in zip(self.worlds, self.weights, strict=True):
+            where = place_of(hands, stock)
+            out[np.arange(N_TILES), where] += w
+        return out
+
+    def mean_ci(self, values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+        """The weighted mean of one value per deal and its 95% interval (the
+        mean itself when every deal was weighed), the spread taken over the
+        effective sample size."""
+        v = np.asarray(values, dtype=float)
+        w = np.asarray(self.weights)
+        mean = float(w @ v)
+        if self.exact or len(v) < 2 or self.ess <= 1:
+            return mean, (mean, mean)
+        var = float(w @ (v - mean) ** 2) * self.ess / (self.ess - 1)
+        half = _Z95 * math.sqrt(var / self.ess)
+        return mean, (mean - half, mean + half)
+
+    def resample(self, k: int, rng: random.Random) -> list[World]:
+        """`k` deals drawn by weight (systematic resampling): equally weighted
+        deals to score when scoring every drawn one costs too much."""
+        cum = np.cumsum(self.weights)
+        u = rng.random() / k
+        picks = np.searchsorted(cum, u + np.arange(k) / k, side="right")
+        return [self.worlds[min(int(i), len(self.worlds) - 1)] for i in picks]
+
+
+def place_of(hands: Sequence[int], stock: Sequence[int]) -> np.ndarray:
+    """Each tile's place in one world: a seat, the boneyard (players), or out of play / on the line (players + 1)."""
+    n = len(hands)
+    where = np.full(N_TILES, n + 1)
+    for s, h in enumerate(hands):
+        for t in range(N_TILES):
+            if h & BIT[t]:
+                where[t] = s
+    for t in stock:
+        if t >= 0:
+            where[t] = n
+    return where
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One past play that weighs the deals: the ply, its place in the hand,
+    its seat, and the tiles that seat played from it on (added back to its
+    tiles in a deal)."""
+
+    ply: Ply
+    index: int
+    seat: int
+    later: int
+
+
+def evidence(plies: Sequence[Ply], observer: int, seen: Sequence[int] = ()) -> list[Evidence]:
+    """The plays of `plies` that weigh the deals `observer` could face (the
+    others' choices: plays and lead yields, none before a draw its seat
+    kept); `seen`: seats whose tiles the observer sees (their plays tell it nothing)."""
+    out: list[Evidence] = []
+    later = [0] * len(plies[0].view.hands) if plies else []
+    drew_since = [False] * len(later)
+    for i in range(len(plies) - 1, -1, -1):
+        ply = plies[i]
+        s, mv = ply.seat, ply.move
+        if ply.view.result is not None:
+            continue
+        if type(mv) is Play:
+            later[s] |= BIT[mv.tile]
+        elif mv is not YIELD:
+            # a draw: which tile it brought is hidden; an immediately played one is named by the next ply
+            drew_since[s] = drew_since[s] or mv is DRAW
+            continue
+        if s == observer or s in seen or drew_since[s]:
+            continue
+        out.append(Evidence(ply, i, s, later[s]))
+    out.reverse()
+    return out
+
+
+def weighted_belief(
+    state: HandState, recorder: Recorder, policy: Policy | None, *, deals: int = 20, rng: random.Random,
+    floor: float | None = None, max_deals: int | None = None, exact_limit: int | None = None,
+    observer: int | None = None, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
+    sweeps: int = 0, temper: float = 1.0,
+) -> Belief:  # fmt: skip
+    """The belief of `observer` (default: the seat to move in `state`) at
+    `state`, the position the `recorder` has seen every move up to.
+
+    `policy`: how the other seats choose (None: choices tell nothing, the
+    uniform belief); `deals`: deals drawn at first; `floor`: the effective
+    sample size below which more are drawn (default `deals` / 2), `deals`
+    at a time, up to `max_deals` (default 8 x `deals`); `exact_limit`: list
+    and weigh every agreeing deal when there are at most that many (default
+    `max_deals`); `peek`: seats whose tiles the observer sees too; `memo`:
+    the log-probabilities of past plays already worked out, by (ply, hand)
+    (pass one dict to every decision of a hand, with one policy, observer
+    and `temper`, so that a play is scored once per hand it could have come from);
+    `sweeps`: move the weighted deals towards the belief by Metropolis swaps
+    (:func:`_moved`, games without a boneyard): the deals come back equally
+    weighted, as many as were drawn; `ess` stays that of the weights before;
+    `temper`: the likelihood raised to this power (below 1: a model trusted
+    less than its own word, against the overconfidence of one model for
+    many players).
+    """
+    seat = state.turn if observer is None else observer
+    floor = deals / 2 if floor is None else floor
+    max_deals = 8 * deals if max_deals is None else max_deals
+    exact_limit = max_deals if exact_limit is None else exact_limit
+    hidden = recorder.hidden(state, seat, peek)
+    ev = [] if policy is None else evidence(recorder.plies, seat, peek)
+    score = Scorer(policy, ev, {} if memo is None else memo, temper)
+    listed = hidden.enumerate(exact_limit)
+    if listed is not None:
+        worlds = [w for w, _ in listed]
+        base = np.array([float(c) for _, c in listed])
+        logw = np.log(base) + np.array([score(w) for w in worlds])
+        return _belief(seat, hidden.unknown, worlds, logw, True)
+    worlds = []
+    logs: list[float] = []
+    while True:
+        got = hidden.sample(deals, rng)
+        worlds.extend(got)
+        logs.extend(score(w) for w in got)
+        b = _belief(seat, hidden.unknown, worlds, np.array(logs), False)
+        if b.ess >= floor or len(worlds) + deals > max_deals or policy is None:
+            break
+    if sweeps and policy is not None and b.ess < len(worlds):
+        return _moved(hidden, b, score, sweeps, rng) or b
+    return b
+
+
+def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exact: bool) -> Belief:
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    ess = 1.0 / float(w @ w)
+    return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess)
+
+
+class Scorer:
+    """log P(the observed plays | a world), remembered by (ply, hand)."""
+
+    def __init__(self, policy: Policy | None, ev: Sequence[Evidence], memo: dict[tuple[int, int], float],
+                 temper: float = 1.0) -> None:  # fmt: skip
+        self.policy = policy
+        self.memo = memo
+        self.temper = temper
+        self.by_seat: dict[int, list[Evidence]] = {}
+        for e in ev:
+            self.by_seat.setdefault(e.seat, []).append(e)
+
+    def seat(self, seat: int, hand: int) -> float:
+        """The log-probability of `seat`'s observed plays if it holds `hand` now."""
+        total = 0.0
+        memo = self.memo
+        for e in self.by_seat.get(seat, ()):
+            h = (hand | e.later) & FULL_SET
+            key = (e.index, h)
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = self.temper * _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
+            total += got
+        return total
+
+    def __call__(self, world: World) -> float:
+        if self.policy is None:
+            return 0.0
+        hands = world[0]
+        return sum(self.seat(s, hands[s]) for s in self.by_seat)
+
+
+def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: random.Random) -> Belief | None:
+    """The belief's deals resampled by weight, then moved by Metropolis
+    swaps of two hidden tiles between two places (each swap kept with
+    probability min(1, likelihood ratio)): `sweeps` x the hidden tiles'
+    count swaps a deal. Swaps keep every place's count and what each
+    place may not hold, and the deals agreeing with the history are
+    equally likely, so the deals moved are drawn from the weighted belief
+    itself. Only where a deal is a filling of places (one way the history
+    may lie, no boneyard order, no five-doubles rule): None elsewhere."""
+    if len(hidden.options) != 1 or hidden.max_doubles < 7 or any(stock for _, stock in belief.worlds):
+        return None
+    groups = hidden.options[0]
+    if any(g.weight != 1 or (g.seat == -1 and g.count) for g in groups):
+        return None
+    group_of_seat = {g.seat: i for i, g in enumerate(groups) if g.seat >= 0}
+    out_group = next((i for i, g in enumerate(groups) if g.seat == -2), -1)
+    tiles = hidden.tiles()
+    if len(tiles) < 2:
+        return None
+    moved: list[World] = []
+    for hands0, _ in belief.resample(len(belief.worlds), rng):
+        hands = list(hands0)
+        place = []
+        for t in tiles:
+            g = next((group_of_seat[s] for s in group_of_seat if hands[s] & BIT[t]), out_group)
+            place.append(g)
+        for _ in range(sweeps * len(tiles)):
+            i, j = rng.randrange(len(tiles)), rng.randrange(len(tiles))
+            gi, gj = place[i], place[j]
+            if gi == gj or groups[gj].forbid & BIT[tiles[i]] or groups[gi].forbid & BIT[tiles[j]]:
+                continue
+            si, sj = groups[gi].seat, groups[gj].seat
+            ti, tj = BIT[tiles[i]], BIT[tiles[j]]
+            new = dict.fromkeys((si, sj), 0)
+            for s in new:
+                if s >= 0:
+                    new[s] = hands[s] ^ ti ^ tj
+            delta = sum(score.seat(s, h) - score.seat(s, hands[s]) for s, h in new.items() if s >= 0)
+            if delta >= 0 or rng.random() < math.exp(delta):
+                for s, h in new.items():
+                    if s >= 0:
+                        hands[s] = h
+                place[i], place[j] = gj, gi
+        moved.append((tuple(hands), ()))
+    k = len(moved)
+    return Belief(belief.observer, belief.unknown, tuple(moved), (1.0 / k,) * k, False, belief.drawn, belief.ess)
+
+
+def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move: Move, public: Public) -> float:
+    if policy is None:
+        return 0.0
+    hands = list(view.hands)
+    hands[seat] = hand
+    state = view._replace(hands=tuple(hands))
+    moves = legal_moves(state)
+    if len(moves) < 2 or move not in moves:
+        return 0.0
+    p = policy.probs(state, moves, public)
+    if p is None:
+        return 0.0
+    return math.log(max(p[moves.index(move)], 1e-12))
