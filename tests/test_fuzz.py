@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzzing import FILE_KINDS, LINE_KINDS, SPECIAL_KINDS, Tally, corpus, ingest_lost, make_case, run_case
+from tests.fuzzing import (
+    FILE_KINDS,
+    LINE_KINDS,
+    SPECIAL_KINDS,
+    Tally,
+    corpus,
+    ingest_lost,
+    make_case,
+    run_case,
+)
 
 CASES = 3 * len(LINE_KINDS + FILE_KINDS + SPECIAL_KINDS)
 
