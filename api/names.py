@@ -59,15 +59,16 @@ def shown(text: str) -> str:
     return out
 
 
-def as_value(text: str | None) -> Markup:
-    """`text` for a form field's value, exactly as it is (submitted again it
+def as_value(value: object) -> Markup:
+    """`value` for a form field's value, exactly as it is (submitted again it
     finds the same rows), HTML-escaped, its invisible and direction
     characters written as character references so that none is in the page.
 
-    >>> as_value("p-jose\u200b <b>")
-    Markup('p-jose&#8203; &lt;b&gt;')
+    >>> as_value("p-jose\u200b <b>"), as_value(None), as_value(__import__("datetime").date(2026, 11, 4))
+    (Markup('p-jose&#8203; &lt;b&gt;'), Markup(''), Markup('2026-11-04'))
     """
-    return Markup("".join(f"&#{ord(ch)};" if hidden(ch) else str(escape(ch)) for ch in text or ""))
+    text = "" if value is None else str(value)
+    return Markup("".join(f"&#{ord(ch)};" if hidden(ch) else str(escape(ch)) for ch in text))
 
 
 def same_names(players: Iterable[tuple[str, str | None]]) -> list[dict[str, object]]:
