@@ -26,6 +26,7 @@ from api.app import create_app
 from cli.main import main as replay_main
 from replay.ingest import ingest
 from replay.simulate import SimConfig, defect_log, simulate, write_lines
+from replay.store import layout
 from reports import shufflers
 from reports.certificate import keys, lines, merkle
 from reports.certificate.build import Scope
@@ -202,13 +203,14 @@ def test_a_store_with_one_hand_changed_fails_verification(issued: Path, store: P
 def test_a_changed_log_line_names_its_hand(issued: Path, store: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(store.parent, data)
-    kept = sorted((data / "logs").glob("*.jsonl"), key=lambda p: p.stat().st_size)[-1]
+    logs = layout(data / store.name).logs  # the store's own folder of kept logs
+    kept = sorted(logs.glob("*.jsonl"), key=lambda p: p.stat().st_size)[-1]
     rows = kept.read_bytes().split(b"\n")
     k = next(i for i, line in enumerate(rows) if b'"type":"play"' in line)
     hand = json.loads(rows[k])
     rows[k] = rows[k].replace(b'"ts":"', b'"ts":"X', 1)
     kept.write_bytes(b"\n".join(rows))
-    v = verify_folder(issued, logs=[data / "logs"])
+    v = verify_folder(issued, logs=[logs])
     assert f"hand {hand['match']}/{hand['hand']}: its log lines differ" in " ".join(v.problems)
 
 

@@ -1,6 +1,6 @@
 """Each hand's log lines, read again from log files, as the digests the Merkle leaves hash.
 
-The store keeps every log file it read (``data/logs/<sha256>.jsonl``, or
+The store keeps every log file it read (``data/<store>/logs/<sha256>.jsonl``, or
 ``.jsonl.gz``) and which files hold each match's lines (``match_files``).
 DuckDB reads those files as lines (one VARCHAR column: the delimiter is
 the unit separator 0x1F, which JSON never holds raw), in parallel, picks
@@ -23,6 +23,8 @@ from typing import Final
 import duckdb
 import polars as pl
 import pyarrow as pa
+
+from replay.store import layout
 
 __all__ = ["digests", "log_paths", "store_files"]
 
@@ -55,6 +57,13 @@ def log_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def _kept_in(conn: duckdb.DuckDBPyConnection) -> Path | None:
+    """The folder the store's kept logs are named from (its own folder,
+    ``replay.store.layout``), or None for a store with no file."""
+    got = conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return layout(got[0]).data if got and got[0] else None
+
+
 def store_files(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequence[str]) -> tuple[list[Path], list[str]]:
     """The kept files holding ``matches``' lines, and the stored names of those missing on disk."""
     rows = conn.execute(
@@ -64,8 +73,9 @@ def store_files(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequen
     ).fetchall()
     present: list[Path] = []
     missing: list[str] = []
+    base = _kept_in(conn) or data_dir
     for (stored,) in rows:
-        path = data_dir / stored
+        path = base / stored
         if path.is_file():
             present.append(path)
         else:
