@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from replay.belief.data import Choice
 from replay.belief.model import HEURISTIC, UNIFORM, PlayModel, Policy, choice, fit, log_likelihood
 
-__all__ = ["Fitted", "train"]
+__all__ = ["Fitted", "beats_uniform", "train"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +32,16 @@ class Fitted:
     @property
     def beats_uniform(self) -> bool:
         """The model scores better than uniform on held-out hands (there were some)."""
-        return self.loglik_model is not None and self.loglik_uniform is not None and (
-            self.loglik_model > self.loglik_uniform
-        )
+        return beats_uniform(self.loglik_model, self.loglik_uniform)
+
+
+def beats_uniform(loglik_model: float | None, loglik_uniform: float | None) -> bool:
+    """Whether a model's held-out log-likelihood beats uniform's (both known).
+
+    >>> beats_uniform(-0.32, -1.02), beats_uniform(None, -1.02), beats_uniform(-1.1, -1.02)
+    (True, False, False)
+    """
+    return loglik_model is not None and loglik_uniform is not None and loglik_model > loglik_uniform
 
 
 def train(family: str, fitting: Sequence[Choice], held: Sequence[Choice], l2: float = 1e-4) -> Fitted:

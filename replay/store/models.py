@@ -15,7 +15,7 @@ import duckdb
 import orjson
 
 from replay.belief.model import MODEL_VERSION, PlayModel
-from replay.belief.train import Fitted
+from replay.belief.train import Fitted, beats_uniform
 from replay.store.schema import one
 
 __all__ = ["StoredModel", "latest_models", "save_model"]
@@ -33,9 +33,7 @@ class StoredModel:
 
     @property
     def beats_uniform(self) -> bool:
-        return self.loglik_model is not None and self.loglik_uniform is not None and (
-            self.loglik_model > self.loglik_uniform
-        )
+        return beats_uniform(self.loglik_model, self.loglik_uniform)
 
 
 def save_model(conn: duckdb.DuckDBPyConnection, fitted: Fitted, *, window: tuple[datetime | None, datetime | None],
