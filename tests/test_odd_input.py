@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from replay.accel import native
 from replay.findings import FindingCode
 from replay.validate.run import validate_paths
+from tests.conftest import needs_native
 
 ROOT = Path(__file__).resolve().parent.parent
 MILO = ROOT / "sample_logs" / "milo.jsonl"
@@ -99,9 +99,8 @@ def test_a_time_outside_the_calendar_is_a_finding_on_its_line(odd_folder: Path) 
         assert [f.code for f in got.findings if f.code != "SEED_REUSED"] == [f.code for f in m.findings]
 
 
+@needs_native
 def test_the_pure_reader_and_the_scanner_agree_on_odd_times(odd_folder: Path) -> None:
-    if native is None:
-        pytest.skip("the C build is what is compared")
     fast = orjson.loads(_digest_json(validate_paths([odd_folder])))
     got = _pure(["validate", str(odd_folder), "--json"])
     assert got.returncode == 1, got.stderr
@@ -263,9 +262,8 @@ def _ending_variants() -> dict[str, bytes]:
     return out
 
 
+@needs_native
 def test_the_scanner_and_the_pure_reader_agree_on_every_line_ending(tmp_path: Path) -> None:
-    if native is None:
-        pytest.skip("the C build is what is compared")
     for key, data in _ending_variants().items():
         (tmp_path / f"{key}.jsonl").write_bytes(data)
     fast = orjson.loads(orjson.dumps(validate_paths([tmp_path]).to_json()))
