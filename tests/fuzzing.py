@@ -35,9 +35,7 @@ from typing import Any
 import orjson
 
 from replay.findings import ValidationReport
-from replay.reader import LogReader
 from replay.validate import run as validate_run
-from replay.validate.order import group_records
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (
@@ -279,22 +277,7 @@ def validate_fast(paths: list[Path]) -> ValidationReport:
 
 def validate_pure(paths: list[Path]) -> ValidationReport:
     """The reader line by line and the replayer, as ``REPLAY_PURE=1`` reads."""
-    from replay.findings import FileReport
-    from replay.reader import iter_paths
-
-    files = []
-    by_match: dict[str, list[Any]] = {}
-    top: list[Any] = []
-    for path in iter_paths(paths):
-        reader = LogReader(path)
-        grouped, lost = group_records(reader.records())
-        for mid, recs in grouped.items():
-            by_match.setdefault(mid, []).extend(recs)
-        top.extend(lost)
-        st = reader.stats
-        files.append(FileReport(st.path, st.lines, st.bad_lines))
-    reports = validate_run.validate_grouped(by_match)
-    return ValidationReport(files=tuple(files), findings=tuple(top), matches=tuple(reports))
+    return validate_run.validate_paths_pure(paths)
 
 
 @dataclass

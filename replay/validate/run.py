@@ -100,6 +100,12 @@ def _validate_paths(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool
         file_reports, sources, lost = scan_paths(paths)
         reports = validate_sources(sources, keep_moves=keep_moves)
         return ValidationReport(files=tuple(file_reports), findings=tuple(lost), matches=tuple(reports))
+    return validate_paths_pure(paths, keep_moves=keep_moves)
+
+
+def validate_paths_pure(paths: Sequence[str | os.PathLike[str]], *, keep_moves: bool = False) -> ValidationReport:
+    """The Python path, C build or not (``REPLAY_PURE=1`` reads this way):
+    the reader line by line, the records grouped by match, the replayer."""
     files: list[FileReport] = []
     by_match: dict[str, list[Record]] = {}
     top: list[Finding] = []
