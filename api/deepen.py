@@ -34,7 +34,13 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from replay.analysis import analysis_tables
-from replay.analysis.run import analyse_match, replace_analysis, stale_matches, stored_inputs
+from replay.analysis.run import (
+    analyse_match,
+    read_policies,
+    replace_analysis,
+    stale_matches,
+    stored_inputs,
+)
 from reports.skill import refresh_insights
 
 __all__ = ["Deepener"]
@@ -108,7 +114,8 @@ class Deepener(threading.Thread):
         assert self.pool is not None
         cur = self.store.cursor()
         try:
-            stale = [m for m in stale_matches(cur, self.samples, False) if self.failures[m] < GIVE_UP]
+            policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
+            stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
             self.batch = stale[: self.matches]
             inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
         finally:
@@ -120,7 +127,7 @@ class Deepener(threading.Thread):
         for _, hands in inputs:
             if self.stop.is_set():
                 return False
-            results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed).result())
+            results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies).result())
         self._store(analysis_tables(results))
         self.done += sum(1 for h in results if h.skip is None)
         self.pending = True

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cli.common import emit
-from replay.analysis import SAMPLES, HandAnalysis
+from replay.analysis import SAMPLES, Alternative, HandAnalysis
 from replay.analysis.run import analyze_paths, analyze_store, to_json
 from replay.ingest.pool import ClusterError, ClusterPool, connect
 from replay.reader import UsageError
@@ -67,6 +67,9 @@ def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
         where = "left in the spool for the server that holds the store" if s["pending"] else "stored"
         sys.stderr.write(f"{s['matches']} matches, {s['hands']} hands: {s['analysed']} analysed, "
                          f"{s['skipped']} not (cancelled, unfinished or invalid); {where}\n")  # fmt: skip
+        if args.samples > 0:
+            models = ", ".join(s["read_models"]) or "none (no stored play model beats uniform: replay model fit)"
+            sys.stderr.write(f"read grade by play model: {models}\n")
         return 0
     if not args.paths:
         raise UsageError("give log files or folders, or --db")
@@ -79,6 +82,13 @@ def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
         return 1
     emit(args.json, lambda: to_json(results, args.samples, args.seed), lambda: format_text(results))
     return 0
+
+
+def _known_value(a: Alternative) -> float:
+    """A move's value on what the mover could know: read, else pimc, else dd."""
+    if a.read is not None:
+        return a.read
+    return a.pimc if a.pimc is not None else a.dd
 
 
 def format_text(results: Sequence[tuple[str, Sequence[HandAnalysis]]]) -> str:
@@ -98,8 +108,10 @@ def format_text(results: Sequence[tuple[str, Sequence[HandAnalysis]]]) -> str:
                        f"  accuracy by seat {acc}\n")  # fmt: skip
             for p in h.plies:
                 if p.cls is not None:
-                    best = max(p.alternatives, key=lambda a: a.pimc if a.pimc is not None else a.dd)
-                    loss = p.pimc_loss if p.pimc_loss is not None else p.dd_loss
+                    best = max(p.alternatives, key=_known_value)
+                    loss = p.known_loss if p.known_loss is not None else p.dd_loss
                     out.append(f"    ply {p.ply} seat {p.seat}: {p.played}{marks[p.cls]} {p.cls}, "
                                f"lost {loss:.1f} (best {best.move}; perfect information lost {p.dd_loss})\n")  # fmt: skip
+                elif p.close:
+                    out.append(f"    ply {p.ply} seat {p.seat}: {p.played} too close to call\n")
     return "".join(out)

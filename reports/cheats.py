@@ -66,7 +66,8 @@ import pyarrow as pa
 from scipy import stats
 
 from replay.analysis import ANALYSIS_VERSION, Analyzer, engine_move
-from replay.analysis.run import process_pool, stored_inputs
+from replay.analysis.run import Policies, process_pool, read_policies, stored_inputs
+from replay.belief.history import Recorder
 from replay.engine import apply, legal_moves, new_hand
 from replay.knowledge import Tracker
 from replay.store import registered, transaction
@@ -272,20 +273,27 @@ def _rng(seed: int, match: str, hand: int, ply: int, what: str = "peek") -> rand
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-_ANALYZERS: dict[tuple[int, int], Any] = {}
+_ANALYZERS: dict[tuple[int, int, tuple[tuple[str, str], ...]], Any] = {}
 
 
 def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], samples: int, seed: int,
-                known: dict[tuple[str, int, int], tuple[int, list[float] | None]]) -> list[dict[str, Any]]:  # fmt: skip
+                known: dict[tuple[str, int, int], tuple[int, list[float] | None]],
+                policies: Policies | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """The partner-peeking grade of the decisions of seat ``seats[(match, hand)]``
     in each hand of `inputs` (replay.analysis.HandInput, pair games), as
     peek_analysis rows. `known`: (match, hand, ply) -> (the played move's index,
     each alternative's pimc) from move_analysis: only those plies are graded.
     A ply without the sampled grade (the store's analysis not sampled yet,
-    api.deepen) gets it here too, from deals of its own."""
-    a = _ANALYZERS.get((samples, seed))
+    api.deepen) gets it here too, from deals of its own. With `policies`
+    (the read grade's play models), both sides of the comparison weigh the
+    deals by the unseen seats' choices: the honest baseline is what a strong
+    reader could know (the read values `known` then holds), so that reading
+    a partner's plays is not taken for seeing its tiles."""
+    pol = dict(policies or {})
+    key = (samples, seed, tuple(sorted((f, n) for f, (n, _) in pol.items())))
+    a = _ANALYZERS.get(key)
     if a is None:
-        a = _ANALYZERS[samples, seed] = Analyzer(samples=samples, seed=seed)
+        a = _ANALYZERS[key] = Analyzer(samples=samples, seed=seed, policies=pol)
     out: list[dict[str, Any]] = []
     for inp in inputs:
         seat = seats.get((inp.match, inp.hand))
@@ -293,7 +301,7 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
         if seat is None or inp.skip is not None or r.teams != "pairs" or r.players != 4:
             continue
         state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
-        tracker = Tracker(state, fixed_by=inp.fixed_by)
+        tracker = Recorder(state, fixed_by=inp.fixed_by) if a.policy(r) else Tracker(state, fixed_by=inp.fixed_by)
         for k, (mover, kind, tile, end) in enumerate(inp.moves, 1):
             move, laid = engine_move(state, kind, tile, end)
             got = known.get((inp.match, inp.hand, k))
@@ -344,6 +352,7 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
                      [player, asked, hands, samples])  # fmt: skip
     try:
         targets = conn.execute(_TARGETS, {"player": player, "hands": hands}).fetchall()
+        policies = read_policies(conn)
         seats = {(m, h): s for m, h, s in targets}
         matches = sorted({m for m, _, _ in targets})
         known: dict[tuple[str, int, int], tuple[int, list[float] | None]] = {}
@@ -352,7 +361,8 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
             try:
                 rows = conn.execute(
                     "SELECT m.match, m.hand, m.ply, m.played, list_transform(m.alternatives, lambda a: a.move), "
-                    "list_transform(m.alternatives, lambda a: a.pimc) FROM move_analysis m "
+                    "CASE WHEN m.reads IS NOT NULL THEN list_transform(m.reads, lambda r: r.read) "
+                    "ELSE list_transform(m.alternatives, lambda a: a.pimc) END FROM move_analysis m "
                     "JOIN _aud t ON t.match = m.match AND t.hand = m.hand AND t.seat = m.seat "
                     "WHERE NOT m.forced"
                 ).fetchall()
@@ -368,13 +378,14 @@ def audit_player(conn: Cursor, player: str, *, hands: int = AUDIT_HANDS, samples
             done = 0
             if pool is None:
                 for _, inputs in tasks:
-                    got.extend(peek_grades(inputs, seats, samples, seed, known))
+                    got.extend(peek_grades(inputs, seats, samples, seed, known, policies))
                     done += 1
                     if progress is not None:
                         progress(done, len(tasks))
             else:
                 futures = [pool.submit(peek_grades, inputs, {k: v for k, v in seats.items() if k[0] == m}, samples,
-                                       seed, {k: v for k, v in known.items() if k[0] == m}) for m, inputs in tasks]  # fmt: skip
+                                       seed, {k: v for k, v in known.items() if k[0] == m}, policies)
+                           for m, inputs in tasks]  # fmt: skip
                 for f in futures:
                     got.extend(f.result())
                     done += 1

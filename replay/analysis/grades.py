@@ -7,13 +7,20 @@ For every decision of a finished, valid hand:
 - ``pimc``: its mean value over deals that agree with everything the
   mover could know (:mod:`replay.knowledge`), every alternative scored
   on the same deals, with a 95% interval; all of them when there are few
-  (then the interval is the mean itself);
-- the points the played move lost against the best alternative, both
-  ways, a class by the points lost on what the player could know
-  (inaccuracy ``?!``, mistake ``?``, blunder ``??``), and the player's
-  accuracy over the hand: ``100 * (1 - lost / at stake)``, where a
-  decision puts at stake the gap between its best and its worst
-  alternative (docs/analysis.md works an example).
+  (then the interval is the mean itself): play choices tell nothing;
+- ``read``, where the store holds a play model for the profile's family
+  that beats "every legal move alike" on held-out hands: its mean over
+  the same deals (and more, drawn while the weights leave too few)
+  weighted by how likely the other seats' observed plays were in each
+  (:mod:`replay.belief`): what a strong reader could know;
+- the points the played move lost against the best alternative, each
+  way, a class by the points lost on what the player could know (read
+  where there is one, else pimc: inaccuracy ``?!``, mistake ``?``,
+  blunder ``??``; "too close to call" where the loss's interval leaves
+  the class open), and the player's accuracy over the hand:
+  ``100 * (1 - lost / at stake)``, where a decision puts at stake the
+  gap between its best and its worst alternative (docs/analysis.md works
+  an example).
 
 The hand's *par* is the value at its first decision, from the side of the
 seat that makes it; its *result* is what the hand scored, from the same
@@ -38,6 +45,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from replay.belief.history import Recorder
+from replay.belief.model import Policy, family
+from replay.belief.weights import weighted_belief
 from replay.engine import (
     DRAW,
     LEFT,
@@ -86,7 +96,7 @@ __all__ = [
 
 #: The version stored with every analysis row: the solver's, and that of the
 #: sampling and grading here. A store's rows of another version are redone.
-ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 2
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 3
 
 #: Decisions whose agreeing deals (fillings and boneyard orders) are at most
 #: this many are graded on every one of them, weighed, instead of a sample:
@@ -97,6 +107,12 @@ EXACT_LIMIT: Final = 1000
 
 #: Default number of sampled deals per decision.
 SAMPLES: Final = 100
+
+#: The read grade draws more deals (`samples` at a time, up to this many
+#: times `samples`) while the weights leave an effective sample below half
+#: of `samples`; below :data:`READ_MIN_ESS` the decision is too close to call.
+READ_MAX_FACTOR: Final = 4
+READ_MIN_ESS: Final = 10.0
 
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
@@ -145,14 +161,22 @@ class Alternative:
     dd: int
     pimc: float | None = None
     pimc_ci: tuple[float, float] | None = None
+    read: float | None = None
+    read_ci: tuple[float, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "move": self.move,
             "dd": self.dd,
-            "pimc": None if self.pimc is None else round(self.pimc, 4),
+            "pimc": _r4(self.pimc),
             "pimc_ci": None if self.pimc_ci is None else [round(x, 4) for x in self.pimc_ci],
+            "read": _r4(self.read),
+            "read_ci": None if self.read_ci is None else [round(x, 4) for x in self.read_ci],
         }
+
+
+def _r4(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +194,10 @@ class Ply:
     samples: int = 0  # deals scored (0: forced, or no sampling)
     exact: bool = False  # every agreeing deal was scored
     on_line: int = 0  # tiles on the line before the move
+    read_loss: float | None = None
+    read_ess: float | None = None  # the weighted deals' effective sample size
+    cls_uniform: str | None = None  # the class on pimc alone (where the class follows read)
+    close: bool = False  # too close to call: the loss reaches a class, its evidence does not
 
     @property
     def dd(self) -> int:
@@ -184,16 +212,28 @@ class Ply:
     def pimc(self) -> float | None:
         return next(a.pimc for a in self.alternatives if a.move == self.played)
 
-    def stakes(self, exact: bool) -> tuple[float, float]:
-        """(points lost, points at stake) of this decision, by dd or pimc."""
+    @property
+    def read(self) -> float | None:
+        return next(a.read for a in self.alternatives if a.move == self.played)
+
+    @property
+    def known_loss(self) -> float | None:
+        """The points lost on what the mover could know: by read where there is one, else pimc."""
+        return self.read_loss if self.read_loss is not None else self.pimc_loss
+
+    def stakes(self, how: str) -> tuple[float, float]:
+        """(points lost, points at stake) of this decision: ``dd``, ``pimc``,
+        or ``known`` (read where there is one, else pimc)."""
         if self.forced:
             return 0.0, 0.0
-        vals = [a.dd if exact else a.pimc for a in self.alternatives]
+        if how == "known":
+            how = "read" if self.read_loss is not None else "pimc"
+        vals = [a.dd if how == "dd" else a.read if how == "read" else a.pimc for a in self.alternatives]
         if any(v is None for v in vals):
             return 0.0, 0.0
         got = [float(v) for v in vals if v is not None]
-        lost = float(self.dd_loss) if exact else float(self.pimc_loss or 0.0)
-        return lost, max(got) - min(got)
+        loss = {"dd": self.dd_loss, "pimc": self.pimc_loss, "read": self.read_loss}[how]
+        return float(loss or 0.0), max(got) - min(got)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,7 +244,11 @@ class Ply:
             "alternatives": [a.to_json() for a in self.alternatives],
             "dd_loss": self.dd_loss,
             "pimc_loss": None if self.pimc_loss is None else round(self.pimc_loss, 4),
+            "read_loss": _r4(self.read_loss),
+            "read_ess": None if self.read_ess is None else round(self.read_ess, 1),
             "class": self.cls,
+            "class_uniform": self.cls_uniform,
+            "too_close": self.close,
             "samples": self.samples,
             "exact": self.exact,
         }
@@ -224,10 +268,13 @@ class HandAnalysis:
     par: tuple[int, ...] = ()  # by seat
     result: tuple[int, ...] = ()  # by seat
     plies: tuple[Ply, ...] = ()
-    lost: tuple[float, ...] = ()  # by seat, on what each could know (dd without sampling)
+    lost: tuple[float, ...] = ()  # by seat, on what each could know (read, else pimc; dd without sampling)
     stake: tuple[float, ...] = ()
     lost_dd: tuple[float, ...] = ()
     stake_dd: tuple[float, ...] = ()
+    lost_uniform: tuple[float, ...] = ()  # by seat, on pimc alone (as lost where no read)
+    stake_uniform: tuple[float, ...] = ()
+    read_model: str | None = None  # the play model the read grade weighed by ("family:version")
 
     @property
     def accuracy(self) -> tuple[float | None, ...]:
@@ -236,6 +283,10 @@ class HandAnalysis:
     @property
     def accuracy_dd(self) -> tuple[float | None, ...]:
         return tuple(accuracy(lo, st) for lo, st in zip(self.lost_dd, self.stake_dd, strict=True))
+
+    @property
+    def accuracy_uniform(self) -> tuple[float | None, ...]:
+        return tuple(accuracy(lo, st) for lo, st in zip(self.lost_uniform, self.stake_uniform, strict=True))
 
     def to_json(self) -> dict[str, Any]:
         if self.skip is not None:
@@ -249,6 +300,8 @@ class HandAnalysis:
             "result_by_seat": list(self.result),
             "accuracy": [None if a is None else round(a, 2) for a in self.accuracy],
             "accuracy_dd": [None if a is None else round(a, 2) for a in self.accuracy_dd],
+            "accuracy_uniform": [None if a is None else round(a, 2) for a in self.accuracy_uniform],
+            "read_model": self.read_model,
             "plies": [p.to_json() for p in self.plies],
         }
 
@@ -312,14 +365,24 @@ class Analyzer:
 
     `samples`: deals per decision (0: the perfect-information grade only);
     `seed`: the sampling's seed; `exact_limit`: up to how many agreeing
-    deals a decision is graded on all of them (never fewer than `samples`).
+    deals a decision is graded on all of them (never fewer than `samples`);
+    `policies`: by family of profiles (:func:`replay.belief.family`), the
+    play model the read grade weighs deals by, with its name (only models
+    that beat uniform on held-out hands belong here).
     """
 
     samples: int = SAMPLES
     seed: int = 0
     exact_limit: int = EXACT_LIMIT
     pure: bool = False
+    policies: Mapping[str, tuple[str, Policy]] = field(default_factory=dict)
     _solvers: dict[Rules, tuple[Solver, Solver]] = field(default_factory=dict)
+
+    def policy(self, rules: Rules) -> tuple[str, Policy] | None:
+        """The named play model the read grade of a hand of `rules` uses (None: no read grade)."""
+        if self.samples <= 0:
+            return None
+        return self.policies.get(family(rules))
 
     def solvers(self, rules: Rules) -> tuple[Solver, Solver]:
         got = self._solvers.get(rules)
@@ -344,7 +407,9 @@ class Analyzer:
         dd_solver, pi_solver = self.solvers(r)
         dd_solver.clear()
         ctx = inp.context
-        tracker = Tracker(state, fixed_by=inp.fixed_by)
+        named = self.policy(r)
+        tracker = Tracker(state, fixed_by=inp.fixed_by) if named is None else Recorder(state, fixed_by=inp.fixed_by)
+        memos: dict[int, dict[tuple[int, int], float]] = {}  # by seat: the plays' log-probabilities
         first_seat = state.turn
         start = state
         plies: list[Ply] = []
@@ -360,7 +425,8 @@ class Analyzer:
             legal = legal_moves(state)
             if move not in legal:
                 return _skipped(base, f"ply {k}: {move_label(move)} is not legal")
-            plies.append(self._grade(k, state, move, legal, tracker, ctx, dd_solver, pi_solver, inp))
+            plies.append(self._grade(k, state, move, legal, tracker, ctx, dd_solver, pi_solver, inp,
+                                     named, memos.setdefault(seat, {})))  # fmt: skip
             tracker.see(state, move)
             try:
                 state = apply(state, laid)
@@ -370,21 +436,25 @@ class Analyzer:
             return _skipped(base, "the hand's moves stop before it is over")
         par = _par(dd_solver, start, ctx, plies[0].dd_best if plies else None)
         result = tuple(final_value(state, ctx, s) for s in range(n))
-        sums = [[0.0] * n for _ in range(4)]
+        sums = [[0.0] * n for _ in range(6)]
         for p in plies:
-            for i, exact in ((0, False), (2, True)):
-                lost, stake = p.stakes(exact)
+            for i, how in ((0, "known"), (2, "dd"), (4, "pimc")):
+                lost, stake = p.stakes(how)
                 sums[i][p.seat] += lost
                 sums[i + 1][p.seat] += stake
         if self.samples <= 0:  # no sampling: what the player could know is graded as perfect information
             sums[0], sums[1] = sums[2], sums[3]
+            sums[4], sums[5] = sums[2], sums[3]
         return HandAnalysis(
             inp.match, inp.hand, ANALYSIS_VERSION, self.samples, self.seed, None, first_seat,
             par, result, tuple(plies), tuple(sums[0]), tuple(sums[1]), tuple(sums[2]), tuple(sums[3]),
+            tuple(sums[4]), tuple(sums[5]), None if named is None else named[0],
         )  # fmt: skip
 
     def _grade(self, k: int, state: HandState, move: Move, legal: tuple[Move, ...], tracker: Tracker,
-               ctx: HandContext, dd_solver: Solver, pi_solver: Solver, inp: HandInput) -> Ply:  # fmt: skip
+               ctx: HandContext, dd_solver: Solver, pi_solver: Solver, inp: HandInput,
+               named: tuple[str, Policy] | None = None, memo: dict[tuple[int, int], float] | None = None,
+               ) -> Ply:  # fmt: skip
         seat = state.turn
         forced = len(legal) == 1
         if state.result is not None:  # the closing passes or draw of a block: the value is decided
@@ -397,34 +467,63 @@ class Analyzer:
         best = max(v for _, v in dd)
         dd_played = next(v for m, v in dd if m == move)
         pimc: list[tuple[float, tuple[float, float]]] | None = None
-        pimc_loss: float | None = None
-        sure_loss = 0.0
+        read: list[tuple[float, tuple[float, float]]] | None = None
+        pimc_loss = read_loss = read_ess = None
+        sure = sure_read = 0.0
         n_deals, exact = 0, False
+        mine = labels.index(played)
         if not forced and self.samples > 0 and state.result is None:
-            rows, weights, exact = self._pimc(state, tracker, ctx, pi_solver, decision_rng(self.seed, inp.match, inp.hand, k))
+            rng = decision_rng(self.seed, inp.match, inp.hand, k)
+            weights: list[float]
+            if named is None or not isinstance(tracker, Recorder):
+                rows, counts, exact = self._pimc(state, tracker, ctx, pi_solver, rng)
+                weights = [float(c) for c in counts]
+            else:
+                rows, weights, exact, wread, ess = self._read(state, tracker, ctx, pi_solver, rng, named[1], memo)
+                read, read_loss, sure_read = _grade_by(rows, mine, lambda v: _weighted_ci(v, wread, ess, exact))
+                read_ess = ess
+                rows = rows[: len(weights)]  # the uniform grade: the first (uniformly drawn) deals
             n_deals = len(rows)
-            pimc = [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(dd))]
-            means = [m for m, _ in pimc]
-            top, mine = means.index(max(means)), labels.index(played)
-            pimc_loss = means[top] - means[mine]
-            # the class asks for clear evidence: the low end of the loss's 95% interval,
-            # paired over the same deals (exactly the loss when every deal was scored)
-            sure_loss = _mean_ci([r[top] - r[mine] for r in rows], weights, exact)[1][0]
+            pimc, pimc_loss, sure = _grade_by(rows, mine, lambda v: _mean_ci(v, weights, exact))
         alts = tuple(
-            Alternative(lab, v, None if pimc is None else pimc[i][0], None if pimc is None else pimc[i][1])
+            Alternative(lab, v, None if pimc is None else pimc[i][0], None if pimc is None else pimc[i][1],
+                        None if read is None else read[i][0], None if read is None else read[i][1])
             for i, (lab, (_, v)) in enumerate(zip(labels, dd, strict=True))
-        )
+        )  # fmt: skip
         dd_loss = best - dd_played
-        cls = None if forced else classify(state.rules, sure_loss if pimc is not None else float(dd_loss))
-        return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact, state.plays)
+        r = state.rules
+        cls_uniform = None if forced else classify(r, sure if pimc is not None else float(dd_loss))
+        cls, close = cls_uniform, False
+        if read_loss is not None and read_ess is not None:
+            cls = classify(r, sure_read)
+            # a class the mean loss reaches but its evidence does not, or too few effective deals
+            close = (classify(r, read_loss) != cls) or (read_ess < READ_MIN_ESS and classify(r, read_loss) is not None)
+            if read_ess < READ_MIN_ESS:
+                cls = None
+        elif pimc_loss is not None:
+            close = classify(r, pimc_loss) != cls
+        return Ply(k, seat, played, forced, alts, dd_loss, pimc_loss, cls, n_deals, exact, state.plays,
+                   read_loss, read_ess, cls_uniform, close)  # fmt: skip
 
     def sampled(self, state: HandState, tracker: Tracker, ctx: HandContext, rng: random.Random,
                 peek: Sequence[int] = ()) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
         """The mean value (and 95% interval) of each legal move of the seat to
         move, in :func:`replay.engine.legal_moves` order, over the deals it could
         face; with `peek`, seeing those seats' tiles too (the player insights'
-        partner-peeking model)."""
+        partner-peeking model). With a play model for the rules and a
+        :class:`~replay.belief.history.Recorder` for `tracker`, the deals are
+        weighted by the other (unseen) seats' choices, as the read grade's."""
         _, solver = self.solvers(state.rules)
+        named = self.policy(state.rules)
+        if named is not None and isinstance(tracker, Recorder):  # weighted by the others' choices too
+            b = weighted_belief(
+                state, tracker, named[1], deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
+                exact_limit=max(self.samples, self.exact_limit), peek=peek,
+            )  # fmt: skip
+            solver.set_hand(*hand_args(state, ctx))
+            base = position(state)
+            vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in b.worlds]
+            return [_weighted_ci([r[i] for r in vals], b.weights, b.ess, b.exact) for i in range(len(vals[0]))]
         rows, weights, exact = self._pimc(state, tracker, ctx, solver, rng, peek)
         return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
 
@@ -442,8 +541,57 @@ class Analyzer:
         rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for (hands, stock), _ in worlds]
         return rows, [w for _, w in worlds], exact
 
+    def _read(self, state: HandState, recorder: Recorder, ctx: HandContext, solver: Solver, rng: random.Random,
+              policy: Policy, memo: dict[tuple[int, int], float] | None,
+              ) -> tuple[list[list[int]], list[float], bool, list[float], float]:  # fmt: skip
+        """Every legal move's value in each deal of the weighted belief; the
+        uniform grade's weights, over its first deals (the same deals
+        :meth:`_pimc` draws from the same generator: the uniform grade does
+        not change with the model); whether every agreeing deal is there;
+        the read's weights and their effective sample size."""
+        seat = state.turn
+        b = weighted_belief(
+            state, recorder, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
+            exact_limit=max(self.samples, self.exact_limit), memo=memo,
+        )  # fmt: skip
+        solver.set_hand(*hand_args(state, ctx))
+        base = position(state)
+        rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in b.worlds]
+        k = len(b.worlds) if b.exact else min(self.samples, len(b.worlds))
+        return rows, list(b.prior[:k]), b.exact, list(b.weights), b.ess
 
-def _mean_ci(values: Sequence[float], weights: Sequence[int], exact: bool) -> tuple[float, tuple[float, float]]:
+
+def _grade_by(rows: Sequence[Sequence[float]], mine: int,
+              mean_ci: Callable[[Sequence[float]], tuple[float, tuple[float, float]]],
+              ) -> tuple[list[tuple[float, tuple[float, float]]], float, float]:  # fmt: skip
+    """Each move's mean (and interval) over the deals' `rows`, the played
+    move's (`mine`) loss against the best, and the low end of that loss's
+    interval paired over the same deals: the class asks for clear evidence
+    (exactly the loss when every deal was scored)."""
+    got = [mean_ci([r[i] for r in rows]) for i in range(len(rows[0]))]
+    means = [m for m, _ in got]
+    top = means.index(max(means))
+    sure = mean_ci([r[top] - r[mine] for r in rows])[1][0]
+    return got, means[top] - means[mine], sure
+
+
+def _weighted_ci(values: Sequence[float], weights: Sequence[float], ess: float,
+                 exact: bool) -> tuple[float, tuple[float, float]]:  # fmt: skip
+    """The weighted mean of normalised `weights` and its 95% interval over
+    the effective sample size `ess` (the mean itself when every deal was weighed).
+
+    >>> _weighted_ci([10, 20, 30, 40], [0.25] * 4, 4.0, False)
+    (25.0, (12.34..., 37.65...))
+    """
+    mean = sum(w * v for v, w in zip(values, weights, strict=True))
+    if exact or len(values) < 2 or ess <= 1:
+        return mean, (mean, mean)
+    var = sum(w * (v - mean) ** 2 for v, w in zip(values, weights, strict=True)) * ess / (ess - 1)
+    half = _Z95 * math.sqrt(var / ess)
+    return mean, (mean - half, mean + half)
+
+
+def _mean_ci(values: Sequence[float], weights: Sequence[float], exact: bool) -> tuple[float, tuple[float, float]]:
     """The (weighted) mean and its 95% interval (the mean itself when every deal was scored).
 
     >>> _mean_ci([10, 20, 30, 40], [1, 1, 1, 1], False)
@@ -642,6 +790,8 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
             "stake": None if sk else list(a.stake), "lost_dd": None if sk else list(a.lost_dd),
             "stake_dd": None if sk else list(a.stake_dd), "accuracy": None if sk else list(a.accuracy),
             "accuracy_dd": None if sk else list(a.accuracy_dd),
+            "lost_uniform": None if sk else list(a.lost_uniform), "stake_uniform": None if sk else list(a.stake_uniform),
+            "accuracy_uniform": None if sk else list(a.accuracy_uniform), "read_model": a.read_model,
         }  # fmt: skip
         for f, v in row.items():
             hands[f].append(v)
@@ -669,6 +819,13 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
                 "pimc_best_played": None if p.pimc_loss is None else p.pimc_loss <= 1e-9,
                 "differs": None if top is None else ddv[top] < max(ddv),
                 "hindsight": hindsight(p),
+                "reads": None if p.read_loss is None else [
+                    {"read": x.read, "read_lo": None if x.read_ci is None else x.read_ci[0],
+                     "read_hi": None if x.read_ci is None else x.read_ci[1]} for x in p.alternatives
+                ],
+                "read": p.read, "read_best": _best(x.read for x in p.alternatives),
+                "read_loss": p.read_loss, "read_ess": p.read_ess, "class_uniform": p.cls_uniform,
+                "too_close": p.close,
             }  # fmt: skip
             for f, v in r.items():
                 moves[f].append(v)
@@ -678,10 +835,16 @@ def analysis_tables(analyses: Iterable[HandAnalysis]) -> dict[str, pa.Table]:
     }
 
 
+def _best(values: Iterable[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return max(got) if got else None
+
+
 def hindsight(p: Ply) -> float | None:
     """How much better the played move did than the mean alternative on the
     real deal (``dd``), minus the same on the deals the mover could face
-    (``pimc``): 0 on average for a player who sees only what it may (the
+    (``read`` where there is one: what a strong reader could know; else
+    ``pimc``): 0 on average for a player who sees only what it may (the
     player insights' omniscience statistic, reports.cheats); None for a
     forced move or one without a sampled grade.
 
@@ -689,7 +852,7 @@ def hindsight(p: Ply) -> float | None:
     >>> hindsight(Ply(1, 0, "a", False, alts, 0, 2.0, None))
     11.0
     """
-    means = [a.pimc for a in p.alternatives]
+    means = [a.read if p.read_loss is not None else a.pimc for a in p.alternatives]
     if p.forced or len(means) < 2 or any(m is None for m in means):
         return None
     dd = [a.dd for a in p.alternatives]

@@ -21,7 +21,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +40,8 @@ from replay.analysis import (
     inputs_from_replay,
     inputs_from_report,
 )
+from replay.analysis.grades import resolve_options
+from replay.belief.model import PlayModel, family
 from replay.engine import apply, legal_moves, new_hand
 from replay.ingest.batch_id import check_code, code_version
 from replay.progress import ProgressLine
@@ -55,6 +57,7 @@ from replay.store import (
     transaction,
     write_batch,
 )
+from replay.store.models import latest_models
 from replay.store.replay_blob import unpack_replay
 from replay.validate import validate_paths
 
@@ -77,16 +80,28 @@ __all__ = [
 
 _ANALYZER: Analyzer | None = None
 
+#: Play models by family of profiles, each with its name ("family:version").
+Policies = Mapping[str, tuple[str, PlayModel]]
 
-def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str = "") -> list[HandAnalysis]:
+
+def analyse_match(inputs: list[HandInput], samples: int, seed: int, version: str = "",
+                  policies: Policies | None = None) -> list[HandAnalysis]:  # fmt: skip
     """One match's hands (in a pool worker, a cluster's worker, or here);
-    ``version``: the sender's code, which a cluster's worker must run too."""
+    ``version``: the sender's code, which a cluster's worker must run too;
+    `policies`: the read grade's play models (none: no read grade)."""
     if version:
         check_code(version)
     global _ANALYZER
-    if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed) != (samples, seed):
-        _ANALYZER = Analyzer(samples=samples, seed=seed)
+    pol = dict(policies or {})
+    if _ANALYZER is None or (_ANALYZER.samples, _ANALYZER.seed, _ANALYZER.policies) != (samples, seed, pol):
+        _ANALYZER = Analyzer(samples=samples, seed=seed, policies=pol)
     return [_ANALYZER.hand(inp) for inp in inputs]
+
+
+def read_policies(conn: Any) -> dict[str, tuple[str, PlayModel]]:
+    """The store's newest play model of each family that beats "every legal
+    move alike" on held-out hands (only those weigh a read grade)."""
+    return {fam: (f"{fam}:{m.version}", m.model) for fam, m in latest_models(conn).items() if m.beats_uniform}
 
 
 class Bar(ProgressLine):
@@ -167,6 +182,7 @@ def hardest_first(tasks: Iterable[tuple[Any, list[HandInput]]], samples: int,
 def run_tasks(
     tasks: Iterable[tuple[Any, list[HandInput]]], *, samples: int, seed: int, workers: int,
     done: Callable[[Any, list[HandAnalysis]], None], cluster: ClusterPool | None = None,
+    policies: Policies | None = None,
 ) -> None:
     """Analyse each task's hands (a pool of `workers`, or here with 0, or on
     `cluster`) and give each result to `done` with its key, in the order the
@@ -174,7 +190,7 @@ def run_tasks(
     pool: Any = cluster if cluster is not None else process_pool(workers)
     if pool is None:
         for key, inputs in tasks:
-            done(key, analyse_match(inputs, samples, seed))
+            done(key, analyse_match(inputs, samples, seed, "", policies))
         return
     version = ""
     if cluster is not None:
@@ -183,7 +199,7 @@ def run_tasks(
     try:
         pending: dict[Future[list[HandAnalysis]], Any] = {}
         for key, inputs in hardest_first(tasks, samples):
-            pending[pool.submit(analyse_match, inputs, samples, seed, version)] = key
+            pending[pool.submit(analyse_match, inputs, samples, seed, version, policies)] = key
             while len(pending) >= 4 * workers:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
@@ -251,9 +267,11 @@ def to_json(results: Sequence[tuple[str, Sequence[HandAnalysis]]], samples: int,
 # -- the store ------------------------------------------------------------------------
 
 
-def stale_matches(conn: Any, samples: int, force: bool) -> list[str]:
+def stale_matches(conn: Any, samples: int, force: bool, policies: Policies | None = None) -> list[str]:
     """Matches with a finished hand whose analysis is missing, of another
-    version, or made with fewer sampled deals than asked."""
+    version, or made with fewer sampled deals than asked; with `policies`,
+    also a sampled one whose read grade used another play model than its
+    family's now (or none where there is one now)."""
     if force:
         sql = "SELECT match FROM matches WHERE verdict <> 'unreadable' ORDER BY match"
         return [m for (m,) in conn.execute(sql).fetchall()]
@@ -265,7 +283,24 @@ def stale_matches(conn: Any, samples: int, force: bool) -> list[str]:
           AND (a.match IS NULL OR a.version <> ? OR (a.skip IS NULL AND a.samples < ?))
         ORDER BY h.match
     """
-    return [m for (m,) in conn.execute(sql, [ANALYSIS_VERSION, samples]).fetchall()]
+    stale = {m for (m,) in conn.execute(sql, [ANALYSIS_VERSION, samples]).fetchall()}
+    if samples > 0:
+        rows = conn.execute("""
+            SELECT DISTINCT a.match, m.rules, a.read_model FROM hand_analysis a JOIN matches m USING (match)
+            WHERE a.skip IS NULL AND a.samples > 0 AND m.rules IS NOT NULL
+        """).fetchall()  # fmt: skip
+        want = {fam: name for fam, (name, _) in (policies or {}).items()}
+        fams: dict[str, str] = {}
+        for m, rules, used in rows:
+            fam = fams.get(rules)
+            if fam is None:
+                try:
+                    fam = fams[rules] = family(resolve_options(orjson.loads(rules)))
+                except ValueError:
+                    continue
+            if want.get(fam) != used:
+                stale.add(m)
+    return sorted(stale)
 
 
 def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
@@ -308,12 +343,14 @@ def analyze_store(
                              cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
-        stale = stale_matches(conn, samples, force)
+        policies = read_policies(conn) if samples > 0 else {}
+        stale = stale_matches(conn, samples, force, policies)
         count = conn.execute(
             "SELECT count(*) FROM hands WHERE list_contains(?, match)", [stale]
         ).fetchone()
         bar = Bar(int(count[0]) if count else 0, progress_out)
-        summary = {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False}
+        summary: dict[str, Any] = {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False,
+                                   "read_models": sorted(name for name, _ in policies.values())}  # fmt: skip
         buffer: list[HandAnalysis] = []
 
         def flush() -> None:
@@ -334,7 +371,7 @@ def analyze_store(
 
         try:
             run_tasks(stored_inputs(conn, stale), samples=samples, seed=seed, workers=workers, done=done,
-                      cluster=cluster)  # fmt: skip
+                      cluster=cluster, policies=policies)  # fmt: skip
             flush()
         finally:
             bar.close()
@@ -387,4 +424,5 @@ def _analyze_kept(
     return {
         "matches": len(results), "hands": len(flat), "analysed": sum(1 for h in flat if h.skip is None),
         "skipped": sum(1 for h in flat if h.skip is not None), "pending": True,
+        "read_models": [],  # the models are in the store the server holds: no read grade here
     }  # fmt: skip

@@ -77,7 +77,9 @@ class Belief:
     `exact`: every agreeing deal is here (weights then include how many
     deals each listed one stands for); `drawn`: deals drawn or listed;
     `ess`: their effective sample size; `unknown`: the tiles whose place
-    the observer does not know.
+    the observer does not know; `prior`: each deal's weight before the
+    choices were weighed (how many deals a listed one stands for; 1 for a
+    drawn one): the uniform belief on the same deals.
     """
 
     observer: int
@@ -87,6 +89,7 @@ class Belief:
     exact: bool
     drawn: int
     ess: float
+    prior: tuple[float, ...] = ()
 
     def places(self) -> int:
         """Places a tile may be: each seat, the boneyard (index `players`), out of play (`players` + 1)."""
@@ -211,7 +214,7 @@ def weighted_belief(
         worlds = [w for w, _ in listed]
         base = np.array([float(c) for _, c in listed])
         logw = np.log(base) + np.array([score(w) for w in worlds])
-        return _belief(seat, hidden.unknown, worlds, logw, True)
+        return _belief(seat, hidden.unknown, worlds, logw, True, tuple(float(c) for _, c in listed))
     worlds = []
     logs: list[float] = []
     while True:
@@ -226,11 +229,13 @@ def weighted_belief(
     return b
 
 
-def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exact: bool) -> Belief:
+def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exact: bool,
+            prior: tuple[float, ...] | None = None) -> Belief:  # fmt: skip
     w = np.exp(logw - logw.max())
     w /= w.sum()
     ess = 1.0 / float(w @ w)
-    return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess)
+    got = (1.0,) * len(worlds) if prior is None else prior
+    return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess, got)
 
 
 class Scorer:
@@ -310,7 +315,8 @@ def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: rand
                 place[i], place[j] = gj, gi
         moved.append((tuple(hands), ()))
     k = len(moved)
-    return Belief(belief.observer, belief.unknown, tuple(moved), (1.0 / k,) * k, False, belief.drawn, belief.ess)
+    return Belief(belief.observer, belief.unknown, tuple(moved), (1.0 / k,) * k, False, belief.drawn, belief.ess,
+                  (1.0,) * k)  # fmt: skip
 
 
 def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move: Move, public: Public) -> float:

@@ -98,6 +98,11 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("samples", _I16), ("exact", _BOOL), ("on_line", _I8), ("stake", pa.float64()),
         ("stake_dd", _I32), ("pimc_best_played", _BOOL), ("differs", _BOOL),
         ("hindsight", pa.float64()),  # migration 014 (reports.cheats)
+        ("reads", pa.list_(pa.struct([  # migration 019: the read grade
+            ("read", pa.float64()), ("read_lo", pa.float64()), ("read_hi", pa.float64()),
+        ]))),
+        ("read", pa.float64()), ("read_best", pa.float64()), ("read_loss", pa.float64()),
+        ("read_ess", pa.float64()), ("class_uniform", _STR), ("too_close", _BOOL),
     ]),
     "hand_analysis": pa.schema([
         ("match", _STR), ("hand", _I32), ("version", _I32), ("samples", _I16), ("seed", _I64),
@@ -105,6 +110,8 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("lost", pa.list_(pa.float64())), ("stake", pa.list_(pa.float64())),
         ("lost_dd", pa.list_(pa.float64())), ("stake_dd", pa.list_(pa.float64())),
         ("accuracy", pa.list_(pa.float64())), ("accuracy_dd", pa.list_(pa.float64())),
+        ("lost_uniform", pa.list_(pa.float64())), ("stake_uniform", pa.list_(pa.float64())),  # migration 019
+        ("accuracy_uniform", pa.list_(pa.float64())), ("read_model", _STR),
     ]),
     "log_files": pa.schema([
         ("sha256", _STR), ("path", _STR), ("paths", _STRS), ("size", _I64), ("read_at", _TS),
