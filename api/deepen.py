@@ -34,6 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from replay.analysis import analysis_tables
+from replay.analysis.refit import fit_store, refit_due
 from replay.analysis.run import (
     analyse_match,
     read_policies,
@@ -108,12 +109,27 @@ class Deepener(threading.Thread):
             with contextlib.suppress(Exception):
                 proc.terminate()
 
+    def _refit(self, cur: Any) -> None:
+        """Refit the play models whose families gained enough hands (under the
+        store's load lock: it writes play_models); a failure is logged, and
+        the grading goes on with the models it has."""
+        try:
+            due = refit_due(cur)
+            if due:
+                with self.store.load_lock:
+                    fits = fit_store(cur, families=due)
+                self.store.bump()
+                log.info("refitted play models: %s", ", ".join(f"{f['family']}:{f['version']}" for f in fits))
+        except Exception:  # noqa: BLE001 - a refit must not stop the grading
+            log.exception("refitting the play models failed")
+
     def _round(self) -> bool:
         """Sample a few matches and store them; False when nothing is left."""
 
         assert self.pool is not None
         cur = self.store.cursor()
         try:
+            self._refit(cur)
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
             self.batch = stale[: self.matches]

@@ -13,26 +13,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 import duckdb
 
 from cli.common import emit, opened_store
-from replay.analysis.run import stored_inputs
-from replay.belief.data import Choice, hand_choices, held_out
-from replay.belief.features import FEATURES
-from replay.belief.model import family
-from replay.belief.train import Fitted, train
+from replay.analysis.refit import MIN_CHOICES, fit_store
 from replay.store import default_db_path
-from replay.store.models import save_model
 
 __all__ = ["add_model_parser", "fit_store", "run_model"]
-
-#: A family is fitted from this many choices on (fewer tell too little).
-MIN_CHOICES = 200
-
 
 def add_model_parser(subparsers: Any) -> None:
     """Add `model` to the `replay` command's subparsers (sets `func`)."""
@@ -50,47 +39,6 @@ def add_model_parser(subparsers: Any) -> None:
                    help=f"fit a family from N fitted choices on (default {MIN_CHOICES})")  # fmt: skip
     f.add_argument("--json", action="store_true", help="print the fits as JSON")
     f.set_defaults(func=run_model)
-
-
-def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES) -> list[dict[str, Any]]:
-    """Fit and store every family with enough choices; one summary a family."""
-    rows = conn.execute(
-        "SELECT match, started FROM matches WHERE verdict = 'valid' AND replay IS NOT NULL ORDER BY match"
-    ).fetchall()
-    started = dict(rows)
-    fitting: dict[str, list[Choice]] = defaultdict(list)
-    held: dict[str, list[Choice]] = defaultdict(list)
-    seen: dict[str, set[str]] = defaultdict(set)
-    hands: dict[str, int] = defaultdict(int)
-    for match, inputs in stored_inputs(conn, [m for m, _ in rows]):
-        for inp in inputs:
-            got = hand_choices(inp)
-            if not got:
-                continue
-            fam = family(inp.rules)
-            (held if held_out(match, inp.hand) else fitting)[fam].extend(got)
-            seen[fam].add(match)
-            hands[fam] += 1
-    out = []
-    for fam in sorted(fitting):
-        if len(fitting[fam]) < min_choices:
-            continue
-        fitted = train(fam, fitting[fam], held[fam])
-        times = [t for m in seen[fam] if (t := started.get(m)) is not None]
-        window: tuple[datetime | None, datetime | None] = (min(times), max(times)) if times else (None, None)
-        version = save_model(conn, fitted, window=window, matches=len(seen[fam]), hands=hands[fam])
-        out.append(_summary(fitted, version, len(seen[fam]), hands[fam]))
-    return out
-
-
-def _summary(f: Fitted, version: int, matches: int, hands: int) -> dict[str, Any]:
-    return {
-        "family": f.model.family, "version": version, "matches": matches, "hands": hands,
-        "train_choices": f.train_choices, "test_choices": f.test_choices,
-        "loglik_model": f.loglik_model, "loglik_uniform": f.loglik_uniform,
-        "loglik_heuristic": f.loglik_heuristic, "beats_uniform": f.beats_uniform,
-        "coef": dict(zip(FEATURES, f.model.coef, strict=True)),
-    }  # fmt: skip
 
 
 def _text(fits: list[dict[str, Any]]) -> str:

@@ -135,3 +135,42 @@ def test_the_json_and_the_rows_carry_the_read(heavy: list[HandAnalysis]) -> None
     row = next(r for r in ma if r["read_loss"] is not None)
     assert len(row["reads"]) == len(row["alternatives"]) and row["read_best"] >= row["read"]
     assert t["hand_analysis"].to_pylist()[0]["read_model"] == "partnership:1"
+
+
+# -- the store: refit, read grade, stale rows -------------------------------------------
+
+
+def test_a_store_refits_its_models_and_grades_by_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli.main import main as cli_main
+    from replay.analysis import refit
+    from replay.analysis.run import analyze_store, read_policies, stale_matches
+    from replay.store import open_store
+
+    log, db = tmp_path / "sim.jsonl", tmp_path / "s.duckdb"
+    assert cli_main(["simulate", "--hands", "30", "--seed", "5", "--bots", "signal,partner", "--out", str(log)]) == 0
+    assert cli_main(["ingest", str(log), "--db", str(db), "--no-analysis"]) == 0
+    monkeypatch.setattr(refit, "REFIT_MIN_HANDS", 10)
+    conn = open_store(db)
+    try:
+        assert refit.refit_due(conn) == ["partnership"]
+    finally:
+        conn.close()
+    s = analyze_store(db, samples=2, workers=0)
+    assert s["refitted"] == ["partnership:1"] and s["read_models"] == ["partnership:1"]
+    conn = open_store(db)
+    try:
+        assert refit.refit_due(conn) == []  # nothing new since the fit
+        used = conn.execute("SELECT DISTINCT read_model FROM hand_analysis WHERE skip IS NULL").fetchall()
+        assert used == [("partnership:1",)]
+        n, with_read, bad = conn.execute("""
+            SELECT count(*), count(read_loss),
+                   count(*) FILTER (WHERE read_loss IS NOT NULL AND len(reads) <> len(alternatives))
+            FROM move_analysis WHERE pimc_loss IS NOT NULL
+        """).fetchone()
+        assert n > 50 and with_read == n and bad == 0
+        policies = read_policies(conn)
+        assert stale_matches(conn, 2, False, policies) == []
+        refit.fit_store(conn)  # a newer model: every sampled match is graded again by it
+        assert len(stale_matches(conn, 2, False, read_policies(conn))) > 0
+    finally:
+        conn.close()

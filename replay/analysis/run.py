@@ -37,10 +37,11 @@ from replay.analysis import (
     HandInput,
     analysis_tables,
     engine_move,
-    inputs_from_replay,
     inputs_from_report,
 )
 from replay.analysis.grades import resolve_options
+from replay.analysis.refit import fit_store, refit_due
+from replay.analysis.stored import stored_inputs
 from replay.belief.model import PlayModel, family
 from replay.engine import apply, legal_moves, new_hand
 from replay.ingest.batch_id import check_code, code_version
@@ -58,7 +59,6 @@ from replay.store import (
     write_batch,
 )
 from replay.store.models import latest_models
-from replay.store.replay_blob import unpack_replay
 from replay.validate import validate_paths
 
 if TYPE_CHECKING:
@@ -303,30 +303,6 @@ def stale_matches(conn: Any, samples: int, force: bool, policies: Policies | Non
     return sorted(stale)
 
 
-def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
-    """Each match's hands as the analysis reads them, from its packed replay."""
-    for i in range(0, len(matches), 256):
-        chunk = list(matches[i : i + 256])
-        rows = conn.execute(
-            "SELECT match, rules, rematch_of, replay FROM matches WHERE list_contains(?, match)", [chunk]
-        ).fetchall()
-        stocks: dict[tuple[str, int], Any] = {
-            (m, h): st
-            for m, h, st in conn.execute(
-                "SELECT match, hand, stock FROM hands WHERE list_contains(?, match)", [chunk]
-            ).fetchall()
-        }
-        for m, rules, rematch_of, body in rows:
-            if rules is None or body is None:
-                continue
-            got = unpack_replay(body)
-            if got is None:
-                continue
-            _, hands, moves = got
-            mine = {k: stocks.get((m, k)) for k in hands}
-            yield m, inputs_from_replay(m, orjson.loads(rules), rematch_of, hands, moves, mine)
-
-
 def analyze_store(
     db: str | os.PathLike[str] | None = None, *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
     force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
@@ -343,6 +319,11 @@ def analyze_store(
                              cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
+        refitted: list[str] = []
+        if samples > 0:
+            due = refit_due(conn)
+            if due:
+                refitted = [f"{x['family']}:{x['version']}" for x in fit_store(conn, families=due)]
         policies = read_policies(conn) if samples > 0 else {}
         stale = stale_matches(conn, samples, force, policies)
         count = conn.execute(
@@ -350,7 +331,8 @@ def analyze_store(
         ).fetchone()
         bar = Bar(int(count[0]) if count else 0, progress_out)
         summary: dict[str, Any] = {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False,
-                                   "read_models": sorted(name for name, _ in policies.values())}  # fmt: skip
+                                   "read_models": sorted(name for name, _ in policies.values()),
+                                   "refitted": refitted}  # fmt: skip
         buffer: list[HandAnalysis] = []
 
         def flush() -> None:

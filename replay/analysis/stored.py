@@ -1,0 +1,37 @@
+"""The stored hands as the analysis reads them (from each match's packed replay)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from replay.analysis.grades import HandInput, inputs_from_replay
+from replay.store.replay_blob import unpack_replay
+
+__all__ = ["stored_inputs"]
+
+
+def stored_inputs(conn: Any, matches: Sequence[str]) -> Iterator[tuple[str, list[HandInput]]]:
+    """Each match's hands as the analysis reads them, from its packed replay."""
+    for i in range(0, len(matches), 256):
+        chunk = list(matches[i : i + 256])
+        rows = conn.execute(
+            "SELECT match, rules, rematch_of, replay FROM matches WHERE list_contains(?, match)", [chunk]
+        ).fetchall()
+        stocks: dict[tuple[str, int], Any] = {
+            (m, h): st
+            for m, h, st in conn.execute(
+                "SELECT match, hand, stock FROM hands WHERE list_contains(?, match)", [chunk]
+            ).fetchall()
+        }
+        for m, rules, rematch_of, body in rows:
+            if rules is None or body is None:
+                continue
+            got = unpack_replay(body)
+            if got is None:
+                continue
+            _, hands, moves = got
+            mine = {k: stocks.get((m, k)) for k in hands}
+            yield m, inputs_from_replay(m, orjson.loads(rules), rematch_of, hands, moves, mine)
