@@ -83,8 +83,14 @@ def _bench_api() -> Any:
 # -- detection ---------------------------------------------------------------------------
 
 
-def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path) -> dict[str, Any]:
-    """Simulate, ingest with the analysis, audit everyone; each player's looks."""
+def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False) -> dict[str, Any]:
+    """Simulate, ingest with the analysis, audit everyone; each player's looks.
+
+    By default the grades are read grades: the run's hands are stored with
+    the perfect-information grade, a play model is fitted on them, and
+    ``analyze_store`` samples every hand weighted by it (the audits weigh
+    theirs by it too); `uniform`: the sampled grade at ingest, choices
+    telling nothing (the indices as they were before the read grade)."""
     from replay.ingest import ingest
     from reports import derived
 
@@ -101,7 +107,20 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path)
     write_lines(simulate(cfg), log)
     t1 = time.perf_counter()
     db = where / f"run-{seed}.duckdb"
-    ingest([log], db=db, workers=2, analysis=(samples, 0))
+    if uniform:
+        ingest([log], db=db, workers=2, analysis=(samples, 0))
+    else:
+        from replay.analysis.refit import fit_store
+        from replay.analysis.run import analyze_store
+
+        ingest([log], db=db, workers=2, analysis=(0, 0))
+        conn = open_store(db)
+        try:
+            fits = fit_store(conn)
+        finally:
+            conn.close()
+        analyze_store(db, samples=samples, workers=2)
+        print(f"  run {seed}: play model {[(f['family'], round(f['loglik_model'] or 0, 3), f['beats_uniform']) for f in fits]}")
     t2 = time.perf_counter()
     conn = open_store(db)
     try:
@@ -271,7 +290,7 @@ def _upper95(alarms: int, n: int) -> float:
 
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
-              keep: Path | None = None, signalling_runs: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+              keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
     kept there (for --summarize), not in a temporary folder."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
@@ -284,7 +303,7 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
         # and 100k + 8: two honest signalling pairs
         plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
         for cheat, seed in plan:
-            r = one_run(cheat, seed, hands, samples, where)
+            r = one_run(cheat, seed, hands, samples, where, uniform)
             s = r["seconds"]
             at = "-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2)
             say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
@@ -407,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="runs of two honest signalling pairs (signal + reader; default 0)")
     ap.add_argument("--first-run", type=int, default=1, help="the first run's number (its seeds: 100 x it + ...)")
     ap.add_argument("--samples", type=int, default=10, help="sampled deals a decision (analysis and audits)")
+    ap.add_argument("--uniform", action="store_true",
+                    help="grade on deals weighted alike (choices tell nothing), not by a fitted play model")
     ap.add_argument("--speed", action="store_true", help="only the refresh's speed")
     ap.add_argument("--detection", action="store_true", help="only the detection")
     ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
@@ -427,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
-                                Path(args.keep) if args.keep else None, args.signalling_runs)  # fmt: skip
+                                Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform)  # fmt: skip
         d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):
