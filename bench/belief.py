@@ -44,14 +44,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay.analysis import Analyzer  # noqa: E402
+from replay.analysis import Analyzer, HandInput  # noqa: E402
 from replay.belief import PlayModel, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
 from replay.belief.model import HEURISTIC, UNIFORM, choice, fit, log_likelihood  # noqa: E402
 from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
 from replay.belief.weights import place_of  # noqa: E402
-from replay.engine import legal_moves  # noqa: E402
+from replay.engine import DRAW, PASS, RIGHT, YIELD, Play, legal_moves  # noqa: E402
 from replay.rules import resolve  # noqa: E402
-from replay.solver import HandContext, hand_args, position  # noqa: E402
+from replay.solver import HandContext  # noqa: E402
 
 POOLS = (
     ("signalling", "international", ("signal", "partner", "signal", "partner")),
@@ -111,20 +111,25 @@ def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: i
     return lu, lr, n, rel_u, rel_r, ess
 
 
-def grade_hand_ms(model: PlayModel | None, h: PlayedHand, deals: int, analyzer: Analyzer) -> float:
-    """Wall ms to weigh every decision's belief (20 deals) and solve every deal."""
-    _, solver = analyzer.solvers(h.start.rules)
-    ctx = HandContext()
-    memos: dict[int, dict] = {}
+def as_input(h: PlayedHand, no: int) -> HandInput:
+    """A self-played hand as the analysis reads a stored one."""
+    st = h.start
+    moves = []
+    for ply in h.recorder.plies:
+        mv = ply.move
+        if isinstance(mv, Play):
+            moves.append((ply.seat, "play", mv.tile, "right" if mv.end == RIGHT else "left"))
+        else:
+            moves.append((ply.seat, {PASS: "pass", DRAW: "draw", YIELD: "yield"}[mv], -1, None))
+    dealt = tuple(tuple(t for t in range(28) if hand >> t & 1) for hand in st.hands)
+    return HandInput("bench", no, st.rules, dealt, tuple(st.stock), st.turn, -1, "", HandContext(), tuple(moves))
+
+
+def grade_hand_ms(analyzer: Analyzer, inp: HandInput) -> float:
+    """Wall ms of the analysis of one whole hand (every grade it makes)."""
     t0 = time.perf_counter()
-    for k, st, rec in _decisions(h):
-        rng = random.Random(k)
-        b = weighted_belief(st, rec, model, deals=deals, rng=rng, memo=memos.setdefault(st.turn, {}))
-        worlds = list(b.worlds) if b.exact or model is None else b.resample(deals, rng)
-        solver.set_hand(*hand_args(st, ctx))
-        base = position(st)
-        for hands, stock in worlds:
-            solver.values((hands, stock, *base[2:]), st.turn)
+    got = analyzer.hand(inp)
+    assert got.skip is None, got.skip
     return (time.perf_counter() - t0) * 1000
 
 
@@ -172,17 +177,23 @@ def main() -> None:
         results[name] = (lu / n, lr / n)
         models[name] = model
         tests[name] = test
-    analyzer = Analyzer(samples=20)
-    sig = tests["signalling"][: args.grade_hands]
-    grade_hand_ms(None, sig[0], 20, analyzer)  # warm up
-    read_ms = [grade_hand_ms(models["signalling"], h, 20, analyzer) for h in sig]
-    uni_ms = [grade_hand_ms(None, h, 20, analyzer) for h in sig]
+    uniform = Analyzer(samples=20)
+    read = Analyzer(samples=20, policies={"partnership": ("partnership:bench", models["signalling"])})
+    sig = [as_input(h, i) for i, h in enumerate(tests["signalling"][: args.grade_hands])]
+    grade_hand_ms(uniform, sig[0])  # warm up
+    read_ms, uni_ms = [], []
+    for inp in sig:  # alternated, so that the machine's load weighs on both alike
+        uni_ms.append(grade_hand_ms(uniform, inp))
+        read_ms.append(grade_hand_ms(read, inp))
     print(f"grading a whole hand at 20 deals a decision, {len(sig)} hands: weighted p50 "
-          f"{statistics.median(read_ms):.0f} ms, uniform p50 {statistics.median(uni_ms):.0f} ms")  # fmt: skip
+          f"{statistics.median(read_ms):.0f} ms, uniform p50 {statistics.median(uni_ms):.0f} ms "
+          f"(the analysis of the hand, with and without the read grade)")  # fmt: skip
     print(f"belief_logloss_uniform: {results['signalling'][0]:.4f} nats")
     print(f"belief_logloss_read: {results['signalling'][1]:.4f} nats")
     print(f"belief_logloss_random_pool_ratio: {results['random'][1] / results['random'][0]:.4f}")
     print(f"read_grade_hand_p50: {statistics.median(read_ms):.0f} ms")
+    print(f"uniform_grade_hand_p50: {statistics.median(uni_ms):.0f} ms")
+    print(f"read_over_uniform_cost: {sum(read_ms) / sum(uni_ms):.2f} x")
 
 
 if __name__ == "__main__":
