@@ -479,10 +479,10 @@ class Analyzer:
                 rows, counts, exact = self._pimc(state, tracker, ctx, pi_solver, rng)
                 weights = [float(c) for c in counts]
             else:
-                rows, weights, exact, wread, ess = self._read(state, tracker, ctx, pi_solver, rng, named[1], memo)
-                read, read_loss, sure_read = _grade_by(rows, mine, lambda v: _weighted_ci(v, wread, ess, exact))
+                rows, weights, exact, rrows, wread, ess = self._read(state, tracker, ctx, pi_solver, rng, named[1],
+                                                                     memo)  # fmt: skip
+                read, read_loss, sure_read = _grade_by(rrows, mine, lambda v: _weighted_ci(v, wread, ess, exact))
                 read_ess = ess
-                rows = rows[: len(weights)]  # the uniform grade: the first (uniformly drawn) deals
             n_deals = len(rows)
             pimc, pimc_loss, sure = _grade_by(rows, mine, lambda v: _mean_ci(v, weights, exact))
         alts = tuple(
@@ -543,12 +543,17 @@ class Analyzer:
 
     def _read(self, state: HandState, recorder: Recorder, ctx: HandContext, solver: Solver, rng: random.Random,
               policy: Policy, memo: dict[tuple[int, int], float] | None,
-              ) -> tuple[list[list[int]], list[float], bool, list[float], float]:  # fmt: skip
-        """Every legal move's value in each deal of the weighted belief; the
-        uniform grade's weights, over its first deals (the same deals
-        :meth:`_pimc` draws from the same generator: the uniform grade does
-        not change with the model); whether every agreeing deal is there;
-        the read's weights and their effective sample size."""
+              ) -> tuple[list[list[int]], list[float], bool, list[list[int]], list[float], float]:  # fmt: skip
+        """The uniform grade's deals' values and weights (its first deals:
+        the same :meth:`_pimc` draws from the same generator, so the uniform
+        grade does not change with the model); whether every agreeing deal is
+        there; the read's deals' values, their weights and effective sample size.
+
+        When more deals were drawn than the uniform grade's, the read is
+        scored on `samples` of them picked by weight (systematic
+        resampling): the weighing is cheap, a solve is not, and the picks
+        fall mostly on the deals already solved. Its interval then counts
+        at most `samples` deals."""
         seat = state.turn
         b = weighted_belief(
             state, recorder, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
@@ -556,9 +561,40 @@ class Analyzer:
         )  # fmt: skip
         solver.set_hand(*hand_args(state, ctx))
         base = position(state)
-        rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in b.worlds]
+        solved: dict[int, list[int]] = {}
+
+        def row(i: int) -> list[int]:
+            got = solved.get(i)
+            if got is None:
+                hands, stock = b.worlds[i]
+                got = solved[i] = [v for _, v in solver.values((hands, stock, *base[2:]), seat)]
+            return got
+
         k = len(b.worlds) if b.exact else min(self.samples, len(b.worlds))
-        return rows, list(b.prior[:k]), b.exact, list(b.weights), b.ess
+        uniform = [row(i) for i in range(k)]
+        if k == len(b.worlds):
+            return uniform, list(b.prior), b.exact, uniform, list(b.weights), b.ess
+        picks = _systematic(b.weights, self.samples, rng)
+        return uniform, list(b.prior[:k]), False, [row(i) for i in picks], [1.0 / len(picks)] * len(picks), min(
+            b.ess, float(self.samples))
+
+
+def _systematic(weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
+    """`k` indices drawn by `weights` (summing to 1) by systematic resampling:
+    index i about k x weights[i] times, at least its floor.
+
+    >>> _systematic([0.5, 0.25, 0.25, 0.0], 4, random.Random(1))
+    [0, 0, 1, 2]
+    """
+    out, acc, i = [], weights[0], 0
+    u = rng.random() / k
+    for j in range(k):
+        at = u + j / k
+        while at > acc and i < len(weights) - 1:
+            i += 1
+            acc += weights[i]
+        out.append(i)
+    return out
 
 
 def _grade_by(rows: Sequence[Sequence[float]], mine: int,
