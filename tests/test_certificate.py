@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
@@ -30,7 +31,7 @@ from replay.store import layout
 from reports import shufflers
 from reports.certificate import keys, lines, merkle
 from reports.certificate.build import Scope
-from reports.certificate.power import friend_limit, power_table
+from reports.certificate.power import DEALS_ALPHA, LUCK_ALPHA, friend_limit, power_table
 from reports.certificate.verify import check_proof, prove, verify_folder
 from reports.targeted import battery_with_targeted, fisher_yates_draws
 
@@ -137,7 +138,8 @@ def test_certificate_has_every_section(issued: Path) -> None:
     names = {t["name"].split("[")[0] for t in c["battery"]["tests"]}
     assert {"tile_seat", "modulo_bias_lr", "cyclic_decks", "same_position"} <= names
     assert all(t["deals"] > 0 for t in c["battery"]["tests"])
-    assert c["battery"]["alpha"] == 0.005 and "Holm" in c["battery"]["correction"]
+    assert c["battery"]["alpha"] == DEALS_ALPHA and "Holm" in c["battery"]["correction"]
+    assert c["luck"]["alpha"] == LUCK_ALPHA and DEALS_ALPHA + LUCK_ALPHA <= 0.005  # clearly under 1% together
     power = {r["cheat"]: r for r in c["power"]["shufflers"]}
     assert set(power) >= {"modulo_bias", "sattolo", "friend"}
     assert 0 <= c["power"]["friend_np_limit"] <= 1
@@ -198,6 +200,49 @@ def test_a_store_with_one_hand_changed_fails_verification(issued: Path, store: P
     assert code == 1
     assert "DIFFERS: battery.tests" in text or "DIFFERS: luck" in text
     assert text.endswith("certificate NOT verified\n")
+
+
+def test_the_ingest_stores_each_hands_digest_as_its_kept_logs_give_it(store: Path) -> None:
+    conn = duckdb.connect(str(store), read_only=True)
+    try:
+        matches = [m for (m,) in conn.execute("SELECT match FROM matches ORDER BY 1").fetchall()]
+        kept = lines.stored(conn, store.parent, matches)
+        files, missing = lines.store_files(conn, store.parent, matches)
+        nulls = conn.execute("SELECT count(*) FROM hands WHERE log_digest IS NULL").fetchall()[0][0]
+    finally:
+        conn.close()
+    assert nulls == 0 and not missing
+    again = lines.digests(files, matches)
+    joined = kept.join(again, on=["match", "hand"], how="left")
+    assert kept.height > 100 and joined.height == kept.height
+    assert joined.filter(pl.col("digest") != pl.col("digest_right")).height == 0
+    assert (joined.get_column("lines") == joined.get_column("lines_right")).all()
+
+
+def test_a_store_with_one_digest_or_one_kept_line_changed_fails(issued: Path, store: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(store.parent, data)
+    db = data / store.name
+    conn = duckdb.connect(str(db))
+    match, hand = conn.execute("SELECT match, hand FROM hands ORDER BY 1, 2 LIMIT 1 OFFSET 7").fetchone()
+    conn.execute("UPDATE hands SET log_digest = md5('x') || md5('y') WHERE match = ? AND hand = ?", [match, hand])
+    conn.close()
+    code, text, _ = _cli("certificate", "verify", str(issued), "--db", str(db))
+    assert code == 1 and "DIFFERS: merkle root recomputed from the store" in text
+    assert f"DIFFERS: hand {match}/{hand}: its log lines differ" in text and "(the digest stored with it)" in text
+    # the store untouched, one line of a kept file changed: named when the files are read again
+    shutil.rmtree(data)
+    shutil.copytree(store.parent, data)
+    kept = sorted(layout(db).logs.glob("*.jsonl"), key=lambda p: p.stat().st_size)[-1]
+    rows = kept.read_bytes().split(b"\n")
+    k = next(i for i, line in enumerate(rows) if b'"type":"play"' in line)
+    got = json.loads(rows[k])
+    rows[k] = rows[k].replace(b'"ts":"', b'"ts":"X', 1)
+    kept.write_bytes(b"\n".join(rows))
+    code, text, _ = _cli("certificate", "verify", str(issued), "--db", str(db))
+    assert code == 1
+    assert f"DIFFERS: hand {got['match']}/{got['hand']}: its log lines differ" in text
+    assert "(read again from the kept log files)" in text
 
 
 def test_a_changed_log_line_names_its_hand(issued: Path, store: Path, tmp_path: Path) -> None:
