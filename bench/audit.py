@@ -32,10 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
-from replay.store import open_store
+from replay.store import layout, line_digests, open_store
 from reports import monitor
 from reports.audit import Filters, audit_window, load_window
 from reports.battery import audit, player_luck
@@ -107,8 +108,8 @@ def write_logs(db: Path) -> int:
     import hashlib  # noqa: PLC0415 -- only the certificate bench writes logs
 
     conn = open_store(db)
-    data = db.parent
-    (data / "logs").mkdir(exist_ok=True)
+    data = layout(db).data  # the store's own folder: its kept logs are data/logs/<sha256>.jsonl
+    (data / "logs").mkdir(parents=True, exist_ok=True)
     hands = conn.execute(
         "SELECT m.table_id, h.match, h.hand, h.dealt, strftime(h.started, '%Y-%m-%dT%H:%M:%S.000Z') "
         "FROM hands h JOIN matches m USING (match) ORDER BY m.table_id, h.match, h.hand"
@@ -142,9 +143,21 @@ def write_logs(db: Path) -> int:
                      [sha, f"{table}.jsonl", f"{table}.jsonl", len(body), len(out), f"logs/{sha}.jsonl"])  # fmt: skip
         conn.execute("INSERT INTO match_files (match, sha256, lines) SELECT match, ?, 0 FROM matches WHERE table_id = ?", [sha, table])
         lines += len(out)
+    store_digests(conn, sorted((data / "logs").glob("*.jsonl")))
     conn.execute("CHECKPOINT")
     conn.close()
     return lines
+
+
+def store_digests(conn: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    """Each hand's digest of its lines, stored with it as the ingest stores it."""
+    got = line_digests.of_files(files)
+    conn.register("_digests", got)
+    conn.execute("UPDATE hands h SET log_digest = d.digest, log_lines = d.lines FROM _digests d "
+                 "WHERE h.match = d.match AND h.hand = d.hand")  # fmt: skip
+    conn.execute("UPDATE matches m SET log_digest = d.digest, log_lines = d.lines FROM _digests d "
+                 "WHERE m.match = d.match AND d.hand = 0")  # fmt: skip
+    conn.unregister("_digests")
 
 
 def bench_certificate(n: int) -> None:

@@ -79,6 +79,9 @@ _FLOOR: Final = 1e-4  # a cell the bug never fills still weighs, so a fair deck 
 Raw = tuple[float, float | None, float, dict[str, Any]] | str
 
 
+_FY_STEP: Final = 4096
+
+
 def _local(g: DealGroup) -> np.ndarray:
     """Decks as local ids 0..T-1 (the group's tiles in canonical order)."""
     local = np.full(N_TILES, -1, dtype=np.int16)
@@ -96,19 +99,23 @@ def fisher_yates_draws(decks: np.ndarray) -> np.ndarray:
     [[2, 0, 1]]
     """
     n_decks, t = decks.shape
-    rows = np.arange(n_decks)
-    cur = np.tile(np.arange(t), (n_decks, 1))
-    pos = cur.copy()  # pos[r, v]: where value v sits in cur[r]
     draws = np.empty((n_decks, t - 1), dtype=np.int64)
-    for k, i in enumerate(range(t - 1, 0, -1)):
-        v = decks[:, i]
-        j = pos[rows, v]
-        draws[:, k] = j
-        a = cur[rows, i]
-        cur[rows, j] = a
-        cur[rows, i] = v
-        pos[rows, a] = j
-        pos[rows, v] = i
+    # undo the shuffle from the last place down, on flat arrays (one index a deck and
+    # place), a few thousand decks at a time (they stay in the cache: six times faster
+    # than all at once); place i is final once passed, so neither it nor the card put
+    # there is looked at again
+    for start in range(0, n_decks, _FY_STEP):
+        chunk = decks[start : start + _FY_STEP].astype(np.int32)
+        n = len(chunk)
+        base = np.arange(n, dtype=np.int32) * t
+        cur = np.tile(np.arange(t, dtype=np.int32), n)  # cur[r*t + p]: the card at place p
+        pos = cur.copy()  # pos[r*t + v]: where card v sits
+        for k, i in enumerate(range(t - 1, 0, -1)):
+            j = pos[base + chunk[:, i]]
+            draws[start : start + n, k] = j
+            a = cur[base + i]
+            cur[base + j] = a
+            pos[base + a] = j
     return draws
 
 
@@ -186,12 +193,13 @@ def _position_weights(bug: str, t: int) -> tuple[np.ndarray, float, float]:
     return w, float(w.sum() / t), float((d**2).sum() / (t - 1))
 
 
-def _position_lr(g: DealGroup, local: np.ndarray, bug: str) -> Raw:
+def _position_lr(g: DealGroup, counts: np.ndarray, bug: str) -> Raw:
+    """``counts[c, p]``: the decks with card c at place p (the statistic is linear in them)."""
     if g.n < 30:
         return "needs 30 deals"
     t = g.spec.n_tiles
     w, mean, var = _position_weights(bug, t)
-    total = float(w[local, np.arange(t)].sum())
+    total = float((w * counts).sum())
     z = (total - g.n * mean) / math.sqrt(g.n * var)
     return z, None, float(stats.norm.sf(z)), {"log_lr_per_deal": total / g.n}
 
@@ -202,8 +210,8 @@ def _same_position(g: DealGroup, local: np.ndarray) -> Raw:
     k = int(same.sum())
     if k < 30:
         return "needs 30 consecutive pairs"
-    kept = (local[idx][1:] == local[idx][:-1]).sum(axis=1)[same]
-    total = int(kept.sum())
+    small = local.astype(np.int8)[idx]  # a byte a tile: the pairs compared in an eighth of the memory
+    total = int(np.count_nonzero((small[1:] == small[:-1])[same]))
     z = (total - k) / math.sqrt(k)
     return z, None, float(stats.norm.sf(z)), {"pairs": k, "kept_per_pair": total / k}
 
@@ -218,7 +226,9 @@ def targeted_tests(g: DealGroup) -> list[tuple[str, Raw]]:
         ("modulo_bias_lr", _modulo_bias_lr(g, draws)),
         ("cyclic_decks", _cyclic_decks(g, draws)),
     ]
-    out += [(f"position_lr_{bug}", _position_lr(g, local, bug)) for bug in POSITION_LR]
+    t = g.spec.n_tiles
+    counts = np.bincount((local * t + np.arange(t)).ravel(), minlength=t * t).reshape(t, t)
+    out += [(f"position_lr_{bug}", _position_lr(g, counts, bug)) for bug in POSITION_LR]
     out.append(("same_position", _same_position(g, local)))
     return out
 
