@@ -11,9 +11,11 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -243,6 +245,36 @@ def test_a_store_with_one_digest_or_one_kept_line_changed_fails(issued: Path, st
     assert code == 1
     assert f"DIFFERS: hand {got['match']}/{got['hand']}: its log lines differ" in text
     assert "(read again from the kept log files)" in text
+
+
+_PURE_VERIFY = """
+import json, sys
+from pathlib import Path
+import duckdb
+from replay.accel import native
+from replay.ingest import ingest
+from reports.certificate.verify import verify_folder
+cert, logs, db = map(Path, sys.argv[1:4])
+ingest([str(logs)], db=db, workers=0)
+conn = duckdb.connect(str(db), read_only=True)
+v = verify_folder(cert, conn=conn, data_dir=db.parent, logs=[logs])
+print(json.dumps({"native": native is not None, **v.to_dict()}))
+"""
+
+
+def test_the_pure_python_path_gives_the_same_certificate(issued: Path, logs: Path, tmp_path: Path) -> None:
+    """REPLAY_PURE=1: the logs ingested without the C build (reader, replayer, deal in
+    Python) give every leaf and every figure of the certificate issued with it."""
+    code = subprocess.run(
+        [sys.executable, "-c", _PURE_VERIFY, str(issued), str(logs), str(tmp_path / "pure.duckdb")],
+        capture_output=True, text=True, env={**os.environ, "REPLAY_PURE": "1"}, timeout=600, check=False,
+    )  # fmt: skip
+    assert code.returncode == 0, code.stderr[-2000:]
+    got = json.loads(code.stdout.strip().splitlines()[-1])
+    assert got["native"] is False
+    assert got["ok"], got["problems"]
+    assert any("every figure recomputed from the store: the same" in c for c in got["checked"])
+    assert any("kept file(s): the same" in c for c in got["checked"])
 
 
 def test_a_changed_log_line_names_its_hand(issued: Path, store: Path, tmp_path: Path) -> None:
