@@ -167,7 +167,7 @@ def bench_certificate(n: int) -> None:
         fill(db, n)
         lines = write_logs(db)
         keys.init_keys(db.parent)
-        size = sum(p.stat().st_size for p in (db.parent / "logs").iterdir())
+        size = sum(p.stat().st_size for p in layout(db).logs.iterdir())
         print(f"filled a store with {n:,} deals and {lines:,} log lines ({size / 1e6:,.0f} MB) "
               f"in {time.perf_counter() - t0:.1f} s (not timed)")  # fmt: skip
         conn = open_store(db, read_only=True)

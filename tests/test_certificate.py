@@ -30,7 +30,7 @@ from cli.main import main as replay_main
 from replay.ingest import ingest
 from replay.simulate import SimConfig, defect_log, simulate, write_lines
 from replay.store import layout
-from reports import shufflers
+from reports import shufflers, targeted
 from reports.certificate import keys, lines, merkle
 from reports.certificate.build import Scope
 from reports.certificate.power import DEALS_ALPHA, LUCK_ALPHA, friend_limit, power_table
@@ -374,6 +374,13 @@ def test_issuing_from_the_page_needs_the_token(client: TestClient) -> None:
 
 
 # --------------------------------------------------------------------------- targeted tests, power
+
+
+@pytest.mark.parametrize("t", [21, 28])
+def test_the_stored_comparator_positions_are_the_simulated_ones(t: int) -> None:
+    stored = targeted._simulated_counts("random_comparator", t)
+    assert stored.sum() == targeted._SIMULATED * t
+    assert np.array_equal(stored, targeted._simulated_counts("random_comparator", t, stored=False))
 
 
 def test_fisher_yates_draws_give_the_deck_back() -> None:
