@@ -82,7 +82,7 @@ def stored(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequence[st
         return _empty()
     conn.register("_cert_matches", pa.table({"match": pa.array(list(matches), pa.string())}))
     try:
-        rows = conn.sql(
+        rows: pl.DataFrame = conn.sql(
             """SELECT match, 0::INTEGER AS hand, log_digest AS digest, log_lines::BIGINT AS lines
                FROM matches SEMI JOIN _cert_matches USING (match)
                UNION ALL
@@ -90,7 +90,7 @@ def stored(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequence[st
         ).pl()
     finally:
         conn.unregister("_cert_matches")
-    have = rows.filter(pl.col("digest").is_not_null())
+    have: pl.DataFrame = rows.filter(pl.col("digest").is_not_null())
     old = rows.filter(pl.col("digest").is_null()).get_column("match").unique().sort().to_list()
     if not old:
         return have
