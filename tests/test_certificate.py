@@ -221,6 +221,31 @@ def test_the_ingest_stores_each_hands_digest_as_its_kept_logs_give_it(store: Pat
     assert (joined.get_column("lines") == joined.get_column("lines_right")).all()
 
 
+def test_a_match_read_over_two_ingests_is_hashed_from_both_files(logs: Path, tmp_path: Path) -> None:
+    """The loader validates such a match again from all its kept files: its digests too."""
+    rows = (logs / "sim.jsonl").read_bytes().split(b"\n")
+    k = len(rows) // 2 + 7
+    (tmp_path / "first.jsonl").write_bytes(b"\n".join(rows[:k]) + b"\n")
+    (tmp_path / "second.jsonl").write_bytes(b"\n".join(rows[k:]))
+    db = tmp_path / "two" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(tmp_path / "first.jsonl")], db=db, workers=0)
+    ingest([str(tmp_path / "second.jsonl")], db=db, workers=0)
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        split = conn.execute("SELECT match FROM match_files GROUP BY 1 HAVING count(*) > 1").fetchall()
+        nulls = conn.execute("SELECT count(*) FROM hands WHERE log_digest IS NULL").fetchall()[0][0]
+        matches = [m for (m,) in conn.execute("SELECT match FROM matches").fetchall()]
+        kept = lines.stored(conn, db.parent, matches)
+        files, _ = lines.store_files(conn, db.parent, matches)
+    finally:
+        conn.close()
+    assert split and nulls == 0  # stored, not hashed again by the certificate
+    joined = kept.join(lines.digests(files, matches), on=["match", "hand"], how="full")
+    assert joined.height == kept.height
+    assert joined.filter(pl.col("digest") != pl.col("digest_right")).height == 0
+
+
 def test_a_store_with_one_digest_or_one_kept_line_changed_fails(issued: Path, store: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(store.parent, data)
