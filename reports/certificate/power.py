@@ -104,7 +104,7 @@ def friend_limit(hands: int, rate: float = 0.1, alpha: float = LUCK_ALPHA) -> fl
     is read off the normal law with the exact per-hand moments.
 
     >>> round(friend_limit(500), 2)
-    0.44
+    0.36
     """
     p0 = _doubles_pmf()
     shifted = np.r_[0.0, p0[:-1]]
