@@ -6,9 +6,10 @@
 
 With ``--certificate`` the store also gets kept log files, one per table,
 in the server's canonical layout (a match_start, and per hand a deal line,
-24 play lines and a hand_end: 26 lines, about 2.9 kB a hand), registered in
-log_files and match_files as an ingest would, so that the Merkle leaves are
-read from real files. Timed: ``replay certify``'s work (compute, HTML, PDF,
+24 play lines and a hand_end: 26 lines, about 2.9 kB a hand), in the
+store's own logs folder, registered in log_files and match_files and each
+hand's digest stored with it (replay.store.line_digests) as an ingest
+would, so that verification reads real files again. Timed: ``replay certify``'s work (compute, HTML, PDF,
 signature; the desk's key made first, not timed), verification from the
 store (signature, files, every figure and every leaf recomputed), and the
 live monitor after a load of 10,000 hands (its due tables checked).
