@@ -465,3 +465,50 @@ def test_leaf_digests_ignore_line_ends_and_junk(tmp_path: Path) -> None:
     assert lf.equals(crlf)
     assert lf.get_column("digest").to_list() == [merkle.lines_digest([good[0]]), merkle.lines_digest(good[1:])]
     assert lines.digests(lines.log_paths([tmp_path / "lf.jsonl"]), ["m2"]).height == 0
+
+
+def _reference_digests(texts: list[bytes]) -> dict[tuple[str, int], tuple[str, int]]:
+    """The leaf digests line by line, as docs/certificate.md defines them (ordinary lines)."""
+    hands: dict[tuple[str, int], list[tuple[bool, int, bytes]]] = {}
+    for text in texts:
+        for raw in text.split(b"\n"):
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            try:
+                obj = json.loads(line.decode())
+            except (UnicodeDecodeError, ValueError):
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("match"), str):
+                continue
+            hand = obj.get("hand") if isinstance(obj.get("hand"), int) else 0
+            seq = obj.get("seq")
+            key = (seq is None, seq if isinstance(seq, int) else 0, line)
+            hands.setdefault((obj["match"], hand), []).append(key)
+    return {k: (hashlib.sha256(b"\n".join(b for *_, b in sorted(v))).hexdigest(), len(v)) for k, v in hands.items()}
+
+
+def test_line_digests_agree_with_a_line_by_line_reference(tmp_path: Path) -> None:
+    """Hands together and in order (one hash over the slice), and every other case (gathered)."""
+    import gzip  # noqa: PLC0415 -- this test alone writes a gzip log
+
+    def line(match: str, seq: int | None, hand: int | None, extra: str = "") -> bytes:
+        fields = {"type": "play", "match": match, **({"seq": seq} if seq is not None else {}),
+                  **({"hand": hand} if hand is not None else {}), "x": extra}  # fmt: skip
+        return json.dumps(fields, separators=(",", ":")).encode()
+
+    together = [line("a", 0, None)] + [line("a", k, 1 + (k - 1) // 5) for k in range(1, 21)]
+    odd = [
+        line("b", 3, 1), line("b", 1, 1), line("b", 2, 1),  # out of order
+        line("b", 4, 2, "y"), line("b", 4, 2, "x"),  # the same seq: by the bytes
+        line("b", None, 3), line("b", 9, 3),  # no seq: last
+        b"", b"   ", b"not json", b'{"match": 5, "seq": 1}', b'\xff\xfe{"match":"b","seq":1,"hand":1}',
+        line("c", 1, 1) + b"\r",  # a CR before the LF
+    ]
+    first = b"\n".join(together[:13] + odd[:4]) + b"\n"
+    second = b"\n".join(together[13:] + odd[4:] + [line("b", 5, 1)])  # b's hand 1 spans the files; no final LF
+    (tmp_path / "one.jsonl").write_bytes(first)
+    (tmp_path / "two.jsonl.gz").write_bytes(gzip.compress(second))
+    got = lines.digests(lines.log_paths([tmp_path]), ["a", "b", "c"])
+    want = _reference_digests([first, second + b"\n"])
+    assert {(m, h): (d, n) for m, h, d, n in got.iter_rows()} == want
+    assert want[("b", 1)][1] == 4 and ("b", 0) not in want
+
