@@ -6,9 +6,10 @@
 
 With ``--certificate`` the store also gets kept log files, one per table,
 in the server's canonical layout (a match_start, and per hand a deal line,
-24 play lines and a hand_end: 26 lines, about 2.9 kB a hand), registered in
-log_files and match_files as an ingest would, so that the Merkle leaves are
-read from real files. Timed: ``replay certify``'s work (compute, HTML, PDF,
+24 play lines and a hand_end: 26 lines, about 2.9 kB a hand), in the
+store's own logs folder, registered in log_files and match_files and each
+hand's digest stored with it (replay.store.line_digests) as an ingest
+would, so that verification reads real files again. Timed: ``replay certify``'s work (compute, HTML, PDF,
 signature; the desk's key made first, not timed), verification from the
 store (signature, files, every figure and every leaf recomputed), and the
 live monitor after a load of 10,000 hands (its due tables checked).
@@ -32,10 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
-from replay.store import open_store
+from replay.store import layout, line_digests, open_store
 from reports import monitor
 from reports.audit import Filters, audit_window, load_window
 from reports.battery import audit, player_luck
@@ -107,8 +109,8 @@ def write_logs(db: Path) -> int:
     import hashlib  # noqa: PLC0415 -- only the certificate bench writes logs
 
     conn = open_store(db)
-    data = db.parent
-    (data / "logs").mkdir(exist_ok=True)
+    data = layout(db).data  # the store's own folder: its kept logs are data/logs/<sha256>.jsonl
+    (data / "logs").mkdir(parents=True, exist_ok=True)
     hands = conn.execute(
         "SELECT m.table_id, h.match, h.hand, h.dealt, strftime(h.started, '%Y-%m-%dT%H:%M:%S.000Z') "
         "FROM hands h JOIN matches m USING (match) ORDER BY m.table_id, h.match, h.hand"
@@ -142,9 +144,21 @@ def write_logs(db: Path) -> int:
                      [sha, f"{table}.jsonl", f"{table}.jsonl", len(body), len(out), f"logs/{sha}.jsonl"])  # fmt: skip
         conn.execute("INSERT INTO match_files (match, sha256, lines) SELECT match, ?, 0 FROM matches WHERE table_id = ?", [sha, table])
         lines += len(out)
+    store_digests(conn, sorted((data / "logs").glob("*.jsonl")))
     conn.execute("CHECKPOINT")
     conn.close()
     return lines
+
+
+def store_digests(conn: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    """Each hand's digest of its lines, stored with it as the ingest stores it."""
+    got = line_digests.of_files(files)
+    conn.register("_digests", got)
+    conn.execute("UPDATE hands h SET log_digest = d.digest, log_lines = d.lines FROM _digests d "
+                 "WHERE h.match = d.match AND h.hand = d.hand")  # fmt: skip
+    conn.execute("UPDATE matches m SET log_digest = d.digest, log_lines = d.lines FROM _digests d "
+                 "WHERE m.match = d.match AND d.hand = 0")  # fmt: skip
+    conn.unregister("_digests")
 
 
 def bench_certificate(n: int) -> None:
@@ -154,7 +168,7 @@ def bench_certificate(n: int) -> None:
         fill(db, n)
         lines = write_logs(db)
         keys.init_keys(db.parent)
-        size = sum(p.stat().st_size for p in (db.parent / "logs").iterdir())
+        size = sum(p.stat().st_size for p in layout(db).logs.iterdir())
         print(f"filled a store with {n:,} deals and {lines:,} log lines ({size / 1e6:,.0f} MB) "
               f"in {time.perf_counter() - t0:.1f} s (not timed)")  # fmt: skip
         conn = open_store(db, read_only=True)

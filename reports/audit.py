@@ -205,9 +205,11 @@ class Filters:
     match: str | None = None
     date_from: dt.date | None = None
     date_to: dt.date | None = None
+    tables: tuple[str, ...] | None = None  # any of these tables (the live monitor's due ones)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in asdict(self).items()}
+        return {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in asdict(self).items()
+                if k != "tables" or v is not None}  # fmt: skip
 
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in self.to_dict().items() if v not in (None, "")]
@@ -225,6 +227,9 @@ def _window_sql(filters: Filters) -> tuple[str, dict[str, Any]]:
     if filters.table:
         mw.append("table_id = $table")
         params["table"] = filters.table
+    if filters.tables is not None:
+        mw.append("list_contains($tables, table_id)")
+        params["tables"] = list(filters.tables)
     if filters.profile:
         mw.append("profile = $profile")
         params["profile"] = filters.profile
@@ -267,13 +272,17 @@ class AuditWindow:
     unknown: tuple[str, ...] = ()  # why an empty window is empty: a filter no stored hand has
 
 
-def load_window(conn: duckdb.DuckDBPyConnection, filters: Filters) -> AuditWindow:
+def load_window(conn: duckdb.DuckDBPyConnection, filters: Filters, *, seeds: bool = True) -> AuditWindow:
     """The window's hands with DuckDB (one query for the deals; small ones for
-    reused seeds and names), and the battery's `DealWindow` of its deals."""
+    reused seeds and names), and the battery's `DealWindow` of its deals.
+    ``seeds=False`` skips the reused seeds (a scan of every stored seed), for
+    a reader of the deals alone (the live monitor)."""
     sql, params = _window_sql(filters)
     hands = conn.sql(sql, params=params).pl()
     matches = hands.get_column("match").unique().to_list()
-    reused = conn.sql(_REUSED_SQL, params={"matches": matches}).pl()
+    reused = (conn.sql(_REUSED_SQL, params={"matches": matches}).pl() if seeds
+              else pl.DataFrame(schema={"match": pl.String, "hand": pl.Int32, "seed": pl.String,
+                                        "also": pl.List(pl.String)}))  # fmt: skip
     deals = hands.filter(pl.col("excluded").is_null())
     window = (
         DealWindow.from_frame(deals.select("table", "match", "hand", "players", "deck", "seat_players"))

@@ -173,7 +173,9 @@ def watch(conn: duckdb.DuckDBPyConnection) -> int:
         now = dt.datetime.now(dt.UTC)
         url = os.environ.get(ALERT_URL_ENV) or None
         due = _due(conn)
-        hands = (load_window(conn, Filters(date_from=_since(conn, [t for t, _ in due]))).hands
+        # one read: the due tables' hands from the earliest day any of them needs, deals only
+        tables = tuple(t for t, _ in due)
+        hands = (load_window(conn, Filters(date_from=_since(conn, list(tables)), tables=tables), seeds=False).hands
                  if due else pl.DataFrame())  # fmt: skip
         for table, n in due:
             report, alert = _check_table(hands, table)

@@ -11,14 +11,17 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import numpy as np
+import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
@@ -27,10 +30,10 @@ from cli.main import main as replay_main
 from replay.ingest import ingest
 from replay.simulate import SimConfig, defect_log, simulate, write_lines
 from replay.store import layout
-from reports import shufflers
+from reports import shufflers, targeted
 from reports.certificate import keys, lines, merkle
 from reports.certificate.build import Scope
-from reports.certificate.power import friend_limit, power_table
+from reports.certificate.power import DEALS_ALPHA, LUCK_ALPHA, friend_limit, power_table
 from reports.certificate.verify import check_proof, prove, verify_folder
 from reports.targeted import battery_with_targeted, fisher_yates_draws
 
@@ -137,7 +140,8 @@ def test_certificate_has_every_section(issued: Path) -> None:
     names = {t["name"].split("[")[0] for t in c["battery"]["tests"]}
     assert {"tile_seat", "modulo_bias_lr", "cyclic_decks", "same_position"} <= names
     assert all(t["deals"] > 0 for t in c["battery"]["tests"])
-    assert c["battery"]["alpha"] == 0.005 and "Holm" in c["battery"]["correction"]
+    assert c["battery"]["alpha"] == DEALS_ALPHA and "Holm" in c["battery"]["correction"]
+    assert c["luck"]["alpha"] == LUCK_ALPHA and DEALS_ALPHA + LUCK_ALPHA <= 0.005  # clearly under 1% together
     power = {r["cheat"]: r for r in c["power"]["shufflers"]}
     assert set(power) >= {"modulo_bias", "sattolo", "friend"}
     assert 0 <= c["power"]["friend_np_limit"] <= 1
@@ -198,6 +202,104 @@ def test_a_store_with_one_hand_changed_fails_verification(issued: Path, store: P
     assert code == 1
     assert "DIFFERS: battery.tests" in text or "DIFFERS: luck" in text
     assert text.endswith("certificate NOT verified\n")
+
+
+def test_the_ingest_stores_each_hands_digest_as_its_kept_logs_give_it(store: Path) -> None:
+    conn = duckdb.connect(str(store), read_only=True)
+    try:
+        matches = [m for (m,) in conn.execute("SELECT match FROM matches ORDER BY 1").fetchall()]
+        kept = lines.stored(conn, store.parent, matches)
+        files, missing = lines.store_files(conn, store.parent, matches)
+        nulls = conn.execute("SELECT count(*) FROM hands WHERE log_digest IS NULL").fetchall()[0][0]
+    finally:
+        conn.close()
+    assert nulls == 0 and not missing
+    again = lines.digests(files, matches)
+    joined = kept.join(again, on=["match", "hand"], how="left")
+    assert kept.height > 100 and joined.height == kept.height
+    assert joined.filter(pl.col("digest") != pl.col("digest_right")).height == 0
+    assert (joined.get_column("lines") == joined.get_column("lines_right")).all()
+
+
+def test_a_match_read_over_two_ingests_is_hashed_from_both_files(logs: Path, tmp_path: Path) -> None:
+    """The loader validates such a match again from all its kept files: its digests too."""
+    rows = (logs / "sim.jsonl").read_bytes().split(b"\n")
+    k = len(rows) // 2 + 7
+    (tmp_path / "first.jsonl").write_bytes(b"\n".join(rows[:k]) + b"\n")
+    (tmp_path / "second.jsonl").write_bytes(b"\n".join(rows[k:]))
+    db = tmp_path / "two" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(tmp_path / "first.jsonl")], db=db, workers=0)
+    ingest([str(tmp_path / "second.jsonl")], db=db, workers=0)
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        split = conn.execute("SELECT match FROM match_files GROUP BY 1 HAVING count(*) > 1").fetchall()
+        nulls = conn.execute("SELECT count(*) FROM hands WHERE log_digest IS NULL").fetchall()[0][0]
+        matches = [m for (m,) in conn.execute("SELECT match FROM matches").fetchall()]
+        kept = lines.stored(conn, db.parent, matches)
+        files, _ = lines.store_files(conn, db.parent, matches)
+    finally:
+        conn.close()
+    assert split and nulls == 0  # stored, not hashed again by the certificate
+    joined = kept.join(lines.digests(files, matches), on=["match", "hand"], how="full")
+    assert joined.height == kept.height
+    assert joined.filter(pl.col("digest") != pl.col("digest_right")).height == 0
+
+
+def test_a_store_with_one_digest_or_one_kept_line_changed_fails(issued: Path, store: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(store.parent, data)
+    db = data / store.name
+    conn = duckdb.connect(str(db))
+    match, hand = conn.execute("SELECT match, hand FROM hands ORDER BY 1, 2 LIMIT 1 OFFSET 7").fetchone()
+    conn.execute("UPDATE hands SET log_digest = md5('x') || md5('y') WHERE match = ? AND hand = ?", [match, hand])
+    conn.close()
+    code, text, _ = _cli("certificate", "verify", str(issued), "--db", str(db))
+    assert code == 1 and "DIFFERS: merkle root recomputed from the store" in text
+    assert f"DIFFERS: hand {match}/{hand}: its log lines differ" in text and "(the digest stored with it)" in text
+    # the store untouched, one line of a kept file changed: named when the files are read again
+    shutil.rmtree(data)
+    shutil.copytree(store.parent, data)
+    kept = sorted(layout(db).logs.glob("*.jsonl"), key=lambda p: p.stat().st_size)[-1]
+    rows = kept.read_bytes().split(b"\n")
+    k = next(i for i, line in enumerate(rows) if b'"type":"play"' in line)
+    got = json.loads(rows[k])
+    rows[k] = rows[k].replace(b'"ts":"', b'"ts":"X', 1)
+    kept.write_bytes(b"\n".join(rows))
+    code, text, _ = _cli("certificate", "verify", str(issued), "--db", str(db))
+    assert code == 1
+    assert f"DIFFERS: hand {got['match']}/{got['hand']}: its log lines differ" in text
+    assert "(read again from the kept log files)" in text
+
+
+_PURE_VERIFY = """
+import json, sys
+from pathlib import Path
+import duckdb
+from replay.accel import native
+from replay.ingest import ingest
+from reports.certificate.verify import verify_folder
+cert, logs, db = map(Path, sys.argv[1:4])
+ingest([str(logs)], db=db, workers=0)
+conn = duckdb.connect(str(db), read_only=True)
+v = verify_folder(cert, conn=conn, data_dir=db.parent, logs=[logs])
+print(json.dumps({"native": native is not None, **v.to_dict()}))
+"""
+
+
+def test_the_pure_python_path_gives_the_same_certificate(issued: Path, logs: Path, tmp_path: Path) -> None:
+    """REPLAY_PURE=1: the logs ingested without the C build (reader, replayer, deal in
+    Python) give every leaf and every figure of the certificate issued with it."""
+    code = subprocess.run(
+        [sys.executable, "-c", _PURE_VERIFY, str(issued), str(logs), str(tmp_path / "pure.duckdb")],
+        capture_output=True, text=True, env={**os.environ, "REPLAY_PURE": "1"}, timeout=600, check=False,
+    )  # fmt: skip
+    assert code.returncode == 0, code.stderr[-2000:]
+    got = json.loads(code.stdout.strip().splitlines()[-1])
+    assert got["native"] is False
+    assert got["ok"], got["problems"]
+    assert any("every figure recomputed from the store: the same" in c for c in got["checked"])
+    assert any("kept file(s): the same" in c for c in got["checked"])
 
 
 def test_a_changed_log_line_names_its_hand(issued: Path, store: Path, tmp_path: Path) -> None:
@@ -299,6 +401,13 @@ def test_issuing_from_the_page_needs_the_token(client: TestClient) -> None:
 # --------------------------------------------------------------------------- targeted tests, power
 
 
+@pytest.mark.parametrize("t", [21, 28])
+def test_the_stored_comparator_positions_are_the_simulated_ones(t: int) -> None:
+    stored = targeted._simulated_counts("random_comparator", t)
+    assert stored.sum() == targeted._SIMULATED * t
+    assert np.array_equal(stored, targeted._simulated_counts("random_comparator", t, stored=False))
+
+
 def test_fisher_yates_draws_give_the_deck_back() -> None:
     rng = np.random.default_rng(3)
     decks = shufflers.batch_fisher_yates(rng, 50, 28).astype(np.int64)
@@ -356,3 +465,50 @@ def test_leaf_digests_ignore_line_ends_and_junk(tmp_path: Path) -> None:
     assert lf.equals(crlf)
     assert lf.get_column("digest").to_list() == [merkle.lines_digest([good[0]]), merkle.lines_digest(good[1:])]
     assert lines.digests(lines.log_paths([tmp_path / "lf.jsonl"]), ["m2"]).height == 0
+
+
+def _reference_digests(texts: list[bytes]) -> dict[tuple[str, int], tuple[str, int]]:
+    """The leaf digests line by line, as docs/certificate.md defines them (ordinary lines)."""
+    hands: dict[tuple[str, int], list[tuple[bool, int, bytes]]] = {}
+    for text in texts:
+        for raw in text.split(b"\n"):
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            try:
+                obj = json.loads(line.decode())
+            except (UnicodeDecodeError, ValueError):
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("match"), str):
+                continue
+            hand = obj.get("hand") if isinstance(obj.get("hand"), int) else 0
+            seq = obj.get("seq")
+            key = (seq is None, seq if isinstance(seq, int) else 0, line)
+            hands.setdefault((obj["match"], hand), []).append(key)
+    return {k: (hashlib.sha256(b"\n".join(b for *_, b in sorted(v))).hexdigest(), len(v)) for k, v in hands.items()}
+
+
+def test_line_digests_agree_with_a_line_by_line_reference(tmp_path: Path) -> None:
+    """Hands together and in order (one hash over the slice), and every other case (gathered)."""
+    import gzip  # noqa: PLC0415 -- this test alone writes a gzip log
+
+    def line(match: str, seq: int | None, hand: int | None, extra: str = "") -> bytes:
+        fields = {"type": "play", "match": match, **({"seq": seq} if seq is not None else {}),
+                  **({"hand": hand} if hand is not None else {}), "x": extra}  # fmt: skip
+        return json.dumps(fields, separators=(",", ":")).encode()
+
+    together = [line("a", 0, None)] + [line("a", k, 1 + (k - 1) // 5) for k in range(1, 21)]
+    odd = [
+        line("b", 3, 1), line("b", 1, 1), line("b", 2, 1),  # out of order
+        line("b", 4, 2, "y"), line("b", 4, 2, "x"),  # the same seq: by the bytes
+        line("b", None, 3), line("b", 9, 3),  # no seq: last
+        b"", b"   ", b"not json", b'{"match": 5, "seq": 1}', b'\xff\xfe{"match":"b","seq":1,"hand":1}',
+        line("c", 1, 1) + b"\r",  # a CR before the LF
+    ]
+    first = b"\n".join(together[:13] + odd[:4]) + b"\n"
+    second = b"\n".join(together[13:] + odd[4:] + [line("b", 5, 1)])  # b's hand 1 spans the files; no final LF
+    (tmp_path / "one.jsonl").write_bytes(first)
+    (tmp_path / "two.jsonl.gz").write_bytes(gzip.compress(second))
+    got = lines.digests(lines.log_paths([tmp_path]), ["a", "b", "c"])
+    want = _reference_digests([first, second + b"\n"])
+    assert {(m, h): (d, n) for m, h, d, n in got.iter_rows()} == want
+    assert want[("b", 1)][1] == 4 and ("b", 0) not in want
+

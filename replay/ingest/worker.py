@@ -38,7 +38,7 @@ from replay.ingest import shm
 from replay.ingest.batch_id import check_code
 from replay.ingest.lines import file_finding, match_key, parse_raw, read_match_records, record_match
 from replay.reader import BadLine, EventLine, Record
-from replay.store import encode_tables, hooks, write_batch
+from replay.store import encode_tables, hooks, line_digests, write_batch
 from replay.store.rows import Frames, first_leader
 from replay.validate import line_finding as validate_line_finding
 from replay.validate import validate_match
@@ -239,6 +239,9 @@ def _work_batch(task: Task) -> Result:
     if frames is None:
         return Result(task.batch, hands, summary, out_leaders, top, bad, "", dict(stages), reports=reports)
     t0 = clock()
+    _digests(task, frames)
+    stages["digests"] += clock() - t0
+    t0 = clock()
     tables = frames.tables()
     if task.analysis is not None:
         t_an = clock()
@@ -264,6 +267,19 @@ def _work_batch(task: Task) -> Result:
     path = write_batch(Path(task.spool), task.batch, tables, meta, owner=task.owner)
     stages["write"] += clock() - t1
     return Result(task.batch, hands, summary, out_leaders, top, bad, str(path), dict(stages))
+
+
+def _digests(task: Task, frames: Frames) -> None:
+    """Each hand's log lines hashed once, here, where they are at hand: stored with the
+    hand, they are a certificate's Merkle leaves (replay.store.line_digests). The
+    matches read again from their files (``refetch``) are hashed from those files."""
+    with duckdb.connect(config={"threads": 1}) as conn:
+        if task.items:
+            frames.add_digests(line_digests.digests(b"\n".join(item.blob for item in task.items), conn=conn))
+        if task.refetch:
+            fis = sorted({fi for _, idx in task.refetch for fi in idx})
+            wanted = {key.decode("utf-8", "surrogatepass") for key, _ in task.refetch}
+            frames.add_digests(line_digests.of_files([Path(task.files[fi][2]) for fi in fis], wanted, conn))
 
 
 def _kept_by_name(data_dir: Path, sha: str) -> Path:
@@ -326,6 +342,7 @@ def revalidate(
             ).fetchall()
         )
     frames = Frames(batch, where)
+    frames.add_digests(line_digests.of_files([p for _, p, _ in files], set(wanted)))
     for m in sorted(wanted):
         recs = records.get(m)
         if not recs:

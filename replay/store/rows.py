@@ -9,6 +9,7 @@ a small int too (:mod:`replay.moves`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import accumulate, chain
@@ -41,6 +42,9 @@ __all__ = [
 
 # -- schemas -----------------------------------------------------------------
 
+#: The digest of no line: a hand whose lines were not found.
+_NO_LINES: Final = (hashlib.sha256(b"").hexdigest(), 0)
+
 _I8, _I16, _I32, _I64 = pa.int8(), pa.int16(), pa.int32(), pa.int64()
 _STR, _BOOL = pa.string(), pa.bool_()
 _TS: Final = pa.timestamp("ms", tz="UTC")
@@ -57,6 +61,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("anchor", _STR), ("beacon", _STR), ("rematch_of", _STR), ("first_leader", _I8),
         ("lead_draw", pa.list_(pa.struct([("seat", _I8), ("tile", _I8)]))),
         ("estimates", _STRS), ("batch", _STR), ("replay", pa.binary()), ("analysis", _STR),
+        ("log_digest", _STR), ("log_lines", _I32),  # migration 018: the lines of no hand
     ]),
     "seats": pa.schema([
         ("match", _STR), ("seat", _I8), ("player", _STR), ("name", _STR), ("bot", _BOOL),
@@ -71,6 +76,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
         ("server_seed", _STR), ("seed_ok", _BOOL), ("deal_ok", _BOOL), ("play_ok", _BOOL),
         ("plies", _I16), ("started", _TS), ("ended", _TS), ("passes", pa.list_(_I16)),
         ("dealt_pips", pa.list_(_I16)), ("dealt_doubles", pa.list_(_I8)), ("dealt_tiles", pa.list_(_I8)),
+        ("log_digest", _STR), ("log_lines", _I32),  # migration 018 (replay.store.line_digests)
     ]),
     "moves": pa.schema([
         ("match", pa.dictionary(_I32, _STR)), ("hand", _I32), ("ply", _I16), ("seq", _I32),
@@ -247,6 +253,8 @@ class Frames:
         #: the moves of the matches validated hand by hand (replay.validate.fast_path)
         self.columns = MoveColumns()
         self._codes: tuple[np.ndarray, np.ndarray] | None = None  # of the moves, by _moves
+        #: (match, hand) -> (digest, lines) of the hands' log lines (replay.store.line_digests)
+        self.digests: dict[tuple[str, int], tuple[str, int]] = {}
 
     def add(self, report: MatchReport, lines_per_file: Mapping[str, int]) -> None:
         """One match; ``lines_per_file``: its lines in each kept file (by sha256)."""
@@ -255,6 +263,18 @@ class Frames:
 
     def __len__(self) -> int:
         return len(self.reports)
+
+    def add_digests(self, table: pa.Table) -> None:
+        """The digests of the matches' log lines (``replay.store.line_digests``): stored with
+        their hands; a hand of the batch with no line found gets the digest of no line."""
+        cols = (table.column(c).to_pylist() for c in ("match", "hand", "digest", "lines"))
+        self.digests.update({(m, h): (d, n) for m, h, d, n in zip(*cols, strict=True)})
+
+    def _digest_columns(self, keys: Sequence[tuple[str, int]]) -> dict[str, list[Any]]:
+        if not self.digests:  # none computed (validation only): NULL, hashed when a certificate needs them
+            return {"log_digest": [None] * len(keys), "log_lines": [None] * len(keys)}
+        got = [self.digests.get(k, _NO_LINES) for k in keys]
+        return {"log_digest": [d for d, _ in got], "log_lines": [n for _, n in got]}
 
     def tables(self) -> dict[str, pa.Table]:
         """Every per-match table of the batch (empty ones included)."""
@@ -316,6 +336,7 @@ class Frames:
                 "batch": [self.batch] * len(rs),
                 "replay": pa.nulls(len(rs), pa.binary()),  # packed in tables()
                 "analysis": pa.nulls(len(rs), _STR),  # the batch, once analysed (replay.analysis)
+                **self._digest_columns([(r.match, 0) for r in rs]),
             },
             schema=SCHEMAS["matches"],
         )
@@ -383,6 +404,7 @@ class Frames:
                 "dealt_pips": dealt_pips,
                 "dealt_doubles": dealt_doubles,
                 "dealt_tiles": dealt_tiles,
+                **self._digest_columns([(m, h.hand) for m, h in zip(ms, hs, strict=True)]),
             },
             schema=SCHEMAS["hands"],
         )

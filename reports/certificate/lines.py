@@ -1,49 +1,28 @@
-"""Each hand's log lines, read again from log files, as the digests the Merkle leaves hash.
+"""Each hand's log lines, as the digests the Merkle leaves hash: stored, or read again from files.
 
-The store keeps every log file it read (``data/<store>/logs/<sha256>.jsonl``, or
-``.jsonl.gz``) and which files hold each match's lines (``match_files``).
-DuckDB reads those files as lines (one VARCHAR column: the delimiter is
-the unit separator 0x1F, which JSON never holds raw), in parallel, picks
-each line's match, hand and seq with its JSON functions, and hashes each
-hand's lines joined by LF in seq order (``sha256(string_agg(...))``). A
-line counts as often as the files hold it (the kept files are distinct by
-content, so a line is twice only if a match was sent twice); a line that
-is not JSON, or names no match, belongs to no hand.
-
-The same query runs over the original logs (``replay certificate verify
---logs``), so a third party with the files can recompute every leaf.
+The ingest hashes each hand's lines once and stores the digest with the
+hand (``replay.store.line_digests``, migration 018); ``stored`` reads those
+of a certificate's matches, and hashes the kept files again only for
+matches stored before that (their digests are NULL). ``digests`` reads
+log files again with the same function: the store's own kept files
+(``data/<store>/logs/<sha256>.jsonl``, ``match_files`` says which hold a
+match) when a certificate is verified from the store, or the original
+logs (``replay certificate verify --logs``), so a third party with the
+files recomputes every leaf.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
-from replay.store import layout
+from replay.store import layout, line_digests
 
-__all__ = ["digests", "log_paths", "store_files"]
-
-_LINES_SQL: Final = r"""
-WITH l AS (
-    SELECT line, try(json_extract_string(line, ['$.match', '$.hand', '$.seq'])) AS j
-    FROM read_csv($files, columns = {{'line': 'VARCHAR'}}, delim = E'\x1f', header = false, quote = '',
-                  escape = '', auto_detect = false, strict_mode = false, null_padding = false)
-    WHERE line IS NOT NULL
-),
-d AS (
-    SELECT j[1] AS match, coalesce(try_cast(j[2] AS INTEGER), 0) AS hand,
-           sha256(string_agg(line, E'\n' ORDER BY try_cast(j[3] AS BIGINT), line)) AS digest,
-           count(*)::BIGINT AS lines
-    FROM l WHERE j[1] IS NOT NULL
-    GROUP BY 1, 2
-)
-SELECT * FROM d SEMI JOIN {wanted} w USING (match)
-"""
+__all__ = ["digests", "log_paths", "stored", "store_files"]
 
 
 def log_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -60,8 +39,8 @@ def log_paths(paths: Iterable[str | Path]) -> list[Path]:
 def _kept_in(conn: duckdb.DuckDBPyConnection) -> Path | None:
     """The folder the store's kept logs are named from (its own folder,
     ``replay.store.layout``), or None for a store with no file."""
-    got = conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    return layout(got[0]).data if got and got[0] else None
+    got = conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return layout(got[0][0]).data if got and got[0][0] else None
 
 
 def store_files(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequence[str]) -> tuple[list[Path], list[str]]:
@@ -85,15 +64,35 @@ def store_files(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequen
 
 def digests(files: Sequence[Path], matches: Sequence[str]) -> pl.DataFrame:
     """match, hand, digest (hex), lines: every hand of ``matches`` found in ``files``."""
-    empty = pl.DataFrame(schema={"match": pl.String, "hand": pl.Int32, "digest": pl.String, "lines": pl.Int64})
     if not files or not matches:
-        return empty
-    conn = duckdb.connect()
+        return _empty()
+    out = pl.from_arrow(line_digests.of_files(files, set(matches)))
+    assert isinstance(out, pl.DataFrame)
+    return out.with_columns(pl.col("lines").cast(pl.Int64)) if out.height else _empty()
+
+
+def _empty() -> pl.DataFrame:
+    return pl.DataFrame(schema={"match": pl.String, "hand": pl.Int32, "digest": pl.String, "lines": pl.Int64})
+
+
+def stored(conn: duckdb.DuckDBPyConnection, data_dir: Path, matches: Sequence[str]) -> pl.DataFrame:
+    """match, hand, digest, lines of ``matches``' hands (and hand 0 of each) as stored with them;
+    the hands of matches stored without digests are hashed from their kept files."""
+    if not matches:
+        return _empty()
+    conn.register("_cert_matches", pa.table({"match": pa.array(list(matches), pa.string())}))
     try:
-        conn.execute("SET enable_progress_bar = false")
-        conn.register("_wanted", pa.table({"match": pa.array(list(matches), pa.string())}))
-        sql = _LINES_SQL.format(wanted="_wanted")
-        out = conn.sql(sql, params={"files": [str(f) for f in files]}).pl()
+        rows: pl.DataFrame = conn.sql(
+            """SELECT match, 0::INTEGER AS hand, log_digest AS digest, log_lines::BIGINT AS lines
+               FROM matches SEMI JOIN _cert_matches USING (match)
+               UNION ALL
+               SELECT match, hand, log_digest, log_lines::BIGINT FROM hands SEMI JOIN _cert_matches USING (match)"""
+        ).pl()
     finally:
-        conn.close()
-    return out if out.height else empty
+        conn.unregister("_cert_matches")
+    have: pl.DataFrame = rows.filter(pl.col("digest").is_not_null())
+    old = rows.filter(pl.col("digest").is_null()).get_column("match").unique().sort().to_list()
+    if not old:
+        return have
+    files, _ = store_files(conn, data_dir, old)
+    return pl.concat([have.filter(~pl.col("match").is_in(old)), digests(files, old)])
