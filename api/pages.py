@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from api.analysis_view import shown_move, summary_panel
+from api.glossary import term_link
 from api.hand_page import hand_sections
 from api.names import as_value, shown
 from api.replay_model import HandData
@@ -61,7 +62,7 @@ def _finalize(value: object) -> object:
 
 
 env.finalize = _finalize
-env.globals.update(u=u, side_of=_side_of, has_fairness=True)
+env.globals.update(u=u, side_of=_side_of, has_fairness=True, term=term_link)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
 env.filters["value"] = as_value  # a form field's value, as typed
 env.filters["move"] = lambda m: "" if m is None else shown_move(m)
