@@ -157,8 +157,9 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
     def y(v: float) -> float:
         return pad_t + h * (hi - v) / (hi - lo)
 
-    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="value of the hand ply by ply{" for side 0" if two else ""}">']  # fmt: skip
+    whose = ("side 0 (seats 0 and 2)" if teams == "pairs" else "seat 0") if two else "each seat, its own line"
+    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="group" aria-label="value of the hand ply by ply, points for {whose}">'
+           f'<text x="{pad_l + 4}" y="{pad_t + 8}" class="lab whose">points for {whose}{" (up: ahead)" if two else ""}</text>']  # fmt: skip
     out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" class="zero"/>')
     out.append(f'<text x="4" y="{y(hi) + 4:.1f}" class="lab">{hi:+d}</text>')
     out.append(f'<text x="4" y="{y(lo) + 4:.1f}" class="lab">{lo:+d}</text>')
@@ -176,7 +177,7 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
         r = 5 if cls else 3
         cur = " current" if current == p["ply"] else ""
         who = "" if two else f" s{p['seat']}"
-        title = f"ply {p['ply']}: seat {p['seat']} {p['played']}, lost {p['dd_loss']}"
+        title = f"ply {p['ply']}: seat {p['seat']} {shown_move(p['played'])}, lost {p['dd_loss']}"
         if cls:
             title += f" ({cls})"
         out.append(

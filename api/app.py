@@ -57,7 +57,7 @@ from api.middleware import MAX_UPLOAD, MULTIPART_SLACK, EmptyParams, WriteGuard
 from api.pages import warm
 from api.pool import RenderPool
 from api.routes import certificates, findings, home, matches, players, upload
-from api.routes import docs
+from api.routes import docs, graded
 from reports import derived
 
 __all__ = ["create_app"]
@@ -153,4 +153,5 @@ def create_app(
     app.include_router(fairness.router)
     app.include_router(insights.router)
     app.include_router(docs.router)  # the glossary and docs/*.md as pages
+    app.include_router(graded.router)  # /moves: the graded moves behind a page's counts
     return app

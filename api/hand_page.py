@@ -273,11 +273,11 @@ def board_text(p: Ply) -> str:
     >>> ply = Ply(3, None, "", [Placed(t("66"), 6, 6), Placed(t("63"), 6, 3)], 6, 3,
     ...           [(t("50"), t("41")), ()], [10, 0], 4)
     >>> board_text(ply)
-    'Line, left to right: 66 63; open ends 6 and 3. Seat 0: 2 tiles (50 41), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
+    'Line, left to right: [6|6] [6|3]; open ends 6 and 3. Seat 0: 2 tiles ([5|0] [4|1]), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
     >>> board_text(Ply(0, None, "", [], -1, -1, None, None, 14))
     'The line is empty. The hands stay hidden until the hand is over. Boneyard: 14 tiles.'
     """
-    parts = [f"Line, left to right: {' '.join(f'{t.a}{t.b}' for t in p.line)}; open ends {p.left} and {p.right}."
+    parts = [f"Line, left to right: {' '.join(f'[{t.a}|{t.b}]' for t in p.line)}; open ends {p.left} and {p.right}."
              if p.line else "The line is empty."]
     if p.hands is not None:
         for seat, tiles in enumerate(p.hands):
@@ -285,7 +285,7 @@ def board_text(p: Ply) -> str:
                 k = p.counts[seat] if seat < len(p.counts) else 0
                 parts.append(f"Seat {seat}: {k} tile{'s' if k != 1 else ''}, not shown.")
                 continue
-            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(tile_name(t) for t in tiles)})"
+            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(label(t) for t in tiles)})"
             pip = p.pips[seat] if p.pips is not None and seat < len(p.pips) else None
             pips = f", {pip} pips" if pip is not None else ""
             parts.append(f"Seat {seat}: {held if tiles else 'no tile'}{pips}.")

@@ -1,0 +1,105 @@
+"""The graded moves behind a count: /moves lists the analysed decisions a
+player page, a pair page or a match page counts ("206 blunders", a phase's
+bar), with the same filters in the address, costliest first; each links to
+its replay at that move. /api/graded-moves is its JSON twin.
+
+A move counts for whoever held its seat in that hand (seat changes
+resolved as the player report resolves them); only finished hands have
+analysis rows, so nothing hidden leaks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from api.deps import Cur, Cursor, PageNo, Text, form_date
+from api.responses import json_response, page
+from reports.skill import PHASES, seat_ranges
+
+router = APIRouter()
+
+Class = Literal["inaccuracy", "mistake", "blunder", "any"]
+Phase = Literal["lead", "early", "middle", "late"]
+PER_PAGE = 100
+_PHASE_RANGE = {name: (low, PHASES[i + 1][1] if i + 1 < len(PHASES) else 255) for i, (name, low) in enumerate(PHASES)}
+
+
+def graded_moves(cur: Cursor, f: dict[str, Any], page_no: int = 1) -> dict[str, Any]:
+    """The decisions `f` selects (match, player, partner, class, phase,
+    profile, date_from, date_to), costliest first, a page of them."""
+    where, params = ["NOT a.forced"], []
+
+    def add(sql: str, *values: Any) -> None:
+        where.append(sql)
+        params.extend(values)
+
+    if f.get("match"):
+        add("a.match = ?", f["match"])
+    if f.get("player"):
+        add("r.player = ?", f["player"])
+    if f.get("partner"):  # the seat across: pairs only
+        add("EXISTS (SELECT 1 FROM seats s2 WHERE s2.match = a.match AND s2.seat = (a.seat + 2) % 4 "
+            "AND s2.player = ? AND s2.from_hand <= a.hand)", f["partner"])
+    if f.get("class") == "any":
+        add("a.class IS NOT NULL")
+    elif f.get("class"):
+        add("a.class = ?", f["class"])
+    if f.get("phase"):
+        add("a.on_line >= ? AND a.on_line < ?", *_PHASE_RANGE[f["phase"]])
+    if f.get("profile"):
+        add("m.profile = ?", f["profile"])
+    if f.get("date_from"):  # the days of the match's start, UTC, both ends included
+        add("m.started >= ?", dt.datetime.combine(f["date_from"], dt.time(), dt.UTC))
+    if f.get("date_to"):
+        add("m.started < ?", dt.datetime.combine(f["date_to"] + dt.timedelta(days=1), dt.time(), dt.UTC))
+    body = f"""
+        FROM move_analysis a JOIN matches m USING (match)
+        JOIN ({seat_ranges()}) r ON r.match = a.match AND r.seat = a.seat
+             AND a.hand >= r.from_hand AND a.hand < r.to_hand
+        WHERE {" AND ".join(where)}"""
+    total = int(cur.execute(f"SELECT count(*) {body}", params).fetchall()[0][0])
+    cur.execute(f"""
+        SELECT a.match, a.hand, a.ply, a.seat, r.player, coalesce(p.name, r.player) AS name, a.played, a.class,
+               round(coalesce(a.pimc_loss, a.dd_loss), 2) AS loss, a.pimc_loss IS NOT NULL AS known,
+               CASE WHEN a.pimc_loss IS NULL THEN list_filter(a.alternatives, lambda x: x.dd = a.dd_best)[1].move
+                    ELSE list_filter(a.alternatives, lambda x: x.pimc = a.pimc_best)[1].move END AS best
+        {body.replace("WHERE", "LEFT JOIN players p ON p.player = r.player WHERE", 1)}
+        ORDER BY coalesce(a.pimc_loss, a.dd_loss) DESC, a.match, a.hand, a.ply
+        LIMIT {PER_PAGE} OFFSET {(page_no - 1) * PER_PAGE}""", params)  # fmt: skip
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    return {"total": total, "page": page_no, "pages": max(1, -(-total // PER_PAGE)), "rows": rows}
+
+
+def _filters(match: str | None, player: str | None, partner: str | None, cls: str | None, phase: str | None,
+             profile: str | None, date_from: str | None, date_to: str | None) -> dict[str, Any]:
+    got = {"match": match, "player": player, "partner": partner, "class": cls, "phase": phase, "profile": profile,
+           "date_from": form_date(date_from, "date_from"), "date_to": form_date(date_to, "date_to")}
+    return {k: v for k, v in got.items() if v}
+
+
+Cls = Annotated[Class | None, Query(alias="class")]
+
+
+@router.get("/moves", response_class=HTMLResponse, include_in_schema=False)
+def moves_page(request: Request, cur: Cur, match: Text = None, player: Text = None, partner: Text = None,
+               cls: Cls = None, phase: Phase | None = None, profile: Text = None, date_from: Text = None,
+               date_to: Text = None, page_no: PageNo = 1) -> HTMLResponse:
+    f = _filters(match, player, partner, cls, phase, profile, date_from, date_to)
+    got = graded_moves(cur, f, page_no)
+    shown = {k: str(v) for k, v in f.items()}
+    return page("moves.html", nav="players" if player else "matches", r=got, filters=shown)
+
+
+@router.get("/api/graded-moves", tags=["analysis"], summary="Graded moves, costliest first")
+def api_graded_moves(cur: Cur, match: Text = None, player: Text = None, partner: Text = None, cls: Cls = None,
+                     phase: Phase | None = None, profile: Text = None, date_from: Text = None, date_to: Text = None,
+                     page_no: PageNo = 1) -> Response:
+    """The analysed decisions behind a page's counts (the same filters as /moves), 100 a page."""
+    f = _filters(match, player, partner, cls, phase, profile, date_from, date_to)
+    got = graded_moves(cur, f, page_no)
+    return json_response({**got, "filters": {k: str(v) for k, v in f.items()}})
