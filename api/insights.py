@@ -330,9 +330,21 @@ def player_extras(cur: Cursor, player: str, request: Request | None = None, filt
     sk = player_skill(request, cur, player, filters)
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
-        "luck_chart": Markup(luck_svg(sk["line"])), "phase_chart": Markup(phase_svg(sk["phases"])),
+        "luck_chart": Markup(luck_svg(sk["line"])),
+        "phase_chart": Markup(phase_svg(sk["phases"], link=lambda ph: moves_link(player, filters, phase=ph),
+                                        known=bool(sk.get("sampled", sk.get("decisions"))))),
         "months_chart": Markup(months_svg(sk["months"])),
     }  # fmt: skip
+
+
+def moves_link(player: str, filters: Any = None, **more: str) -> str:
+    """The address of a player's graded moves (/moves) under the page's filters and `more`.
+
+    >>> moves_link("p 1", None, **{"class": "blunder"})
+    '/moves?player=p+1&class=blunder'
+    """
+    kept = {k: getattr(filters, k, None) for k in ("profile", "date_from", "date_to", "partner")}
+    return u("moves", player=player, **{k: v for k, v in kept.items() if v is not None}, **more)
 
 
 def rating_svg(rows: Sequence[dict[str, Any]], width: int = 640, height: int = 180) -> str:

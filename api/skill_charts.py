@@ -19,9 +19,10 @@ from api.replay_model import esc
 __all__ = ["luck_svg", "months_svg", "phase_svg"]
 
 
-def _frame(width: int, height: int, cls: str, label: str) -> str:
+def _frame(width: int, height: int, cls: str, label: str, links: bool = False) -> str:
+    # a chart holding links is a group of them, not an image (an image's parts are not focusable)
     return (f'<svg class="skillsvg {cls}" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-label="{esc(label)}">')  # fmt: skip
+            f'role="{"group" if links else "img"}" aria-label="{esc(label)}">')  # fmt: skip
 
 
 def _percent_grid(left: float, w: float, y: Callable[[float], float]) -> list[str]:
@@ -86,9 +87,18 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
     return "".join(out)
 
 
-def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 200) -> str:
+def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 200,
+              link: Callable[[str], str] | None = None, known: bool = True) -> str:
     """Accuracy by phase of the hand: a bar a grade (what the player could
-    know; perfect information), 0 to 100%."""
+    know; perfect information), 0 to 100%. With `link`, each phase's bars and
+    label link to `link(phase)` (its graded moves); without `known`, the bar
+    of the grade on what the player could know is left out (not graded yet).
+
+    >>> svg = phase_svg([{"phase": "lead", "tiles_on_line": "0", "decisions": 3, "accuracy": 50.0,
+    ...                   "accuracy_dd": 60.0}], link=lambda ph: f"/moves?phase={ph}", known=False)
+    >>> 'href="/moves?phase=lead"' in svg, 'class="known"' in svg, 'role="group"' in svg
+    (True, False, True)
+    """
     if not any(p["decisions"] for p in phases):
         return '<p class="muted">no analysed decision yet</p>'
     pad_l, pad_r, pad_t, pad_b = 36, 8, 10, 40
@@ -99,12 +109,15 @@ def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 
     def y(v: float) -> float:
         return pad_t + h - v / 100 * h
 
-    out = [_frame(width, height, "phase", "accuracy by phase of the hand"), *_percent_grid(pad_l, w, y)]
+    out = [_frame(width, height, "phase", "accuracy by phase of the hand", links=link is not None),
+           *_percent_grid(pad_l, w, y)]
     for i, p in enumerate(phases):
         x0 = pad_l + i * slot + slot * 0.14
+        if link is not None:
+            out.append(f'<a href="{esc(link(p["phase"]))}" aria-label="graded moves of the {esc(p["phase"])} phase">')
         for j, (key, cls) in enumerate((("accuracy", "known"), ("accuracy_dd", "perfect"))):
             v = p.get(key)
-            if v is None:
+            if v is None or (cls == "known" and not known):
                 continue
             out.append(
                 f'<rect x="{x0 + j * bar:.1f}" y="{y(v):.1f}" width="{bar - 2:.1f}" height="{y(0) - y(v):.1f}" '
@@ -115,7 +128,9 @@ def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 
         cx = pad_l + i * slot + slot / 2
         out.append(f'<text x="{cx:.1f}" y="{pad_t + h + 14}" class="ax" text-anchor="middle">{esc(p["phase"])}</text>')
         out.append(f'<text x="{cx:.1f}" y="{pad_t + h + 27}" class="ax" text-anchor="middle">'
-                   f'{p["decisions"]} dec.</text>')  # fmt: skip
+                   f'{p["decisions"]} decisions</text>')  # fmt: skip
+        if link is not None:
+            out.append("</a>")
     out.append("</svg>")
     return "".join(out)
 
