@@ -39,6 +39,8 @@ def graded_moves(cur: Cursor, f: dict[str, Any], page_no: int = 1) -> dict[str, 
 
     if f.get("match"):
         add("a.match = ?", f["match"])
+    if f.get("seat") is not None:
+        add("a.seat = ?", f["seat"])
     if f.get("player"):
         add("r.player = ?", f["player"])
     if f.get("partner"):  # the seat across: pairs only
@@ -75,31 +77,34 @@ def graded_moves(cur: Cursor, f: dict[str, Any], page_no: int = 1) -> dict[str, 
     return {"total": total, "page": page_no, "pages": max(1, -(-total // PER_PAGE)), "rows": rows}
 
 
-def _filters(match: str | None, player: str | None, partner: str | None, cls: str | None, phase: str | None,
+def _filters(match: str | None, seat: int | None, player: str | None, partner: str | None, cls: str | None, phase: str | None,
              profile: str | None, date_from: str | None, date_to: str | None) -> dict[str, Any]:
-    got = {"match": match, "player": player, "partner": partner, "class": cls, "phase": phase, "profile": profile,
+    got = {"match": match, "seat": seat, "player": player, "partner": partner, "class": cls, "phase": phase, "profile": profile,
            "date_from": form_date(date_from, "date_from"), "date_to": form_date(date_to, "date_to")}
-    return {k: v for k, v in got.items() if v}
+    return {k: v for k, v in got.items() if v or (k == "seat" and v is not None)}
 
 
 Cls = Annotated[Class | None, Query(alias="class")]
+Seat = Annotated[int | None, Query(ge=0, le=9)]
 
 
 @router.get("/moves", response_class=HTMLResponse, include_in_schema=False)
-def moves_page(request: Request, cur: Cur, match: Text = None, player: Text = None, partner: Text = None,
+def moves_page(request: Request, cur: Cur, match: Text = None, seat: Seat = None, player: Text = None, partner: Text = None,
                cls: Cls = None, phase: Phase | None = None, profile: Text = None, date_from: Text = None,
                date_to: Text = None, page_no: PageNo = 1) -> HTMLResponse:
-    f = _filters(match, player, partner, cls, phase, profile, date_from, date_to)
+    f = _filters(match, seat, player, partner, cls, phase, profile, date_from, date_to)
     got = graded_moves(cur, f, page_no)
     shown = {k: str(v) for k, v in f.items()}
-    return page("moves.html", nav="players" if player else "matches", r=got, filters=shown)
+    named = cur.execute("SELECT name FROM players WHERE player = ?", [player]).fetchall() if player else []
+    return page("moves.html", nav="players" if player else "matches", r=got, filters=shown,
+                who=named[0][0] if named else None)
 
 
 @router.get("/api/graded-moves", tags=["analysis"], summary="Graded moves, costliest first")
-def api_graded_moves(cur: Cur, match: Text = None, player: Text = None, partner: Text = None, cls: Cls = None,
+def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Text = None, partner: Text = None, cls: Cls = None,
                      phase: Phase | None = None, profile: Text = None, date_from: Text = None, date_to: Text = None,
                      page_no: PageNo = 1) -> Response:
     """The analysed decisions behind a page's counts (the same filters as /moves), 100 a page."""
-    f = _filters(match, player, partner, cls, phase, profile, date_from, date_to)
+    f = _filters(match, seat, player, partner, cls, phase, profile, date_from, date_to)
     got = graded_moves(cur, f, page_no)
     return json_response({**got, "filters": {k: str(v) for k, v in f.items()}})
