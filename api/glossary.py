@@ -54,7 +54,7 @@ TERMS: tuple[Term, ...] = (
          ("block", "blocked", "trancado", "tranca")),
     Term("capicua", "capicúa", "capicúa",
          "Going out with a tile that is not a double and fitted both ends, which showed two "
-         "different numbers. Some tables pay a bonus for it.", ("capicua", "capicú")),
+         "different numbers. Some tables pay a bonus for it.", ("capicú",)),
     Term("chuchazo", "chuchazo", "chuchazo",
          "Going out with the double blank [0|0] (la chucha). Some tables pay a bonus for it; never "
          "for a block.", ("chucha",)),
