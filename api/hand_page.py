@@ -238,7 +238,7 @@ def ply_section(p: Ply) -> str:
         f'<h2 class="ply-title"><span class="plyn">{p.n}</span> {esc(p.title)}'
     ]
     if mv is not None:
-        out.append(f" <small>seq {mv.seq}</small>")
+        out.append(f' <small title="its number among the log\'s events">log event {mv.seq}</small>')
     out.append("</h2>")
     if p.alternatives:
         forced = ' <span class="tag forced">forced</span>' if mv is not None and mv.forced else ""

@@ -50,7 +50,8 @@ def render_doc(text: str) -> str:
     >>> render_doc("See [the rules](rules.md#tiles) and ![a](screenshot-x.png).")
     '<p>See <a href="/help/rules#tiles">the rules</a> and <img src="/help/screenshot-x.png" alt="a" />.</p>\\n'
     """
-    html = _md().render(text)
+    # a block that scrolls sideways takes the focus, so that a keyboard can scroll it
+    html = _md().render(text).replace("<pre>", '<pre tabindex="0">').replace("<table>", '<table tabindex="0">')
     html = _MD_LINK.sub(lambda m: f'href="/help/{m[1]}{m[2] or ""}"', html)
     return _IMG.sub(lambda m: f'src="/help/{m[1]}"', html)
 
