@@ -409,6 +409,28 @@ def _suspicious(request: Request, cur: Cursor, bots: bool, min_hands: int) -> di
 MinHands = Annotated[int, Query(ge=0, le=10_000_000)]
 
 
+class FlaggedPlayers:
+    """The ids of the players the cheat signals flag (as /suspicious lists
+    them), worked out once per store generation: the pages mark every name of
+    theirs (api.pages' `flagged`)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.gen: int | None = None
+        self.ids: frozenset[str] = frozenset()
+
+    def __call__(self) -> frozenset[str]:
+        gen = getattr(self.store, "generation", 0)
+        if gen != self.gen:
+            cur = self.store.cursor()
+            try:
+                rows = cheats.suspicious(cur)["rows"]
+            finally:
+                cur.close()
+            self.ids, self.gen = frozenset(r["player"] for r in rows if r["flagged"]), gen
+        return self.ids
+
+
 @router.get("/suspicious", response_class=HTMLResponse, include_in_schema=False)
 def suspicious_page(request: Request, cur: Cur, bots: bool = False,
                     min_hands: Annotated[str | None, Query(max_length=12)] = None) -> HTMLResponse:

@@ -212,3 +212,15 @@ def test_the_glossary_and_the_moves_behind_a_count(site: str, browser: Any) -> N
     page.wait_for_url(re.compile(r"/glossary#"))
     page.screenshot(path=str(DOCS / "screenshot-glossary.png"))
     page.close()
+
+
+def test_a_flagged_player_is_marked_wherever_their_name_appears(site: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    for path in ("/players", f"/players/{PAIR[0]}", f"/matches/{SIM_MATCH}", "/suspicious", "/leaderboard"):
+        page.goto(site + path)
+        marks = page.locator(f"a.flagmark[href='/suspicious/player?player={PAIR[0]}']")
+        assert marks.count() >= 1, path
+    # the other players of the table are not
+    page.goto(site + "/players")
+    assert page.locator("a.flagmark").count() == 1
+    page.close()
