@@ -56,8 +56,7 @@ from api.lru import Versioned
 from api.middleware import MAX_UPLOAD, MULTIPART_SLACK, EmptyParams, WriteGuard
 from api.pages import mark_flagged, warm
 from api.pool import RenderPool
-from api.routes import certificates, findings, home, matches, players, upload
-from api.routes import docs, graded
+from api.routes import certificates, docs, findings, graded, home, matches, players, upload
 from reports import derived
 
 __all__ = ["create_app"]

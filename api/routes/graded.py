@@ -31,7 +31,8 @@ _PHASE_RANGE = {name: (low, PHASES[i + 1][1] if i + 1 < len(PHASES) else 255) fo
 def graded_moves(cur: Cursor, f: dict[str, Any], page_no: int = 1) -> dict[str, Any]:
     """The decisions `f` selects (match, player, partner, class, phase,
     profile, date_from, date_to), costliest first, a page of them."""
-    where, params = ["NOT a.forced"], []
+    where: list[str] = ["NOT a.forced"]
+    params: list[Any] = []
 
     def add(sql: str, *values: Any) -> None:
         where.append(sql)
