@@ -86,6 +86,8 @@ def test_one_tile_notation_and_no_command_lines(client: TestClient) -> None:
     # the graph says whose points it draws, in its label and on itself
     assert re.search(r'class="vgraph"[^>]*role="group"[^>]*aria-label="[^"]*points for side 0', text)
     assert 'class="lab whose">points for side 0' in text
+    # and the sentence above it counts from the same side
+    assert re.search(r"Par <b>[-+]\d+</b>, result <b>[-+]\d+</b> \(points for side 0 \(seats 0 and 2\)", text)
     match = client.get("/matches/m-example-1").text
     for page in (match, client.get("/suspicious").text, client.get("/players").text):
         assert "replay serve" not in page and "replay analyze" not in page and "--samples" not in page
