@@ -72,7 +72,7 @@ def build_plies(hand: HandData, viewer: int | None = None) -> list[Ply]:
     if hand.finished and hand.result != "cancelled" and plies:
         plies[-1].notes.append(Note("result", _result_text(hand)))
     elif not hand.finished:
-        plies[-1].notes.append(Note("withheld", "the hand is not over: the hands stay hidden"))
+        plies[-1].notes.append(Note("withheld", "the hand never finished (or is still on): the hands stay hidden"))
     if viewer is not None and show and plies:
         plies[0].notes.insert(0, Note("view", f"seen from seat {viewer}: its own tiles, the line, "
                                               "how many tiles the others hold and what their passes showed"))
@@ -181,7 +181,7 @@ def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:
     out = []
     for f in found:
         # a finding's message may name a hidden tile until the hand is over
-        text = f"{f.code}: {f.message}" if show else f"{f.code} (details withheld until the hand is over)"
+        text = f"{f.code}: {f.message}" if show else f"{f.code} (details hidden: they may name a tile this page does not show)"
         out.append(Note("finding", text, f.seq, f.severity))
     return out
 
