@@ -44,9 +44,9 @@ TERMS: tuple[Term, ...] = (
     Term("pase", "pass", "pase",
          "A turn where the player has no tile that fits either end and lays nothing (the table "
          "hears \"paso\"). Some tables pay a bonus to the passer's opponents.", ("pass", "paso")),
-    Term("domino", "domino (going out)", "dominó",
-         "The hand ends because a player laid their last tile: they \"went out\" and their side "
-         "wins the hand.", ("dominó", "went out")),
+    Term("domino", "domino", "dominó",
+         "Going out: the hand ends because a player laid their last tile, and their side wins "
+         "the hand.", ("went out",)),
     Term("tranque", "block", "tranque",
          "The hand ends because nobody can lay a tile: both ends show the same number and all "
          "seven tiles of it are on the line. The tile that closed it is also called the tranque; "
@@ -110,6 +110,8 @@ def find(word: str) -> Term | None:
     'block'
     >>> find("nonsense") is None
     True
+    >>> term_link("pips").endswith(">pips</a>")  # an English word stays English
+    True
     """
     return _BY_WORD.get(_fold(word))
 
@@ -124,7 +126,9 @@ def term_link(word: str, shown: str | None = None) -> Markup:
     t = find(word)
     if t is None:
         return escape(shown or word)
-    label = shown or (t.spanish if _fold(word) in (_fold(t.spanish), t.key) and t.spanish else word)
+    # the word as given, but a Spanish word with its accents ("capicua" is shown "capicúa")
+    spanish = t.spanish and _fold(word) == _fold(t.spanish) and word != t.english
+    label = shown or (t.spanish if spanish else word)
     return Markup('<a class="term" href="/glossary#{}" title="{}: {}">{}</a>').format(
         t.key, t.spanish or t.english, t.meaning, label)
 
