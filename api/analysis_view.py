@@ -181,7 +181,7 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
         if cls:
             title += f" ({cls})"
         out.append(
-            f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
+            f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}" tabindex="-1"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
             f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc(title)}</title></circle></a>'
         )
     out.append(f'<text x="{pad_l}" y="{height - 6}" class="lab">ply {plies[0]["ply"]}</text>')

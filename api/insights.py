@@ -328,12 +328,14 @@ def player_extras(cur: Cursor, player: str, request: Request | None = None, filt
     `rating_chart`, `skill` and its charts (the insights follow the report's `filters`)."""
     got = player_ratings(cur, player, request)
     sk = player_skill(request, cur, player, filters)
+    sampled = sk.get("sampled")
+    known = sampled is None or sampled > 0  # no decision graded on what they could know: no such bar
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
         "luck_chart": Markup(luck_svg(sk["line"])),
         "phase_chart": Markup(phase_svg(sk["phases"], link=lambda ph: moves_link(player, filters, phase=ph),
-                                        known=bool(sk.get("sampled", sk.get("decisions"))))),
-        "months_chart": Markup(months_svg(sk["months"])),
+                                        known=known)),
+        "months_chart": Markup(months_svg(sk["months"], known=known)),
     }  # fmt: skip
 
 

@@ -135,8 +135,9 @@ def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 
     return "".join(out)
 
 
-def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int = 200) -> str:
-    """Accuracy month by month, both grades; a dot's size grows with its decisions."""
+def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int = 200, known: bool = True) -> str:
+    """Accuracy month by month, both grades (without `known`, perfect
+    information only); a dot's size grows with its decisions."""
     pts = [m for m in months if m.get("accuracy") is not None or m.get("accuracy_dd") is not None]
     if not pts:
         return '<p class="muted">no analysed decision yet</p>'
@@ -152,7 +153,7 @@ def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int =
         return pad_t + h - v / 100 * h
 
     out = [_frame(width, height, "months", "accuracy month by month"), *_percent_grid(pad_l, w, y)]
-    for key, cls in (("accuracy_dd", "perfect"), ("accuracy", "known")):
+    for key, cls in (("accuracy_dd", "perfect"), ("accuracy", "known"))[: 2 if known else 1]:
         got = [(i, m[key]) for i, m in enumerate(pts) if m.get(key) is not None]
         if len(got) > 1:
             out.append(f'<polyline points="{" ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in got)}" class="{cls}"/>')

@@ -117,6 +117,9 @@ def test_the_review_flow_from_the_keyboard_alone(site: str, browser: Any) -> Non
     assert _shown(page) == start + 1
     # the value graph is one group of links, not an image holding them
     assert page.locator("svg.vgraph[role=img]").count() == 0
+    # and its points are no tab stops (the arrow keys step the hand)
+    assert page.locator("svg.vgraph a").count() > 5
+    assert page.locator("svg.vgraph a:not([tabindex='-1'])").count() == 0
     page.close()
 
 

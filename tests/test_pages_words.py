@@ -117,3 +117,14 @@ def test_the_skip_link_and_the_theme_switch_are_on_every_page(client: TestClient
     css = Path(__file__).resolve().parent.parent / "api" / "static" / "style.css"
     sheet = css.read_text()
     assert "@media print" in sheet and "prefers-color-scheme: dark" in sheet
+
+
+def test_a_grade_not_computed_is_not_drawn(client: TestClient) -> None:
+    player = client.get("/api/players").json()["players"][0]["player"]
+    page = client.get(f"/players/{player}").text
+    assert "Luck and skill" in page
+    assert "not graded yet" in page and re.search(r"0 of \d+ decisions graded so far", page)
+    # the phase chart draws the perfect-information bars alone, each phase a link to its moves
+    chart = re.search(r'<svg class="skillsvg phase".*?</svg>', page, re.S)
+    assert chart is not None and 'class="perfect"' in chart.group(0) and 'class="known"' not in chart.group(0)
+    assert re.search(r'<a href="/moves\?player=[^"]+&amp;phase=lead"', chart.group(0))
