@@ -227,3 +227,19 @@ def test_a_flagged_player_is_marked_wherever_their_name_appears(site: str, brows
     page.goto(site + "/players")
     assert page.locator("a.flagmark").count() == 1
     page.close()
+
+
+def test_the_docs_screenshots(site: str, browser: Any) -> None:
+    """The pictures the docs show, of the pages as they are now."""
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(site + f"/players/{PAIR[0]}")
+    page.screenshot(path=str(DOCS / "screenshot-player.png"), full_page=True)
+    page.goto(site + f"/matches/{SIM_MATCH}")
+    page.locator("#accuracy").scroll_into_view_if_needed()
+    page.screenshot(path=str(DOCS / "screenshot-match-accuracy.png"))
+    page.goto(site + "/fairness")
+    page.locator(".chartrow").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(DOCS / "screenshot-fairness-charts.png"))
+    page.close()
+    for name in ("player", "match-accuracy", "fairness-charts"):
+        assert (DOCS / f"screenshot-{name}.png").stat().st_size > 20_000
