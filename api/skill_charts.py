@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from api.replay_model import esc
 
@@ -40,8 +41,8 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
 
     >>> svg = luck_svg({"hands": [3, 7], "points": [10, -4], "adjusted": [6.0, 1.0], "luck": [4.0, -5.0],
     ...                 "matches": ["m<1>", "m2"], "days": [None, "2026-11-02"]})
-    >>> svg.count("<polyline"), "m&lt;1&gt;" in svg
-    (3, True)
+    >>> svg.count("<polyline"), "m&lt;1&gt;" in svg, 'href="/matches/m%3C1%3E"' in svg
+    (3, True, True)
     """
     hands = line.get("hands") or []
     n = len(hands)
@@ -61,7 +62,7 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
         return pad_t + h - (v - lo) / span * h
 
     out = [
-        _frame(width, height, "luck", "real and luck-adjusted points, added up match by match"),
+        _frame(width, height, "luck", "real and luck-adjusted points, added up match by match", links=True),
         f'<line x1="{pad_l}" y1="{y(0):.1f}" x2="{pad_l + w}" y2="{y(0):.1f}" class="axis"/>',
     ]
     for cls, vals in series.items():
@@ -77,11 +78,14 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
     out.append(f'<text x="{pad_l + w}" y="{height - 14}" class="ax" text-anchor="end">hand {last}'
                f'{" · " + esc(days[-1]) if days and days[-1] else ""}</text>')  # fmt: skip
     out.append(f'<text x="{pad_l + w / 2:.1f}" y="{height - 2}" class="ax" text-anchor="middle">hands analysed</text>')
+    # each point links to its match (the luck line's drill-down); no tab stop each, the list of
+    # matches is one link away
     for k in range(n):
         out.append(
+            f'<a href="/matches/{esc(quote(str(line["matches"][k]), safe=""))}" tabindex="-1">'
             f'<circle cx="{xs[k + 1]:.1f}" cy="{y(line["points"][k]):.1f}" r="6" class="hit"><title>'
             f'after {esc(line["matches"][k])} (hand {hands[k]}): {line["points"][k]:+d} points, '
-            f'{line["adjusted"][k]:+.1f} luck-adjusted, luck {line["luck"][k]:+.1f}</title></circle>'
+            f'{line["adjusted"][k]:+.1f} luck-adjusted, luck {line["luck"][k]:+.1f}</title></circle></a>'
         )
     out.append("</svg>")
     return "".join(out)
