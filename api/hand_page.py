@@ -126,7 +126,7 @@ def _words(pos: Position, mv: MoveRow, hand: HandData, viewer: int | None, show:
         if pos.last_play and hand.result == "domino":
             words = [w for w in hand.notes if w in ("capicua", "chuchazo", "dominao")]
             for w in words:
-                notes.append(Note(w, f"{w}: {name} goes out"))
+                notes.append(Note(w, f"{'capicúa' if w == 'capicua' else w}: {name} goes out"))
             if not words:
                 notes.append(Note("out", f"domino: seat {s} goes out with {name}"))
     elif mv.kind == "pass":
@@ -257,7 +257,7 @@ def ply_section(p: Ply) -> str:
     if any(p.voids):
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
-        out.append(f'<p class="muted">hanged doubles: {", ".join(label(t) for t in p.hanged)}</p>')
+        out.append(f'<p class="muted"><a class="term" href="/glossary#ahorcado">ahorcado</a> (hanged doubles): {", ".join(label(t) for t in p.hanged)}</p>')
     out.append(f'<details class="board-text"><summary>The board as text</summary><p>{esc(board_text(p))}</p></details>')
     out.append("</section>")
     return "".join(out)
