@@ -19,6 +19,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+from pydantic import BaseModel
 
 from api.glossary import TERMS, as_json
 from api.responses import json_response, not_found, page
@@ -71,7 +72,17 @@ def glossary() -> HTMLResponse:
     return page("glossary.html", nav="help", terms=TERMS)
 
 
-@router.get("/api/glossary", tags=["help"], summary="The game's words")
+class GlossaryTerm(BaseModel):
+    """One word of the game, as /glossary shows it."""
+
+    key: str  # its anchor: /glossary#key
+    english: str
+    spanish: str  # "" where the game has no Spanish word of its own
+    meaning: str
+    also: list[str]  # other spellings and words for it
+
+
+@router.get("/api/glossary", tags=["help"], summary="The game's words", response_model=list[GlossaryTerm])
 def api_glossary() -> Response:
     """Every word of the game the pages use: the key of its entry on /glossary,
     the English and Spanish words, the meaning, and other spellings."""

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
 
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
@@ -101,7 +102,34 @@ def moves_page(request: Request, cur: Cur, match: Text = None, seat: Seat = None
                 who=named[0][0] if named else None)
 
 
-@router.get("/api/graded-moves", tags=["analysis"], summary="Graded moves, costliest first")
+class GradedMove(BaseModel):
+    """One decision of a list of graded moves."""
+
+    match: str
+    hand: int
+    ply: int
+    seat: int
+    player: str  # who held the seat in that hand
+    name: str
+    played: str  # "62 left": the tile, higher half first, and the end
+    best: str | None  # the best move by the grade the loss is counted in
+    loss: float  # points lost against it
+    known: bool  # graded on what the mover could know (else under perfect information)
+    cls: str | None = Field(None, alias="class")  # inaccuracy, mistake, blunder, or null
+
+
+class GradedMoves(BaseModel):
+    """A page of graded moves and the filters that chose them."""
+
+    total: int
+    page: int
+    pages: int
+    rows: list[GradedMove]
+    filters: dict[str, str]
+
+
+@router.get("/api/graded-moves", tags=["analysis"], summary="Graded moves, costliest first",
+            response_model=GradedMoves)
 def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Text = None, partner: Text = None, cls: Cls = None,
                      phase: Phase | None = None, profile: Text = None, date_from: Text = None, date_to: Text = None,
                      page_no: PageNo = 1) -> Response:
