@@ -71,7 +71,8 @@ def _pages(site: str) -> list[str]:
         f"/matches/{invalid['match']}", f"/matches/{SIM_MATCH}/hands/1?view=seat1", "/findings", "/players",
         f"/players/{PAIR[0]}", f"/pair?a={PAIR[0]}&b={PAIR[1]}", "/leaderboard", "/leaderboard?kind=pairs",
         "/suspicious", f"/suspicious/player?player={PAIR[0]}", "/upload", "/certificates", "/fairness",
-        "/glossary", "/help", "/help/analysis", f"/moves?player={PAIR[0]}&class=any", "/no-such-page",
+        "/glossary", "/help", "/help/analysis", f"/moves?player={PAIR[0]}&class=any",
+        f"/hands?player={PAIR[0]}&outcome=won", "/no-such-page",
     ]
 
 

@@ -128,3 +128,16 @@ def test_a_grade_not_computed_is_not_drawn(client: TestClient) -> None:
     chart = re.search(r'<svg class="skillsvg phase".*?</svg>', page, re.S)
     assert chart is not None and 'class="perfect"' in chart.group(0) and 'class="known"' not in chart.group(0)
     assert re.search(r'<a href="/moves\?player=[^"]+&amp;phase=lead"', chart.group(0))
+
+
+def test_the_hands_behind_a_players_counts(client: TestClient) -> None:
+    player = client.get("/api/players").json()["players"][0]["player"]
+    report = client.get(f"/api/players/{player}").json()
+    page = client.get(f"/players/{player}").text
+    for outcome, key in (("won", "wins"), ("lost", "losses"), (None, "hands")):
+        href = f"/hands?player={player}" + (f"&amp;outcome={outcome}" if outcome else "")
+        assert f'href="{href}"' in page, href
+        listed = client.get(href.replace("&amp;", "&")).text
+        got = re.search(r"<h1>Hands <small>(\d+) hand", listed)
+        assert got is not None and int(got.group(1)) == report[key], (outcome, key)
+    assert client.get("/hands", params={"player": player, "outcome": "nonsense"}).status_code == 422

@@ -1,4 +1,7 @@
-"""The graded moves behind a count: /moves lists the analysed decisions a
+"""The hands and moves behind a page's counts.
+
+/hands lists the hands a player page counts (played, won, lost, tied),
+under the page's filters, newest first. /moves lists the analysed decisions a
 player page, a pair page or a match page counts ("206 blunders", a phase's
 bar), with the same filters in the address, costliest first; each links to
 its replay at that move. /api/graded-moves is its JSON twin.
@@ -19,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
+from reports.player import ReportFilters, hand_outcomes
 from reports.skill import PHASES, seat_ranges
 
 router = APIRouter()
@@ -137,3 +141,25 @@ def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Te
     f = _filters(match, seat, player, partner, cls, phase, profile, date_from, date_to)
     got = graded_moves(cur, f, page_no)
     return json_response({**got, "filters": {k: str(v) for k, v in f.items()}})
+
+
+Outcome = Literal["won", "lost", "tied"]
+
+
+@router.get("/hands", response_class=HTMLResponse, include_in_schema=False)
+def hands_page(cur: Cur, player: Annotated[str, Query(max_length=200)], outcome: Outcome | None = None,
+               profile: Text = None, partner: Text = None, date_from: Text = None, date_to: Text = None,
+               page_no: PageNo = 1) -> HTMLResponse:
+    chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
+                           partner or None)
+    df = hand_outcomes(cur, player, chosen if chosen else None)
+    df = df.filter(df["played"] & df[outcome]) if outcome else df
+    df = df.reverse()  # newest first
+    total = df.height
+    pages = max(1, -(-total // PER_PAGE))
+    rows = df.slice((page_no - 1) * PER_PAGE, PER_PAGE).to_dicts()
+    named = cur.execute("SELECT name FROM players WHERE player = ?", [player]).fetchall()
+    filters = {k: v for k, v in (("player", player), ("outcome", outcome), ("profile", profile),
+                                 ("partner", partner), ("date_from", date_from), ("date_to", date_to)) if v}
+    return page("hands.html", nav="players", rows=rows, total=total, page_no=page_no, pages=pages,
+                filters=filters, who=named[0][0] if named else None)
