@@ -2,12 +2,12 @@
 serious or critical accessibility violation (light and dark), the review
 flow works from the keyboard alone, dark mode follows the system and the
 reader's choice, the print layout (a hand on one page, the board legible,
-no navigation), and the pages at phone width.
+no navigation), and the pages at phone width. Its pictures go to
+test-artifacts/; the docs' own are taken by scripts/screenshots.py.
 
 Runs Debian's chromium as tests/test_browser.py does, over a server of its
 own: a simulated store with the analysis and a planted omniscient cheater,
-beside the sample logs and the defect demo (no analysis). The screenshots
-in docs/ are refreshed from here.
+beside the sample logs and the defect demo (no analysis).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +27,6 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 SIM_MATCH = "m-23-0001"
 PAIR = ("p-00001", "p-00002")
 
@@ -38,6 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from replay.ingest import ingest
     from replay.simulate import SimConfig, simulate, write_lines
 
+    ARTIFACTS.mkdir(exist_ok=True)
     tmp = tmp_path_factory.mktemp("browser-pages")
     log = tmp / "run.jsonl"
     write_lines(simulate(SimConfig(profiles=("international",), hands=24, seed=23, players_pool=4,
@@ -138,7 +137,7 @@ def test_dark_mode_follows_the_system_and_the_readers_choice(site: str, browser:
     assert dark != light and page.get_attribute("#theme-toggle", "aria-pressed") == "true"
     page.goto(site + f"/players/{PAIR[0]}")  # the choice is kept
     assert _bg(page) == dark
-    page.screenshot(path=str(DOCS / "screenshot-player-dark.png"))
+    page.screenshot(path=str(ARTIFACTS / "player-dark.png"))
     page.click("#theme-toggle")
     assert _bg(page) == light
     ctx.close()
@@ -164,7 +163,7 @@ def test_the_print_layout(site: str, browser: Any) -> None:
     # the seats' names on white: dark ink, not the felt's light text
     fill = page.evaluate("getComputedStyle(document.querySelector('svg.board text')).fill")
     assert fill in ("rgb(0, 0, 0)", "#000000"), fill
-    page.screenshot(path=str(DOCS / "screenshot-print-hand.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / "print-hand.png"), full_page=True)
     hand = page.pdf(format="A4")
     assert _pdf_pages(hand) == 1
     counts = {"hand": 1}
@@ -193,9 +192,9 @@ def test_the_pages_fit_a_phone(site: str, browser: Any) -> None:
         assert small == 0, path
     assert not wide, wide
     page.goto(site + f"/players/{PAIR[0]}")
-    page.screenshot(path=str(DOCS / "screenshot-player-390.png"), full_page=False)
+    page.screenshot(path=str(ARTIFACTS / "player-390.png"), full_page=False)
     page.goto(site + "/glossary")
-    page.screenshot(path=str(DOCS / "screenshot-glossary-390.png"), full_page=False)
+    page.screenshot(path=str(ARTIFACTS / "glossary-390.png"), full_page=False)
     page.close()
 
 
@@ -208,13 +207,13 @@ def test_the_glossary_and_the_moves_behind_a_count(site: str, browser: Any) -> N
     page.wait_for_url(re.compile(r"/moves\?"))
     assert f"player={PAIR[0]}" in page.url and "class=blunder" in page.url
     assert page.locator("h1 small").inner_text().startswith(f"{n} decision")
-    page.screenshot(path=str(DOCS / "screenshot-moves.png"))
+    page.screenshot(path=str(ARTIFACTS / "moves.png"))
     page.goto(site + f"/matches/{SIM_MATCH}")
     term = page.locator("a.term").first
     assert term.get_attribute("title")
     term.click()
     page.wait_for_url(re.compile(r"/glossary#"))
-    page.screenshot(path=str(DOCS / "screenshot-glossary.png"))
+    page.screenshot(path=str(ARTIFACTS / "glossary.png"))
     page.close()
 
 
@@ -228,19 +227,3 @@ def test_a_flagged_player_is_marked_wherever_their_name_appears(site: str, brows
     page.goto(site + "/players")
     assert page.locator("a.flagmark").count() == 1
     page.close()
-
-
-def test_the_docs_screenshots(site: str, browser: Any) -> None:
-    """The pictures the docs show, of the pages as they are now."""
-    page = browser.new_page(viewport={"width": 1366, "height": 900})
-    page.goto(site + f"/players/{PAIR[0]}")
-    page.screenshot(path=str(DOCS / "screenshot-player.png"), full_page=True)
-    page.goto(site + f"/matches/{SIM_MATCH}")
-    page.locator("#accuracy").scroll_into_view_if_needed()
-    page.screenshot(path=str(DOCS / "screenshot-match-accuracy.png"))
-    page.goto(site + "/fairness")
-    page.locator(".chartrow").first.scroll_into_view_if_needed()
-    page.screenshot(path=str(DOCS / "screenshot-fairness-charts.png"))
-    page.close()
-    for name in ("player", "match-accuracy", "fairness-charts"):
-        assert (DOCS / f"screenshot-{name}.png").stat().st_size > 20_000
