@@ -157,8 +157,9 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
     def y(v: float) -> float:
         return pad_t + h * (hi - v) / (hi - lo)
 
-    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="value of the hand ply by ply{" for side 0" if two else ""}">']  # fmt: skip
+    whose = _whose(teams) if two else "each seat, its own line"
+    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="group" aria-label="value of the hand ply by ply, points for {whose}">'
+           f'<text x="{pad_l + 4}" y="{pad_t + 8}" class="lab whose">points for {whose}{" (up: ahead)" if two else ""}</text>']  # fmt: skip
     out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" class="zero"/>')
     out.append(f'<text x="4" y="{y(hi) + 4:.1f}" class="lab">{hi:+d}</text>')
     out.append(f'<text x="4" y="{y(lo) + 4:.1f}" class="lab">{lo:+d}</text>')
@@ -176,11 +177,11 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
         r = 5 if cls else 3
         cur = " current" if current == p["ply"] else ""
         who = "" if two else f" s{p['seat']}"
-        title = f"ply {p['ply']}: seat {p['seat']} {p['played']}, lost {p['dd_loss']}"
+        title = f"ply {p['ply']}: seat {p['seat']} {shown_move(p['played'])}, lost {p['dd_loss']}"
         if cls:
             title += f" ({cls})"
         out.append(
-            f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
+            f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}" tabindex="-1"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
             f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc(title)}</title></circle></a>'
         )
     out.append(f'<text x="{pad_l}" y="{height - 6}" class="lab">ply {plies[0]["ply"]}</text>')
@@ -189,12 +190,17 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
     return "".join(out)
 
 
+def _whose(teams: str) -> str:
+    return "side 0 (seats 0 and 2)" if teams == "pairs" else "seat 0"
+
+
 def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, teams: str) -> str:
     """Par against result and the seats' accuracy (HTML)."""
     if a.get("skipped"):
         return f'<section class="analysis-summary"><h2>Analysis</h2><p class="muted">Not analysed: {_esc(a["skipped"])}.</p></section>'
     first = a["first_seat"] or 0
-    par, res = a["par"][first], a["result"][first]
+    two = teams == "pairs" or players == 2  # two sides: the graph's side, side 0, for the sentence too
+    par, res = (a["par"][0], a["result"][0]) if two else (a["par"][first], a["result"][first])
     names = {s["seat"]: s.get("name") or s.get("player") for s in seats}
     cells = "".join(
         f"<tr><td>seat {s}: {_esc(names.get(s, ''))}</td>"
@@ -209,7 +215,7 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
            "in one go), and until then accuracy and classes follow perfect information")  # fmt: skip
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
-        f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points from seat {first}'s side, who made the first move; "
+        f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points for {_whose(teams) if two else f'seat {first}, who made the first move'}; "
         f"par is the value of the deal under best play by everyone).</p>"
         f"{value_graph(a, players, teams)}"
         '<table class="grid narrow acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'

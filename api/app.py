@@ -54,9 +54,9 @@ from api.deepen import Deepener
 from api.errors import on_bad_request, on_http_error
 from api.lru import Versioned
 from api.middleware import MAX_UPLOAD, MULTIPART_SLACK, EmptyParams, WriteGuard
-from api.pages import warm
+from api.pages import mark_flagged, warm
 from api.pool import RenderPool
-from api.routes import certificates, findings, home, matches, players, upload
+from api.routes import certificates, docs, findings, graded, home, matches, players, upload
 from reports import derived
 
 __all__ = ["create_app"]
@@ -91,6 +91,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(db_path, spool_dir)
         app.state.store = store
+        mark_flagged(insights.FlaggedPlayers(store))  # a flag badge beside every flagged player's name
         if threads:
             # the sync routes run on anyio's thread pool (40 threads by
             # default): a few threads keep the requests in line, first come
@@ -151,4 +152,6 @@ def create_app(
         app.include_router(routes.router)
     app.include_router(fairness.router)
     app.include_router(insights.router)
+    app.include_router(docs.router)  # the glossary and docs/*.md as pages
+    app.include_router(graded.router)  # /moves: the graded moves behind a page's counts
     return app

@@ -72,7 +72,7 @@ def build_plies(hand: HandData, viewer: int | None = None) -> list[Ply]:
     if hand.finished and hand.result != "cancelled" and plies:
         plies[-1].notes.append(Note("result", _result_text(hand)))
     elif not hand.finished:
-        plies[-1].notes.append(Note("withheld", "the hand is not over: the hands stay hidden"))
+        plies[-1].notes.append(Note("withheld", "the hand never finished (or is still on): the hands stay hidden"))
     if viewer is not None and show and plies:
         plies[0].notes.insert(0, Note("view", f"seen from seat {viewer}: its own tiles, the line, "
                                               "how many tiles the others hold and what their passes showed"))
@@ -126,7 +126,7 @@ def _words(pos: Position, mv: MoveRow, hand: HandData, viewer: int | None, show:
         if pos.last_play and hand.result == "domino":
             words = [w for w in hand.notes if w in ("capicua", "chuchazo", "dominao")]
             for w in words:
-                notes.append(Note(w, f"{w}: {name} goes out"))
+                notes.append(Note(w, f"{'capicúa' if w == 'capicua' else w}: {name} goes out"))
             if not words:
                 notes.append(Note("out", f"domino: seat {s} goes out with {name}"))
     elif mv.kind == "pass":
@@ -181,7 +181,7 @@ def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:
     out = []
     for f in found:
         # a finding's message may name a hidden tile until the hand is over
-        text = f"{f.code}: {f.message}" if show else f"{f.code} (details withheld until the hand is over)"
+        text = f"{f.code}: {f.message}" if show else f"{f.code} (details hidden: they may name a tile this page does not show)"
         out.append(Note("finding", text, f.seq, f.severity))
     return out
 
@@ -238,7 +238,7 @@ def ply_section(p: Ply) -> str:
         f'<h2 class="ply-title"><span class="plyn">{p.n}</span> {esc(p.title)}'
     ]
     if mv is not None:
-        out.append(f" <small>seq {mv.seq}</small>")
+        out.append(f' <small title="its number among the log\'s events">log event {mv.seq}</small>')
     out.append("</h2>")
     if p.alternatives:
         forced = ' <span class="tag forced">forced</span>' if mv is not None and mv.forced else ""
@@ -257,7 +257,7 @@ def ply_section(p: Ply) -> str:
     if any(p.voids):
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
-        out.append(f'<p class="muted">hanged doubles: {", ".join(label(t) for t in p.hanged)}</p>')
+        out.append(f'<p class="muted"><a class="term" href="/glossary#ahorcado">ahorcado</a> (hanged doubles): {", ".join(label(t) for t in p.hanged)}</p>')
     out.append(f'<details class="board-text"><summary>The board as text</summary><p>{esc(board_text(p))}</p></details>')
     out.append("</section>")
     return "".join(out)
@@ -273,11 +273,11 @@ def board_text(p: Ply) -> str:
     >>> ply = Ply(3, None, "", [Placed(t("66"), 6, 6), Placed(t("63"), 6, 3)], 6, 3,
     ...           [(t("50"), t("41")), ()], [10, 0], 4)
     >>> board_text(ply)
-    'Line, left to right: 66 63; open ends 6 and 3. Seat 0: 2 tiles (50 41), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
+    'Line, left to right: [6|6] [6|3]; open ends 6 and 3. Seat 0: 2 tiles ([5|0] [4|1]), 10 pips. Seat 1: no tile, 0 pips. Boneyard: 4 tiles.'
     >>> board_text(Ply(0, None, "", [], -1, -1, None, None, 14))
     'The line is empty. The hands stay hidden until the hand is over. Boneyard: 14 tiles.'
     """
-    parts = [f"Line, left to right: {' '.join(f'{t.a}{t.b}' for t in p.line)}; open ends {p.left} and {p.right}."
+    parts = [f"Line, left to right: {' '.join(f'[{t.a}|{t.b}]' for t in p.line)}; open ends {p.left} and {p.right}."
              if p.line else "The line is empty."]
     if p.hands is not None:
         for seat, tiles in enumerate(p.hands):
@@ -285,7 +285,7 @@ def board_text(p: Ply) -> str:
                 k = p.counts[seat] if seat < len(p.counts) else 0
                 parts.append(f"Seat {seat}: {k} tile{'s' if k != 1 else ''}, not shown.")
                 continue
-            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(tile_name(t) for t in tiles)})"
+            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(label(t) for t in tiles)})"
             pip = p.pips[seat] if p.pips is not None and seat < len(p.pips) else None
             pips = f", {pip} pips" if pip is not None else ""
             parts.append(f"Seat {seat}: {held if tiles else 'no tile'}{pips}.")

@@ -328,11 +328,25 @@ def player_extras(cur: Cursor, player: str, request: Request | None = None, filt
     `rating_chart`, `skill` and its charts (the insights follow the report's `filters`)."""
     got = player_ratings(cur, player, request)
     sk = player_skill(request, cur, player, filters)
+    sampled = sk.get("sampled")
+    known = sampled is None or sampled > 0  # no decision graded on what they could know: no such bar
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
-        "luck_chart": Markup(luck_svg(sk["line"])), "phase_chart": Markup(phase_svg(sk["phases"])),
-        "months_chart": Markup(months_svg(sk["months"])),
+        "luck_chart": Markup(luck_svg(sk["line"])),
+        "phase_chart": Markup(phase_svg(sk["phases"], link=lambda ph: moves_link(player, filters, phase=ph),
+                                        known=known)),
+        "months_chart": Markup(months_svg(sk["months"], known=known)),
     }  # fmt: skip
+
+
+def moves_link(player: str, filters: Any = None, **more: str) -> str:
+    """The address of a player's graded moves (/moves) under the page's filters and `more`.
+
+    >>> moves_link("p 1", None, **{"class": "blunder"})
+    '/moves?player=p+1&class=blunder'
+    """
+    kept = {k: getattr(filters, k, None) for k in ("profile", "date_from", "date_to", "partner")}
+    return u("moves", player=player, **{k: v for k, v in kept.items() if v is not None}, **more)
 
 
 def rating_svg(rows: Sequence[dict[str, Any]], width: int = 640, height: int = 180) -> str:
@@ -395,6 +409,28 @@ def _suspicious(request: Request, cur: Cursor, bots: bool, min_hands: int) -> di
 
 
 MinHands = Annotated[int, Query(ge=0, le=10_000_000)]
+
+
+class FlaggedPlayers:
+    """The ids of the players the cheat signals flag (as /suspicious lists
+    them), worked out once per store generation: the pages mark every name of
+    theirs (api.pages' `flagged`)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.gen: int | None = None
+        self.ids: frozenset[str] = frozenset()
+
+    def __call__(self) -> frozenset[str]:
+        gen = getattr(self.store, "generation", 0)
+        if gen != self.gen:
+            cur = self.store.cursor()
+            try:
+                rows = cheats.suspicious(cur)["rows"]
+            finally:
+                cur.close()
+            self.ids, self.gen = frozenset(r["player"] for r in rows if r["flagged"]), gen
+        return self.ids
 
 
 @router.get("/suspicious", response_class=HTMLResponse, include_in_schema=False)

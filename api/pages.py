@@ -8,6 +8,7 @@ and caches it. Nothing here imports FastAPI, the store or DuckDB.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -16,13 +17,14 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from api.analysis_view import shown_move, summary_panel
+from api.glossary import term_link
 from api.hand_page import hand_sections
 from api.names import as_value, shown
 from api.replay_model import HandData
 from api.tile_svg import ply_style
 from replay.tiles import tile_name
 
-__all__ = ["draw_hand_page", "env", "hand_page", "render", "u", "warm"]
+__all__ = ["draw_hand_page", "env", "hand_page", "mark_flagged", "render", "u", "warm"]
 
 env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -61,7 +63,26 @@ def _finalize(value: object) -> object:
 
 
 env.finalize = _finalize
-env.globals.update(u=u, side_of=_side_of, has_fairness=True)
+
+# the players the cheat signals flag: the app sets the source (api.insights.FlaggedPlayers)
+# once its store is open; a render worker has none, and marks nobody
+_flag_source: list[Callable[[], frozenset[str]]] = []
+
+
+def mark_flagged(source: Callable[[], frozenset[str]]) -> None:
+    """Have every page mark the names of the players `source()` gives."""
+    _flag_source[:] = [source]
+
+
+def _flagged(player: object) -> bool:
+    if not _flag_source:
+        return False
+    try:
+        return player in _flag_source[0]()
+    except Exception:  # no analysis tables yet, a store being replaced: no mark, never a broken page
+        return False
+
+env.globals.update(u=u, side_of=_side_of, has_fairness=True, term=term_link, flagged=_flagged)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
 env.filters["value"] = as_value  # a form field's value, as typed
 env.filters["move"] = lambda m: "" if m is None else shown_move(m)

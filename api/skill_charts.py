@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from api.replay_model import esc
 
 __all__ = ["luck_svg", "months_svg", "phase_svg"]
 
 
-def _frame(width: int, height: int, cls: str, label: str) -> str:
+def _frame(width: int, height: int, cls: str, label: str, links: bool = False) -> str:
+    # a chart holding links is a group of them, not an image (an image's parts are not focusable)
     return (f'<svg class="skillsvg {cls}" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-label="{esc(label)}">')  # fmt: skip
+            f'role="{"group" if links else "img"}" aria-label="{esc(label)}">')  # fmt: skip
 
 
 def _percent_grid(left: float, w: float, y: Callable[[float], float]) -> list[str]:
@@ -39,8 +41,8 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
 
     >>> svg = luck_svg({"hands": [3, 7], "points": [10, -4], "adjusted": [6.0, 1.0], "luck": [4.0, -5.0],
     ...                 "matches": ["m<1>", "m2"], "days": [None, "2026-11-02"]})
-    >>> svg.count("<polyline"), "m&lt;1&gt;" in svg
-    (3, True)
+    >>> svg.count("<polyline"), "m&lt;1&gt;" in svg, 'href="/matches/m%3C1%3E"' in svg
+    (3, True, True)
     """
     hands = line.get("hands") or []
     n = len(hands)
@@ -60,7 +62,7 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
         return pad_t + h - (v - lo) / span * h
 
     out = [
-        _frame(width, height, "luck", "real and luck-adjusted points, added up match by match"),
+        _frame(width, height, "luck", "real and luck-adjusted points, added up match by match", links=True),
         f'<line x1="{pad_l}" y1="{y(0):.1f}" x2="{pad_l + w}" y2="{y(0):.1f}" class="axis"/>',
     ]
     for cls, vals in series.items():
@@ -76,19 +78,31 @@ def luck_svg(line: dict[str, list[Any]], width: int = 960, height: int = 240) ->
     out.append(f'<text x="{pad_l + w}" y="{height - 14}" class="ax" text-anchor="end">hand {last}'
                f'{" · " + esc(days[-1]) if days and days[-1] else ""}</text>')  # fmt: skip
     out.append(f'<text x="{pad_l + w / 2:.1f}" y="{height - 2}" class="ax" text-anchor="middle">hands analysed</text>')
+    # each point links to its match (the luck line's drill-down); no tab stop each, the list of
+    # matches is one link away
     for k in range(n):
         out.append(
+            f'<a href="/matches/{esc(quote(str(line["matches"][k]), safe=""))}" tabindex="-1">'
             f'<circle cx="{xs[k + 1]:.1f}" cy="{y(line["points"][k]):.1f}" r="6" class="hit"><title>'
             f'after {esc(line["matches"][k])} (hand {hands[k]}): {line["points"][k]:+d} points, '
-            f'{line["adjusted"][k]:+.1f} luck-adjusted, luck {line["luck"][k]:+.1f}</title></circle>'
+            f'{line["adjusted"][k]:+.1f} luck-adjusted, luck {line["luck"][k]:+.1f}</title></circle></a>'
         )
     out.append("</svg>")
     return "".join(out)
 
 
-def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 200) -> str:
+def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 200,
+              link: Callable[[str], str] | None = None, known: bool = True) -> str:
     """Accuracy by phase of the hand: a bar a grade (what the player could
-    know; perfect information), 0 to 100%."""
+    know; perfect information), 0 to 100%. With `link`, each phase's bars and
+    label link to `link(phase)` (its graded moves); without `known`, the bar
+    of the grade on what the player could know is left out (not graded yet).
+
+    >>> svg = phase_svg([{"phase": "lead", "tiles_on_line": "0", "decisions": 3, "accuracy": 50.0,
+    ...                   "accuracy_dd": 60.0}], link=lambda ph: f"/moves?phase={ph}", known=False)
+    >>> 'href="/moves?phase=lead"' in svg, 'class="known"' in svg, 'role="group"' in svg
+    (True, False, True)
+    """
     if not any(p["decisions"] for p in phases):
         return '<p class="muted">no analysed decision yet</p>'
     pad_l, pad_r, pad_t, pad_b = 36, 8, 10, 40
@@ -99,12 +113,15 @@ def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 
     def y(v: float) -> float:
         return pad_t + h - v / 100 * h
 
-    out = [_frame(width, height, "phase", "accuracy by phase of the hand"), *_percent_grid(pad_l, w, y)]
+    out = [_frame(width, height, "phase", "accuracy by phase of the hand", links=link is not None),
+           *_percent_grid(pad_l, w, y)]
     for i, p in enumerate(phases):
         x0 = pad_l + i * slot + slot * 0.14
+        if link is not None:
+            out.append(f'<a href="{esc(link(p["phase"]))}" aria-label="graded moves of the {esc(p["phase"])} phase">')
         for j, (key, cls) in enumerate((("accuracy", "known"), ("accuracy_dd", "perfect"))):
             v = p.get(key)
-            if v is None:
+            if v is None or (cls == "known" and not known):
                 continue
             out.append(
                 f'<rect x="{x0 + j * bar:.1f}" y="{y(v):.1f}" width="{bar - 2:.1f}" height="{y(0) - y(v):.1f}" '
@@ -115,13 +132,16 @@ def phase_svg(phases: Sequence[dict[str, Any]], width: int = 460, height: int = 
         cx = pad_l + i * slot + slot / 2
         out.append(f'<text x="{cx:.1f}" y="{pad_t + h + 14}" class="ax" text-anchor="middle">{esc(p["phase"])}</text>')
         out.append(f'<text x="{cx:.1f}" y="{pad_t + h + 27}" class="ax" text-anchor="middle">'
-                   f'{p["decisions"]} dec.</text>')  # fmt: skip
+                   f'{p["decisions"]} decisions</text>')  # fmt: skip
+        if link is not None:
+            out.append("</a>")
     out.append("</svg>")
     return "".join(out)
 
 
-def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int = 200) -> str:
-    """Accuracy month by month, both grades; a dot's size grows with its decisions."""
+def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int = 200, known: bool = True) -> str:
+    """Accuracy month by month, both grades (without `known`, perfect
+    information only); a dot's size grows with its decisions."""
     pts = [m for m in months if m.get("accuracy") is not None or m.get("accuracy_dd") is not None]
     if not pts:
         return '<p class="muted">no analysed decision yet</p>'
@@ -137,7 +157,7 @@ def months_svg(months: Sequence[dict[str, Any]], width: int = 460, height: int =
         return pad_t + h - v / 100 * h
 
     out = [_frame(width, height, "months", "accuracy month by month"), *_percent_grid(pad_l, w, y)]
-    for key, cls in (("accuracy_dd", "perfect"), ("accuracy", "known")):
+    for key, cls in (("accuracy_dd", "perfect"), ("accuracy", "known"))[: 2 if known else 1]:
         got = [(i, m[key]) for i, m in enumerate(pts) if m.get(key) is not None]
         if len(got) > 1:
             out.append(f'<polyline points="{" ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in got)}" class="{cls}"/>')

@@ -138,6 +138,13 @@ def hands_of(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
     return _prepared(_held(cur, players, filters))
 
 
+def hand_outcomes(cur: duckdb.DuckDBPyConnection, player: str, filters: ReportFilters | None = None) -> pl.DataFrame:
+    """Every hand `player` held (`hands_of`), with what the report counts of
+    it: `played`, `won`, `lost`, `tied`, `pts_for`, `pts_against`, `went_out`
+    (the rows behind the player page's counts, for the list of hands)."""
+    return _with_outcome(hands_of(cur, [player], filters).lazy()).collect(engine=ENGINE)
+
+
 def _prepared(df: pl.DataFrame) -> pl.DataFrame:
     closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
     return (

@@ -20,13 +20,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# (file, path, what to capture: a CSS selector, or "" for the whole page, the viewport width)
+# (file, path, what to capture: a CSS selector, "" for the whole page or "@viewport" for
+# what the screen shows, the viewport width, and how: "" as is, "dark" in the dark
+# theme, "print" as the page prints)
 SHOTS = [
-    ("screenshot-replay.png", "/matches/m-8000-0001/hands/1?ply=40", "main", 1280),
-    ("screenshot-seat-view.png", "/matches/m-8000-0001/hands/1?view=seat1&ply=24", "main", 1280),
-    ("screenshot-matches.png", "/matches?profile=international&sort=hands&order=desc", "main", 1280),
-    ("screenshot-fairness-charts.png", "/fairness", "#charts", 1280),
-    ("screenshot-player.png", "/players/p-00001?profile=international", "main", 1280),
+    ("screenshot-replay.png", "/matches/m-8000-0001/hands/1?ply=40", "main", 1280, ""),
+    ("screenshot-seat-view.png", "/matches/m-8000-0001/hands/1?view=seat1&ply=24", "main", 1280, ""),
+    ("screenshot-matches.png", "/matches?profile=international&sort=hands&order=desc", "main", 1280, ""),
+    ("screenshot-fairness-charts.png", "/fairness", "#charts", 1280, ""),
+    ("screenshot-player.png", "/players/p-00001?profile=international", "main", 1280, ""),
+    ("screenshot-glossary.png", "/glossary", "main", 1280, ""),
+    ("screenshot-glossary-390.png", "/glossary", "@viewport", 390, ""),
+    ("screenshot-player-390.png", "/players/p-00001", "@viewport", 390, ""),
+    ("screenshot-player-dark.png", "/players/p-00001", "@viewport", 1280, "dark"),
+    ("screenshot-print-hand.png", "/matches/m-8000-0001/hands/1?ply=40", "", 1280, "print"),
 ]
 
 
@@ -59,11 +66,16 @@ def main() -> int:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                             args=["--no-sandbox", "--headless", "--disable-gpu"])
-                for name, path, what, width in SHOTS:
-                    page = browser.new_page(viewport={"width": width, "height": 900})
+                for name, path, what, width, how in SHOTS:
+                    page = browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 900},
+                                            color_scheme="dark" if how == "dark" else "light")
                     page.goto(f"http://127.0.0.1:{port}{path}")
+                    if how == "print":
+                        page.emulate_media(media="print")
                     out = Path(args.out) / name
-                    if what:
+                    if what == "@viewport":
+                        page.screenshot(path=str(out))
+                    elif what:
                         page.locator(what).first.screenshot(path=str(out))
                     else:
                         page.screenshot(path=str(out), full_page=True)

@@ -184,7 +184,7 @@ def test_a_seats_view_of_its_plies() -> None:
     # what a pass shows is for everyone; a finding's message may name a held tile
     assert mine[4].voids == full[4].voids and mine[4].voids[0] == (3, 6)
     notes = [n.text for p in mine for n in p.notes if n.kind == "finding"]
-    assert notes == ["ILLEGAL_PLAY (details withheld until the hand is over)"]
+    assert notes == ["ILLEGAL_PLAY (details hidden: they may name a tile this page does not show)"]
     assert any("holds 11" in n.text for p in full for n in p.notes)
     assert mine[2].to_json()["tile"] is None and mine[2].to_json()["hands"][1] is None
     # the other seat's tiles are nowhere in its drawing: backs stand for them

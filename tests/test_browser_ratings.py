@@ -57,6 +57,10 @@ def test_leaderboard_in_a_browser(base_url: str) -> None:
         # on to one of the two players: their rating section and chart
         page.locator("h1 a.player").first.click()
         page.wait_for_selector("#ratings")
-        assert page.locator("#ratings ~ .cols svg.ratingsvg").count() == 1
+        assert page.locator("#ratings ~ .ratingchart svg.ratingsvg").count() == 1
+        # the chart sits below its table, not over it
+        table = page.locator("#ratings ~ section table.grid").first.bounding_box()
+        chart = page.locator(".ratingchart svg.ratingsvg").bounding_box()
+        assert table is not None and chart is not None and chart["y"] >= table["y"] + table["height"]
         assert page.locator("text=As a pair").count() == 1
     assert (ARTIFACTS / "leaderboard.png").stat().st_size > 10_000
