@@ -10,8 +10,8 @@ engine (not through the code that made it).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def _simulated(tmp: Path, hands: int) -> list[Path]:
     path = tmp / "sim.jsonl"
     with path.open("wb") as f:
         for line in simulate(cfg):
-            f.write(line)
+            f.write(line if line.endswith(b"\n") else line + b"\n")
     return [path]
 
 

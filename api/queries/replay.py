@@ -27,6 +27,7 @@ from api.queries.sql import (
     ts_utc,
 )
 from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
+from replay.analysis.grades import HandInput, inputs_from_replay
 from replay.moves import name as move_name
 from replay.store.replay_blob import unpack_replay
 
@@ -182,10 +183,12 @@ class MatchBundle:
     findings: dict[int, list[tuple[Any, ...]]]
     analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
+    inputs: dict[int, HandInput] = field(default_factory=dict)  # analysed hands as the solver reads them (lines)
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis
+                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis,
+                     rules::VARCHAR AS rules_json, rematch_of
               FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
@@ -214,6 +217,7 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     if head is None:
         return None
     mno, found, packed, analysed = head.pop("mno"), head.pop("found"), head.pop("replay"), head.pop("analysis")
+    rules_json, rematch_of = head.pop("rules_json"), head.pop("rematch_of")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
         par = {"n": mno}
@@ -234,7 +238,18 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     analysis = match_analysis(cur, match) if analysed is not None else {}
     bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
     deals = _deal_evidence(cur, match, bad, head) if bad else {}
-    return MatchBundle(head, seats, hands, moves, findings, analysis, deals)
+    inputs = _inputs(cur, match, rules_json, rematch_of, hands, moves) if analysis and rows is not None else {}
+    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, inputs)
+
+
+def _inputs(cur: Cursor, match: str, rules_json: str | None, rematch_of: str | None,
+            hands: dict[int, dict[str, Any]], moves: dict[int, list[Any]]) -> dict[int, HandInput]:  # fmt: skip
+    """The finished hands of a match as the solver replays them (their principal lines, api.review)."""
+    if not rules_json:
+        return {}
+    stocks = dict(cur.execute("SELECT hand, stock FROM hands WHERE match = ?", [match]).fetchall())
+    got = inputs_from_replay(match, orjson.loads(rules_json), rematch_of, hands, moves, stocks)
+    return {i.hand: i for i in got if i.skip is None}
 
 
 def _deal_evidence(cur: Cursor, match: str, bad: list[int], head: dict[str, Any]) -> dict[int, dict[str, Any]]:
@@ -388,6 +403,7 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
         aside=7 if m["stock"] == "doubles_aside" else 0,
         # the analysis exists only for finished hands; checked again all the same
         analysis=b.analysis.get(hand) if finished else None,
+        review=b.inputs.get(hand) if finished else None,
     )
     info = {
         "match": match,

@@ -23,6 +23,22 @@
     document.querySelectorAll("svg.vgraph circle.current").forEach((c) => c.classList.remove("current"));
     const pt = document.querySelector(`svg.vgraph a[data-ply="${cur}"] circle`);
     if (pt) pt.classList.add("current");
+    // the move list: the current ply marked and kept in view
+    let mover = null;
+    document.querySelectorAll("#movelist li").forEach((li) => {
+      const on = parseInt(li.dataset.ply, 10) === cur;
+      li.classList.toggle("cur", on);
+      const a = li.querySelector("a");
+      if (on) { a.setAttribute("aria-current", "step"); mover = li.dataset.seat; }
+      else a.removeAttribute("aria-current");
+      if (on && li.scrollIntoView) {
+        const ol = li.parentElement;
+        if (li.offsetTop < ol.scrollTop || li.offsetTop + li.offsetHeight > ol.scrollTop + ol.clientHeight)
+          ol.scrollTop = li.offsetTop - ol.clientHeight / 2;
+      }
+    });
+    // the seat to move: its hand stays shown when only what it knew is shown
+    document.querySelectorAll("svg.board .place").forEach((g) => g.classList.toggle("mover", g.dataset.seat === mover));
     if (setHash) history.replaceState(null, "", "#ply=" + cur);
   }
   const fromHash = () => {
@@ -40,6 +56,30 @@
     show(parseInt(a.dataset.ply, 10), true);
     box.scrollIntoView({ block: "nearest" });
   }));
+  // the move list: a click steps there (its link ?ply=N works without JS)
+  document.querySelectorAll("#movelist li a").forEach((a) => a.addEventListener("click", (e) => {
+    e.preventDefault();
+    show(parseInt(a.parentElement.dataset.ply, 10), true);
+  }));
+  // every hand, or only what the seat to move could see
+  const only = document.getElementById("mover-only");
+  if (only) only.addEventListener("click", () => {
+    const on = only.getAttribute("aria-pressed") !== "true";
+    only.setAttribute("aria-pressed", String(on));
+    only.textContent = on ? "hands: the mover's" : "hands: all";
+    document.querySelectorAll("svg.board").forEach((b) => b.classList.toggle("mover-only", on));
+  });
+  // a principal line: step its moves one by one (the moves after the one shown fade)
+  document.querySelectorAll(".pline").forEach((box) => {
+    const items = [...box.querySelectorAll("li")];
+    let at = -1;
+    const paint = () => items.forEach((li, i) => { li.classList.toggle("on", i === at); li.classList.toggle("later", at >= 0 && i > at); });
+    box.querySelectorAll("[data-lstep]").forEach((b) => b.addEventListener("click", () => {
+      at = Math.max(-1, Math.min(items.length - 1, at + parseInt(b.dataset.lstep, 10)));
+      paint();
+    }));
+    items.forEach((li, i) => li.addEventListener("click", () => { at = i; paint(); }));
+  });
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, select, textarea") || e.altKey || e.ctrlKey || e.metaKey) return;
     const k = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last" }[e.key];

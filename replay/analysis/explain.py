@@ -52,10 +52,14 @@ def _plural(n: int) -> str:
     return f"{n}s"
 
 
-def _sides(rules: Rules, points: tuple[int, ...]) -> str:
+def _pts(n: int, unit: str) -> str:
+    return f"{n} {unit[:-1] if abs(n) == 1 else unit}"
+
+
+def _sides(rules: Rules, points: tuple[int, ...], unit: str) -> str:
     if rules.teams == "pairs":
-        return "; ".join(f"seats {k} and {k + 2} end with {p}" for k, p in enumerate(points))
-    return "; ".join(f"seat {k} ends with {p}" for k, p in enumerate(points))
+        return ", ".join(f"seats {k} and {k + 2} score {_pts(p, unit)}" for k, p in enumerate(points))
+    return ", ".join(f"seat {k} scores {_pts(p, unit)}" for k, p in enumerate(points))
 
 
 def _end(rules: Rules, line: Line, which: str) -> Claim:
@@ -66,7 +70,7 @@ def _end(rules: Rules, line: Line, which: str) -> Claim:
     else:
         how = f"the line blocks at move {at} (seat {line.by} lays the last tile)"
     unit = "points" if rules.scoring != "royal_rumble" else "penalty points"
-    text = f"{head}, with best play by everyone {how}; {_sides(rules, line.points)} {unit}."
+    text = f"{head}, with best play by everyone {how}: {_sides(rules, line.points, unit)}."
     return Claim(text, {"kind": "end", "line": which, "result": line.result, "by": line.by, "step": at,
                         "points": list(line.points)})
 
@@ -83,7 +87,7 @@ def explain(rules: Rules, lines: PlyLines) -> list[Claim]:
         out.append(_end(rules, best, "best"))
         gap = best.value - played.value
         if gap > 0:
-            out.append(Claim(f"The best move keeps {gap} points more for seat {seat}'s side than the one played.",
+            out.append(Claim(f"The best move ends {_pts(gap, 'points')} better for seat {seat}'s side than the one played.",
                              {"kind": "gap", "points": gap}))
     for line, which in ((played, "played"), (best, "best")):
         if which == "best" and same:

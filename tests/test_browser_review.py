@@ -1,0 +1,131 @@
+"""The review on the replay page, in a real browser: the move list steps the
+hand (click and keys), the best move is drawn on the board, a principal line
+steps move by move, and it all fits a phone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.test_analysis import INTL
+from tests.test_browser import ARTIFACTS, CHROMIUM, _DRAWN, _shown, browser_page, serving
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+HAND = "/matches/m-example-1/hands/1"
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from replay.ingest import ingest
+
+    db = tmp_path_factory.mktemp("browser-review") / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(INTL)], db=db, workers=0, analysis=(6, 0))
+    with serving(db) as url:
+        yield url
+
+
+def _current(page) -> int:  # type: ignore[no-untyped-def]
+    return int(page.locator("#movelist li.cur").get_attribute("data-ply"))
+
+
+def test_the_move_list_steps_with_clicks_and_keys(base_url: str) -> None:
+    with browser_page() as page:
+        page.goto(base_url + HAND)
+        items = page.locator("#movelist li")
+        assert items.count() == int(page.locator("#stepper").get_attribute("data-last") or "0") + 1
+        assert _current(page) == 0
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert _shown(page) == 2 and _current(page) == 2
+        page.keyboard.press("ArrowLeft")
+        assert _shown(page) == 1 and _current(page) == 1
+        page.locator('#movelist li[data-ply="7"] a').click()
+        assert _shown(page) == 7 and _current(page) == 7
+        assert "#ply=7" in page.url
+        assert page.locator('#movelist li[data-ply="7"] a[aria-current="step"]').count() == 1
+        page.keyboard.press("End")
+        last = items.count() - 1
+        assert _current(page) == last
+        # marks: every graded ply with a class carries its sign
+        marked = page.locator("#movelist li.g-inaccuracy, #movelist li.g-mistake, #movelist li.g-blunder")
+        for i in range(marked.count()):
+            assert marked.nth(i).locator(".mark").inner_text() in ("?!", "?", "??")
+
+
+def test_the_best_move_and_its_line_on_the_board(base_url: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    with browser_page() as page:
+        page.goto(base_url + HAND)
+        ghosts = page.locator("svg.board .ghost")
+        assert ghosts.count() > 0
+        assert page.evaluate(_DRAWN, "svg.board .ghost") == 0  # ply 0: no move yet
+        # a ply whose best move is another: its ghost and its ring are drawn, and only there
+        target = None
+        for i in range(1, _last(page) + 1):
+            page.locator(f'#movelist li[data-ply="{i}"] a').click()
+            if page.evaluate(_DRAWN, "svg.board .ghost") == 1:
+                target = i
+                break
+        assert target is not None
+        section = page.locator("section.ply:not([hidden])")
+        best = section.locator(".why .bestmv").inner_text()
+        assert best.startswith("[")
+        assert page.evaluate(_DRAWN, "svg.board .bestring") <= 1
+        label = page.locator("svg.board .ghost .ghostlab").evaluate_all(
+            "(els) => els.filter((e) => e.closest('g.ghost').parentNode.style !== undefined)"
+            ".map((e) => e.textContent)")
+        assert any(best.split(" ")[0] in t for t in label)
+        # its lines: the reasons, and the best line steps move by move
+        assert section.locator(".why ul.reasons li").count() >= 2
+        line = section.locator('.pline[data-line="best"]')
+        line.locator('[data-lstep="1"]').click()
+        line.locator('[data-lstep="1"]').click()
+        assert line.locator("li.on").get_attribute("data-step") == "1"
+        assert line.locator("li.later").count() == line.locator("li").count() - 2
+        page.keyboard.press("ArrowRight")
+        assert _shown(page) == target + 1
+        page.screenshot(path=str(ARTIFACTS / "review.png"), full_page=True)
+
+
+def test_only_what_the_mover_knew(base_url: str) -> None:
+    with browser_page() as page:
+        page.goto(base_url + HAND + "#ply=3")
+        assert page.evaluate(_DRAWN, "svg.board .place .held") == 4
+        page.locator("#mover-only").click()
+        assert page.evaluate(_DRAWN, "svg.board .place .held") == 1
+        mover = page.locator('#movelist li[data-ply="3"]').get_attribute("data-seat")
+        assert page.evaluate(_DRAWN, f'svg.board .place[data-seat="{mover}"] .held') == 1
+        page.locator("#mover-only").click()
+        assert page.evaluate(_DRAWN, "svg.board .place .held") == 4
+
+
+def test_the_move_list_fits_a_phone(base_url: str) -> None:
+    with browser_page(390, 800) as page:
+        page.goto(base_url + HAND + "?ply=5")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        box = page.locator("#movelist").bounding_box()
+        assert box is not None and box["width"] <= 390
+        page.locator('#movelist li[data-ply="6"] a').click()
+        assert _shown(page) == 6
+        page.screenshot(path=str(ARTIFACTS / "review-phone.png"), full_page=True)
+
+
+def test_a_seat_sees_its_own_grades_only(base_url: str) -> None:
+    with browser_page() as page:
+        page.goto(base_url + HAND + "?view=seat1")
+        assert page.locator("table.alts-values th", has_text="exact").count() == 0
+        assert page.locator(".pline").count() == 0
+        seats = {page.locator("#movelist li").nth(i).get_attribute("data-seat")
+                 for i in range(page.locator("#movelist li").count())
+                 if page.locator("#movelist li").nth(i).locator(".mark, .lost").count()}
+        assert seats <= {"1"}
+
+
+def _last(page) -> int:  # type: ignore[no-untyped-def]
+    return int(page.locator("#stepper").get_attribute("data-last") or "0")
