@@ -22,7 +22,7 @@ from threading import Lock
 from typing import Any, Final
 
 from api.replay_model import HandData, Ply, label
-from replay.analysis.explain import explain, tile_words
+from replay.analysis.explain import explain, themes, tile_words
 from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
 
@@ -159,6 +159,7 @@ def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
             "steps_best": [[s.seat, s.left, s.right] for s in pl.best.steps],
             "why": [c.text for c in claims],
             "facts": [c.fact for c in claims],
+            "themes": themes(inp.rules, pl),
         }
     with _LOCK:
         _LINES[key] = out

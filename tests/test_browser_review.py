@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.test_analysis import INTL
-from tests.test_browser import ARTIFACTS, CHROMIUM, _DRAWN, _shown, browser_page, serving
+from tests.test_browser import _DRAWN, ARTIFACTS, CHROMIUM, _shown, browser_page, serving
 
 pytestmark = [
     pytest.mark.browser,

@@ -21,12 +21,12 @@ sentence says anything its claim does not hold. The facts:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from replay.analysis.line import Line, PlyLines
 from replay.rules import Rules
 
-__all__ = ["Claim", "explain", "tile_words"]
+__all__ = ["THEMES", "Claim", "explain", "themes", "tile_words"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +119,42 @@ def explain(rules: Rules, lines: PlyLines) -> list[Claim]:
                     {"kind": "shown", "seat": st.seat, "ply": seen.ply, "what": seen.kind,
                      "ends": sorted({seen.left, seen.right}), "numbers": nums}))
             break
+    return out
+
+
+#: The themes a puzzle may carry, as :func:`themes` names them.
+THEMES: Final = ("domino", "force a block", "kill a number", "capicua", "block a pass")
+
+
+def themes(rules: Rules, lines: PlyLines) -> list[str]:
+    """What the best line does that names a puzzle (docs/review.md):
+
+    - ``domino`` (in N): the mover's side goes out, N moves of the side counted;
+    - ``force a block``: the best line ends in a block the mover's side wins
+      on the count, the played one does not end in a block;
+    - ``kill a number``: the best move itself leaves a dead number at an end;
+    - ``capicua``: the mover's side goes out with a tile that fits both ends;
+    - ``block a pass``: an opponent of the mover passes on the move after the best one.
+    """
+    best, played = lines.best, lines.played
+    seat = best.seat
+
+    def side(s: int) -> int:
+        return rules.side_of(s) if rules.sides == 2 else s
+
+    mine = side(seat)
+    out: list[str] = []
+    if best.result == "domino" and side(best.by) == mine:
+        n = sum(1 for st in best.steps if side(st.seat) == mine and st.move not in ("pass", "draw"))
+        out.append(f"domino in {n}")
+        last, before = best.steps[-1], best.steps[-2] if len(best.steps) > 1 else None
+        halves = {int(last.move[0]), int(last.move[1])}
+        if before is not None and before.left != before.right and halves == {before.left, before.right}:
+            out.append("capicua")
+    if best.result == "block" and played.result != "block" and best.points[mine] > 0:
+        out.append("force a block")
+    if best.dead and best.dead[0][1] == 0:
+        out.append("kill a number")
+    if len(best.steps) > 1 and best.steps[1].move == "pass" and side(best.steps[1].seat) != mine:
+        out.append("block a pass")
     return out
