@@ -129,3 +129,67 @@ def test_a_seat_sees_its_own_grades_only(base_url: str) -> None:
 
 def _last(page) -> int:  # type: ignore[no-untyped-def]
     return int(page.locator("#stepper").get_attribute("data-last") or "0")
+
+
+TOKEN = "browser-review-token"
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server that takes answers (its token set)."""
+    from replay.ingest import ingest
+
+    db = tmp_path_factory.mktemp("browser-train") / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(INTL)], db=db, workers=0, analysis=(6, 0))
+    with serving(db, token=TOKEN) as url:
+        yield url
+
+
+def test_a_training_round_answer_reveal_schedule(desk: str) -> None:
+    import json
+    import urllib.request
+
+    seats = json.load(urllib.request.urlopen(desk + "/api/matches/m-example-1"))["seats"]
+    player = seats[0]["player"]
+    with browser_page(390, 800) as page:
+        page.goto(f"{desk}/train?player={player}")
+        choices = page.locator("#trainer button.choice")
+        assert choices.count() >= 2
+        assert page.locator("#reveal").is_hidden()
+        page.fill("#desk-token", TOKEN)
+        page.locator("h1").click()  # out of the field: the number keys pick
+        page.keyboard.press("1")
+        page.wait_for_selector("#reveal:not([hidden]) .verdict")
+        text = page.locator("#reveal").inner_text()
+        assert "Rated" in text and "back on" in text
+        assert page.locator("#reveal table.alts-values tbody tr").count() == choices.count()
+        assert page.locator("#trainer button.choice[disabled]").count() == choices.count()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=str(ARTIFACTS / "train.png"), full_page=True)
+        page.locator("#next").click()
+        page.wait_for_load_state()
+        # the answered position is scheduled: the schedule lists it
+        assert page.locator("table.grid tbody tr").count() == 1
+
+
+def test_a_puzzle_solved(desk: str) -> None:
+    import json
+    import urllib.request
+
+    got = json.load(urllib.request.urlopen(desk + "/api/puzzles"))
+    p = got["puzzles"][0]
+    with browser_page() as page:
+        page.goto(f"{desk}/puzzles")
+        page.locator("#puzzles tbody a").first.click()
+        page.wait_for_selector("#trainer")
+        page.fill("#desk-token", TOKEN)
+        # a wrong try first, then the page says which move it was
+        page.locator("#trainer button.choice").first.click()
+        page.wait_for_selector("#reveal:not([hidden]) .verdict")
+        verdict = page.locator("#reveal .verdict").inner_text()
+        assert verdict.startswith(("Solved", "Not this one"))
+        page.screenshot(path=str(ARTIFACTS / "puzzle.png"), full_page=True)
+    after = json.load(urllib.request.urlopen(desk + "/api/puzzles"))
+    q = next(x for x in after["puzzles"] if (x["match"], x["hand"], x["ply"]) == (p["match"], p["hand"], p["ply"]))
+    assert q["tries"] == 1 and q["solve_rate"] in (0.0, 1.0)
