@@ -70,7 +70,7 @@ def test_the_move_list_has_every_ply_its_marks_and_the_current_one(client: TestC
             assert "close" in cls and r["class"] is None
     assert any(r["mark"] for r in twin["review"])
     forced = [p["ply"] for p in twin["plies"] if p["forced"]]
-    assert forced and all('data-ply="%d"' % k in page for k in forced)
+    assert forced and all(f'data-ply="{k}"' in page for k in forced)
 
 
 def test_every_graded_ply_has_its_lines_and_reasons(client: TestClient) -> None:

@@ -92,8 +92,10 @@ def explain(rules: Rules, lines: PlyLines) -> list[Claim]:
     for line, which in ((played, "played"), (best, "best")):
         if which == "best" and same:
             break
-        if line.dead:
-            n, step = line.dead[0]
+        # a number dead before the line's last move (once the hand is over every end is)
+        dead = [(n, k) for n, k in line.dead if k < len(line.steps) - 1]
+        if dead:
+            n, step = dead[0]
             out.append(Claim(
                 f"In the {which} line the {_plural(n)} are dead from move {step + 1}: an end shows {n} "
                 f"and nobody holds another tile with a {n}.",
