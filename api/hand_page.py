@@ -22,7 +22,7 @@ import orjson
 from api.analysis_view import own_panel, ply_panel
 from api.board import places, table_svg
 from api.replay_model import FindingRow, HandData, MoveRow, Note, Ply, esc, label
-from api.review import lines_of, marks, review_json, scoring_of, why_panel
+from api.review import marks, review_json, scoring_of, why_panel
 from replay.hand_walk import Position, shows_hands, walk
 from replay.tiles import tile_name
 
@@ -174,8 +174,8 @@ def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
         graded = marks(hand.analysis, scoring_of(hand), viewer)
         by_ply = {a["ply"]: a for a in hand.analysis["plies"]}
         if viewer is None:
-            lines = lines_of(hand)
-            panels = {k: ply_panel(a) + why_panel(graded.get(k), lines.get(k)) for k, a in by_ply.items()}
+            # the lines cost a search a ply: the page's script fetches them from the JSON twin
+            panels = {k: ply_panel(a) + why_panel(graded.get(k), None, pending=True) for k, a in by_ply.items()}
         else:
             panels = {k: own_panel(by_ply[k]) + why_panel(g, None) for k, g in graded.items()}
         sections = [

@@ -188,6 +188,9 @@ def review_json(hand: HandData, viewer: int | None) -> list[dict[str, Any]]:
             row["line_played"] = ln["line_played"] if ln else None
             row["line_best"] = ln["line_best"] if ln else None
             row["why"] = ln["why"] if ln else []
+            # who made each move of a line and the ends after it (the page steps them)
+            row["steps_played"] = ln["steps_played"] if ln else None
+            row["steps_best"] = ln["steps_best"] if ln else None
         out.append(row)
     return out
 
@@ -204,14 +207,17 @@ def _line_html(moves: list[str], steps: list[list[int]], which: str) -> str:
             f"<ol>{items}</ol></div>")
 
 
-def why_panel(g: dict[str, Any] | None, ln: dict[str, Any] | None) -> str:
-    """A decision's best move, its principal lines (steppable) and the reasons (HTML)."""
+def why_panel(g: dict[str, Any] | None, ln: dict[str, Any] | None, pending: bool = False) -> str:
+    """A decision's best move, its principal lines (steppable) and the reasons
+    (HTML); `pending`: the lines are not drawn here, the page's script fetches
+    them (the JSON twin's `review`) when the ply is shown."""
     if g is None or g["best"] is None:
         return ""
     same = g["best"] == g["played"]
     head = ("the move played is the best" if same else
             f'best: <b class="bestmv">{escape(tile_words(g["best"]))}</b>')
-    out = [f'<div class="why"><h3>Why <small>{head}</small></h3>']
+    wait = ' data-pending=""' if pending else ""
+    out = [f'<div class="why"{wait}><h3>Why <small>{head}</small></h3>']
     if ln is not None:
         if ln["why"]:
             out.append('<ul class="reasons">' + "".join(f"<li>{escape(t)}</li>" for t in ln["why"]) + "</ul>")

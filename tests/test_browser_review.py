@@ -81,7 +81,8 @@ def test_the_best_move_and_its_line_on_the_board(base_url: str) -> None:
             "(els) => els.filter((e) => e.closest('g.ghost').parentNode.style !== undefined)"
             ".map((e) => e.textContent)")
         assert any(best.split(" ")[0] in t for t in label)
-        # its lines: the reasons, and the best line steps move by move
+        # its lines, fetched from the JSON twin: the reasons, and the best line steps move by move
+        section.locator(".why[data-ready]").wait_for()
         assert section.locator(".why ul.reasons li").count() >= 2
         line = section.locator('.pline[data-line="best"]')
         line.locator('[data-lstep="1"]').click()

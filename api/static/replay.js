@@ -39,7 +39,48 @@
     });
     // the seat to move: its hand stays shown when only what it knew is shown
     document.querySelectorAll("svg.board .place").forEach((g) => g.classList.toggle("mover", g.dataset.seat === mover));
+    lines(plies[cur]);
     if (setHash) history.replaceState(null, "", "#ply=" + cur);
+  }
+  // the principal lines and the reasons of a decision: from the JSON twin, once
+  let twin = null;
+  const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+  const tile = (m) => (/^\d\d /.test(m) ? `[${m[0]}|${m[1]}] ${m.slice(3)}` : m);
+  function lineBox(moves, steps, which) {
+    const items = moves.map((m, i) => {
+      const [seat, l, r] = steps[i];
+      return `<li data-step="${i}"><span class="who">${seat}</span> ${esc(tile(m))} <small class="muted">${l < 0 ? "" : `ends ${l}·${r}`}</small></li>`;
+    }).join("");
+    return `<div class="pline" data-line="${which}"><h4>${which === "played" ? "Played" : "Best"} line `
+      + '<button type="button" class="btn small" data-lstep="-1" aria-label="back one move">◀</button>'
+      + '<button type="button" class="btn small" data-lstep="1" aria-label="on one move">▶</button></h4>'
+      + `<ol>${items}</ol></div>`;
+  }
+  function stepper(box) {
+    const items = [...box.querySelectorAll("li")];
+    let at = -1;
+    const paint = () => items.forEach((li, i) => { li.classList.toggle("on", i === at); li.classList.toggle("later", at >= 0 && i > at); });
+    box.querySelectorAll("[data-lstep]").forEach((b) => b.addEventListener("click", () => {
+      at = Math.max(-1, Math.min(items.length - 1, at + parseInt(b.dataset.lstep, 10)));
+      paint();
+    }));
+    items.forEach((li, i) => li.addEventListener("click", () => { at = i; paint(); }));
+  }
+  function lines(section) {
+    const why = section && section.querySelector(".why[data-pending]");
+    if (!why || !box.dataset.json) return;
+    why.removeAttribute("data-pending");
+    if (!twin) twin = fetch(box.dataset.json).then((r) => r.json());
+    twin.then((d) => {
+      const r = (d.review || []).find((x) => x.ply === parseInt(section.dataset.ply, 10));
+      if (!r || !r.line_played) return;
+      const reasons = r.why.map((t) => `<li>${esc(t)}</li>`).join("");
+      const same = r.best === r.played;
+      why.insertAdjacentHTML("beforeend", `<ul class="reasons">${reasons}</ul><div class="plines">`
+        + lineBox(r.line_played, r.steps_played, "played") + (same ? "" : lineBox(r.line_best, r.steps_best, "best")) + "</div>");
+      why.querySelectorAll(".pline").forEach(stepper);
+      why.dataset.ready = "";
+    });
   }
   const fromHash = () => {
     const m = /ply=(\d+)/.exec(location.hash);
@@ -69,17 +110,6 @@
     only.textContent = on ? "hands: the mover's" : "hands: all";
     document.querySelectorAll("svg.board").forEach((b) => b.classList.toggle("mover-only", on));
   });
-  // a principal line: step its moves one by one (the moves after the one shown fade)
-  document.querySelectorAll(".pline").forEach((box) => {
-    const items = [...box.querySelectorAll("li")];
-    let at = -1;
-    const paint = () => items.forEach((li, i) => { li.classList.toggle("on", i === at); li.classList.toggle("later", at >= 0 && i > at); });
-    box.querySelectorAll("[data-lstep]").forEach((b) => b.addEventListener("click", () => {
-      at = Math.max(-1, Math.min(items.length - 1, at + parseInt(b.dataset.lstep, 10)));
-      paint();
-    }));
-    items.forEach((li, i) => li.addEventListener("click", () => { at = i; paint(); }));
-  });
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, select, textarea") || e.altKey || e.ctrlKey || e.metaKey) return;
     const k = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last" }[e.key];
@@ -87,4 +117,5 @@
   });
   window.addEventListener("hashchange", fromHash);
   fromHash();
+  lines(plies[cur]);
 })();
