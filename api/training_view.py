@@ -32,7 +32,7 @@ def hand_data(state: Any, match: str, hand: int) -> tuple[HandData, dict[str, An
         gen = state.store.generation
         version = version_of(cur, match)
         b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
-        return hand_parts(b, match, hand) if b is not None else None
+        return hand_parts(b, match, hand, cur()) if b is not None else None
 
 
 def _graded(data: HandData, ply: int) -> dict[str, Any] | None:

@@ -183,7 +183,10 @@ class MatchBundle:
     findings: dict[int, list[tuple[Any, ...]]]
     analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
-    inputs: dict[int, HandInput] = field(default_factory=dict)  # analysed hands as the solver reads them (lines)
+    rules_json: str | None = None  # the match's rules, and the match it is a rematch of (hand_input)
+    rematch_of: str | None = None
+    packed: bool = False  # hands and moves read from the packed replay (hand_input reads those)
+    inputs: dict[int, HandInput] = field(default_factory=dict)  # filled by hand_input, on demand
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
@@ -238,8 +241,15 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     analysis = match_analysis(cur, match) if analysed is not None else {}
     bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
     deals = _deal_evidence(cur, match, bad, head) if bad else {}
-    inputs = _inputs(cur, match, rules_json, rematch_of, hands, moves) if analysis and rows is not None else {}
-    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, inputs)
+    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, rules_json, rematch_of, rows is not None)
+
+
+def hand_input(cur: Cursor, b: MatchBundle, match: str, hand: int) -> HandInput | None:
+    """An analysed hand of `b` as the solver replays it (its principal lines,
+    api.review), read on demand: the replay page itself does not need it."""
+    if hand not in b.inputs and b.analysis and b.packed:
+        b.inputs.update(_inputs(cur, match, b.rules_json, b.rematch_of, b.hands, b.moves))
+    return b.inputs.get(hand)
 
 
 def _inputs(cur: Cursor, match: str, rules_json: str | None, rematch_of: str | None,
@@ -403,7 +413,6 @@ def hand_of(b: MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, 
         aside=7 if m["stock"] == "doubles_aside" else 0,
         # the analysis exists only for finished hands; checked again all the same
         analysis=b.analysis.get(hand) if finished else None,
-        review=b.inputs.get(hand) if finished else None,
     )
     info = {
         "match": match,
