@@ -26,7 +26,7 @@ from replay.analysis.explain import explain, themes, tile_words
 from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
 
-__all__ = ["SIGN", "best_move", "lines_of", "marks", "move_list", "review_json", "why_panel"]
+__all__ = ["SIGN", "alternative_lines", "best_move", "lines_of", "marks", "move_list", "review_json", "why_panel"]
 
 SIGN: Final = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 CLOSE: Final = "too close to call"
@@ -166,6 +166,23 @@ def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
         while len(_LINES) > _KEEP:
             _LINES.popitem(last=False)
     return out
+
+
+def alternative_lines(hand: HandData, ply: int, move: str) -> dict[str, Any] | None:
+    """The lines after the move played at `ply` and after `move` (any legal
+    alternative), with the reasons; None if the hand has no such decision."""
+    a, inp = hand.analysis, hand.review
+    if a is None or inp is None or not hand.finished:
+        return None
+    p = next((x for x in a["plies"] if x["ply"] == ply), None)
+    if p is None or p["forced"] or move not in {x["move"] for x in p["alternatives"]}:
+        return None
+    pl = hand_lines(inp, {ply: move}).get(ply)
+    if pl is None:
+        return None
+    return {"ply": ply, "move": move, "played": p["played"], "line_played": pl.played.moves,
+            "line": pl.best.moves, "value_played": pl.played.value, "value": pl.best.value,
+            "why": [c.text for c in explain(inp.rules, pl, "alternative")]}
 
 
 def scoring_of(hand: HandData) -> str:

@@ -71,16 +71,17 @@ def _points(s: HandState, inp: HandInput) -> list[int]:
     return list(score_hand(m, s).points)
 
 
-def check(inp: HandInput, before: HandState, laid: Any, pl: PlyLines, history: list[tuple[int, int, str, int, int]]) -> int:
+def check(inp: HandInput, before: HandState, laid: Any, pl: PlyLines, history: list[tuple[int, int, str, int, int]],
+          other: str = "best") -> int:
     """Every claim of the ply's explanation against its lines replayed; the number checked."""
     runs = {
         "played": _replay(before, pl.played.moves, laid),
-        # the best move is the played one: the same line (the first tile laid as the log laid it)
-        "best": _replay(before, pl.best.moves, laid if pl.best is pl.played else None),
+        # the other move is the played one: the same line (the first tile laid as the log laid it)
+        other: _replay(before, pl.best.moves, laid if pl.best is pl.played else None),
     }
-    lines = {"played": pl.played, "best": pl.best}
+    lines = {"played": pl.played, other: pl.best}
     n = 0
-    for c in explain(inp.rules, pl):
+    for c in explain(inp.rules, pl, other):
         f = c.fact
         n += 1
         if f["kind"] == "end":
@@ -94,7 +95,8 @@ def check(inp: HandInput, before: HandState, laid: Any, pl: PlyLines, history: l
                 assert last.hands[f["by"]] == 0, c.text
             assert _points(last, inp) == f["points"], c.text
         elif f["kind"] == "gap":
-            assert f["points"] == pl.best.value - pl.played.value > 0
+            assert f["points"] == pl.best.value - pl.played.value != 0
+            assert f["points"] > 0 or other != "best"
         elif f["kind"] == "dead":
             states = runs[f["line"]]
             k = f["step"] - 1
@@ -154,6 +156,12 @@ def _check_hands(inputs: list[HandInput]) -> tuple[int, int, int]:
                 assert pl.played.moves[0] == by_ply[k].played and pl.best.moves[0] == best[k]
                 claims += check(inp, state, laid, pl, history)
                 plies += 1
+                # every third decision: a move neither played nor best, asked about
+                others = [x.move for x in by_ply[k].alternatives if x.move not in (best[k], by_ply[k].played)]
+                if others and k % 3 == 0:
+                    alt = hand_lines(inp, {k: others[0]}, plies=[k])[k]
+                    assert alt.best.value == next(x.dd for x in by_ply[k].alternatives if x.move == others[0])
+                    claims += check(inp, state, laid, alt, history, "alternative")
             if kind in ("pass", "draw") and state.left >= 0 and state.result is None:
                 history.append((k, seat, kind, state.left, state.right))
             state = apply(state, laid)

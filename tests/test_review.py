@@ -185,3 +185,16 @@ def test_puzzles_are_clear_under_both_grades(client: TestClient, db: Path) -> No
     assert after["tries"] == 2 and after["solved"] == 1 + int(a["solved"])
     page = client.get(f"/puzzles?match={p['match']}&hand={p['hand']}&ply={p['ply']}").text
     assert 'id="trainer"' in page and "★" not in page and "known" not in page.split('id="trainer"')[1]
+
+
+def test_any_alternative_has_its_line_on_demand(client: TestClient) -> None:
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    a = next(p for p in twin["info"]["analysis"]["plies"] if not p["forced"] and len(p["alternatives"]) >= 3)
+    for alt in a["alternatives"]:
+        got = client.get("/api/lines", params={"match": "m-example-1", "hand": 1, "ply": a["ply"], "move": alt["move"]})
+        assert got.status_code == 200
+        j = got.json()
+        assert j["line"][0] == alt["move"] and j["value"] == alt["dd"] and j["value_played"] == a["dd"]
+        assert j["why"] and "(best)" not in " ".join(j["why"])
+    bad = client.get("/api/lines", params={"match": "m-example-1", "hand": 1, "ply": a["ply"], "move": "66 left"})
+    assert bad.status_code == 404 or "66 left" in {x["move"] for x in a["alternatives"]}

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import Cur, PageNo, Text
 from api.responses import json_response, not_found, page
-from api.review import lines_of
+from api.review import alternative_lines, lines_of
 from api.training_view import hand_data, position, reveal
 from replay.store.training import put_try, solve_rates
 from reports import costliest as cm
@@ -203,6 +203,28 @@ async def api_train_answer(request: Request, a: Answer) -> Response:
 
 def _seat_of() -> str:
     return seat_ranges("WHERE s.player = ?")
+
+
+# -- any alternative's line ------------------------------------------------------------------
+
+
+@router.get("/api/lines")
+async def api_lines(request: Request, match: Annotated[str, Query(max_length=200)],
+                    hand: Annotated[int, Query(ge=1, le=10_000)], ply: Annotated[int, Query(ge=1, le=1_000)],
+                    move: Annotated[str, Query(max_length=20, description='"62 left", as the analysis writes moves')]
+                    ) -> Response:  # fmt: skip
+    """The principal line after any legal alternative of a decision of a
+    finished hand, beside the line after the move played, with the reasons
+    (the replay's JSON twin gives the best move's)."""
+
+    def make() -> dict[str, Any] | None:
+        found = hand_data(request.app.state, match, hand)
+        return None if found is None else alternative_lines(found[0], ply, move)
+
+    got = await anyio.to_thread.run_sync(make)
+    if got is None:
+        raise HTTPException(404, f"no decision at ply {ply} of hand {hand} of {match!r} with the move {move!r}")
+    return json_response(got)
 
 
 # -- puzzles ------------------------------------------------------------------------------

@@ -75,22 +75,27 @@ def _end(rules: Rules, line: Line, which: str) -> Claim:
                         "points": list(line.points)})
 
 
-def explain(rules: Rules, lines: PlyLines) -> list[Claim]:
+def explain(rules: Rules, lines: PlyLines, other: str = "best") -> list[Claim]:
     """The sentences of one decision: how each line ends, the gap, the first
     number a line kills, the first pass of an opponent of the mover in each
-    line and what the table had already seen of that seat."""
+    line and what the table had already seen of that seat. `other` names
+    the second line (``best``; ``alternative`` for any other move asked
+    about, whose gap may be either way)."""
     played, best = lines.played, lines.best
     seat = played.seat
     out = [_end(rules, played, "played")]
     same = best.steps[0].move == played.steps[0].move
     if not same:
-        out.append(_end(rules, best, "best"))
+        out.append(_end(rules, best, other))
         gap = best.value - played.value
         if gap > 0:
-            out.append(Claim(f"The best move ends {_pts(gap, 'points')} better for seat {seat}'s side than the one played.",
+            out.append(Claim(f"The {other} move ends {_pts(gap, 'points')} better for seat {seat}'s side than the one played.",
                              {"kind": "gap", "points": gap}))
-    for line, which in ((played, "played"), (best, "best")):
-        if which == "best" and same:
+        elif gap < 0 and other != "best":
+            out.append(Claim(f"The {other} move ends {_pts(-gap, 'points')} worse for seat {seat}'s side than the one played.",
+                             {"kind": "gap", "points": gap}))
+    for line, which in ((played, "played"), (best, other)):
+        if which == other and same:
             break
         # a number dead before the line's last move (once the hand is over every end is)
         dead = [(n, k) for n, k in line.dead if k < len(line.steps) - 1]
