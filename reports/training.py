@@ -57,7 +57,7 @@ def queue(cur: Any, player: str, now: dt.datetime) -> dict[str, Any]:
     carded = {(c["match"], c["hand"], c["ply"]) for c in cards}
     due = [c for c in cards if c["due"] <= now]
     fresh = [c for c in candidates(cur, player) if (c["match"], c["hand"], c["ply"]) not in carded][:NEW_PER_ROUND]
-    return {"player": player, "now": now.isoformat(),
+    return {"player": player,
             "due": [_card_row(c) for c in due], "new": fresh,
             "cards": [_card_row(c) for c in cards],
             "counts": {"cards": len(cards), "due": len(due), "new": len(fresh)}}
