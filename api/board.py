@@ -356,7 +356,7 @@ def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None,
         note = (f"{pips} pip{'' if pips == 1 else 's'}" if pips is not None
                 else f"{count} tile{'' if count == 1 else 's'}")
         drawn += f'<text x="{note_at[0]:g}" y="{note_at[1]:g}" class="pips" text-anchor="{note_at[2]}">{note}</text>'
-        row.append(shown_over(f'<g class="held">{drawn}</g>', span(a, b, last)))
+        row.append(shown_over(drawn, span(a, b, last)))
     for k, t in sorted((rings or {}).items()):
         mv = plies[k].move
         tiles = held[k][0]

@@ -185,8 +185,10 @@ class MatchBundle:
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
     rules_json: str | None = None  # the match's rules, and the match it is a rematch of (hand_input)
     rematch_of: str | None = None
-    packed: bool = False  # hands and moves read from the packed replay (hand_input reads those)
-    inputs: dict[int, HandInput] = field(default_factory=dict)  # filled by hand_input, on demand
+    # where the hands and moves were read from (hand_input reads the packed replay's), and
+    # what hand_input made of them: not the match's content, so not compared
+    packed: bool = field(default=False, compare=False)
+    inputs: dict[int, HandInput] = field(default_factory=dict, compare=False)
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,

@@ -230,21 +230,28 @@ async def api_lines(request: Request, match: Annotated[str, Query(max_length=200
 # -- puzzles ------------------------------------------------------------------------------
 
 
-def _puzzles(request: Request, cur: Any, profile: str | None) -> list[dict[str, Any]]:
-    """Every puzzle of the store with its themes (kept until the store changes)."""
+#: Puzzles listed (and given their themes, a search of their lines each): the first in store order.
+LISTED = 500
+
+
+def _puzzles(request: Request, cur: Any, profile: str | None) -> tuple[list[dict[str, Any]], int]:
+    """The store's first `LISTED` puzzles with their themes, and how many
+    there are in all (kept until the store changes)."""
     state = request.app.state
     gen = state.store.generation
-    cache: tuple[int, dict[str | None, list[dict[str, Any]]]] | None = getattr(state, "puzzle_cache", None)
+    cache: tuple[int, dict[str | None, tuple[list[dict[str, Any]], int]]] | None = getattr(state, "puzzle_cache", None)
     if cache is None or cache[0] != gen:
         cache = state.puzzle_cache = (gen, {})
     if profile not in cache[1]:
         found = pz.candidates(cur, profile)
-        for p in found:
+        listed = found[:LISTED]
+        for p in listed:
             got = hand_data(state, p["match"], p["hand"])
             ln = {} if got is None else _lines(got[0]).get(p["ply"], {})
             p["themes"] = ln.get("themes", [])
-        cache[1][profile] = found
-    return list(cache[1][profile])
+        cache[1][profile] = (listed, len(found))
+    listed, total = cache[1][profile]
+    return list(listed), total
 
 
 def _lines(data: Any) -> dict[int, dict[str, Any]]:
@@ -252,7 +259,7 @@ def _lines(data: Any) -> dict[int, dict[str, Any]]:
 
 
 def _puzzle_list(request: Request, cur: Any, profile: str | None, theme: str | None) -> dict[str, Any]:
-    found = _puzzles(request, cur, profile)
+    found, total = _puzzles(request, cur, profile)
     rates = solve_rates(cur)
     hands = pz.count_hands(cur, profile)
     out = []
@@ -263,8 +270,8 @@ def _puzzle_list(request: Request, cur: Any, profile: str | None, theme: str | N
         # neither the answer nor the move played at the table (it may be the answer)
         out.append({k: v for k, v in p.items() if k not in ("answer", "played")}
                    | {"tries": tries, "solved": solved, "solve_rate": None if not tries else round(solved / tries, 3)})
-    return {"puzzles": out, "found": len(found), "hands": hands,
-            "per_10000_hands": None if not hands else round(10_000 * len(found) / hands, 1),
+    return {"puzzles": out, "found": total, "listed": len(found), "hands": hands,
+            "per_10000_hands": None if not hands else round(10_000 * total / hands, 1),
             "themes": sorted({t.split(" in ")[0] for p in found for t in p["themes"]}),
             "filters": {"profile": profile, "theme": theme}}
 
@@ -298,7 +305,7 @@ async def puzzles_page(request: Request, profile: Text = None, theme: Text = Non
 async def api_puzzle_answer(request: Request, a: Answer) -> Response:
     """Answer a puzzle: solved or not, the values, the lines and why; the try
     is kept for the solve rate. Needs the token."""
-    puzzles = await anyio.to_thread.run_sync(_with_cur, request, lambda cur: _puzzles(request, cur, None))
+    puzzles, _ = await anyio.to_thread.run_sync(_with_cur, request, lambda cur: _puzzles(request, cur, None))
     p = next((p for p in puzzles if (p["match"], p["hand"], p["ply"]) == (a.match, a.hand, a.ply)), None)
     if p is None:
         raise HTTPException(404, f"no puzzle at ply {a.ply} of hand {a.hand} of {a.match!r}")
