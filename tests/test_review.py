@@ -198,3 +198,45 @@ def test_any_alternative_has_its_line_on_demand(client: TestClient) -> None:
         assert j["why"] and "(best)" not in " ".join(j["why"])
     bad = client.get("/api/lines", params={"match": "m-example-1", "hand": 1, "ply": a["ply"], "move": "66 left"})
     assert bad.status_code == 404 or "66 left" in {x["move"] for x in a["alternatives"]}
+
+
+def test_a_seats_own_values_do_not_depend_on_tiles_it_did_not_see() -> None:
+    """What a seat's view shows of its own decisions (the values on what it
+    could know) is the same whatever the others held, among the deals that
+    agree with what the seat saw: a differential test over the decisions of
+    the sample hands, each graded again with the others' tiles (and the
+    boneyard) replaced by another such deal."""
+    import random
+
+    from replay.analysis.grades import Analyzer, decision_rng, engine_move, inputs_from_report
+    from replay.engine import apply, legal_moves, new_hand
+    from replay.knowledge import Tracker
+    from replay.validate.run import validate_paths
+
+    an = Analyzer(samples=6, seed=0)
+    rep = validate_paths([INTL, Path(__file__).resolve().parent.parent / "sample_logs" / "domena_2p.jsonl"],
+                         keep_moves=True)
+    checked = changed = 0
+    rng = random.Random(5)
+    for m in rep.matches:
+        for inp in inputs_from_report(m)[:3]:
+            if inp.skip is not None:
+                continue
+            state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening,
+                             stock=inp.stock)
+            tracker = Tracker(state, fixed_by=inp.fixed_by)
+            for k, (_, kind, tile, end) in enumerate(inp.moves, 1):
+                move, laid = engine_move(state, kind, tile, end)
+                if len(legal_moves(state)) > 1 and state.result is None and k % 2 == 0:
+                    s = state.turn
+                    hands, stock = tracker.hidden(state, s).sample(1, rng)[0]
+                    other = state._replace(hands=tuple(hands), stock=tuple(stock))
+                    assert other.hands[s] == state.hands[s]
+                    changed += other.hands != state.hands
+                    mine = an.sampled(state, tracker, inp.context, decision_rng(0, inp.match, inp.hand, k))
+                    theirs = an.sampled(other, tracker, inp.context, decision_rng(0, inp.match, inp.hand, k))
+                    assert mine == theirs, (inp.match, inp.hand, k)
+                    checked += 1
+                tracker.see(state, move)
+                state = apply(state, laid)
+    assert checked > 50 and changed > checked // 2
