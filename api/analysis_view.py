@@ -121,6 +121,35 @@ def ply_panel(p: dict[str, Any]) -> str:
     )  # fmt: skip
 
 
+def own_panel(p: dict[str, Any]) -> str:
+    """A seat's own decision in its view (HTML): each alternative's value on
+    what the seat could know, the played one marked; no perfect-information
+    value (it speaks of tiles the seat did not see). A decision not sampled
+    yet says so."""
+    if p["forced"]:
+        return '<div class="analysis own"><h3>Your move <small>forced: no choice</small></h3></div>'
+    if not p["samples"] or any(a["pimc"] is None for a in p["alternatives"]):
+        return ('<div class="analysis own"><h3>Your move <small>not graded yet on what you could know</small></h3>'
+                "</div>")
+    cls = p["class"]
+    head = (f'<b class="grade g-{cls}">{SIGN[cls]} {cls}</b>: lost {p["pimc_loss"]:.1f}' if cls else
+            f"lost {p['pimc_loss']:.1f}" if (p["pimc_loss"] or 0) > 0.05 else "a best move")
+    best = max(a["pimc"] for a in p["alternatives"])
+    rows = []
+    for a in p["alternatives"]:
+        mine = a["move"] == p["played"]
+        ci = a["pimc_ci"]
+        span = f" <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>" if ci and ci[0] != ci[1] else ""
+        star = ' <span class="tag known" title="the best move on what you could know">☆</span>' if a["pimc"] >= best - 1e-9 else ""
+        rows.append(f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{" ←" if mine else ""}'
+                    f'{star}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>')
+    how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals you could face"
+    return (f'<div class="analysis own"><h3>Your move <small>{head}</small></h3>'
+            '<table class="alts-values"><thead><tr><th>move</th><th title="the mean over the deals you could face">'
+            f'known</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<p class="muted">points from your side; the mean over {how}, with its 95% interval</p></div>')
+
+
 def _side_value(v: int, seat: int, players: int, teams: str) -> int:
     """A value from `seat`'s side as side 0's (two sides: zero-sum)."""
     two = teams == "pairs" or players == 2

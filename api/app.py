@@ -56,7 +56,7 @@ from api.lru import Versioned
 from api.middleware import MAX_UPLOAD, MULTIPART_SLACK, EmptyParams, WriteGuard
 from api.pages import mark_flagged, warm
 from api.pool import RenderPool
-from api.routes import certificates, docs, findings, graded, home, matches, players, upload
+from api.routes import certificates, docs, findings, graded, home, matches, players, review, upload
 from reports import derived
 
 __all__ = ["create_app"]
@@ -148,6 +148,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     # the downloads first: /api/matches/{id}/log.jsonl before /api/matches/{id:path}
     app.include_router(exports.router)
+    app.include_router(review.router)  # before players: /api/players/{id}/costliest
     for routes in (home, matches, players, findings, upload, certificates):
         app.include_router(routes.router)
     app.include_router(fairness.router)

@@ -31,7 +31,7 @@ from functools import lru_cache
 from api.names import shown
 from api.replay_model import Placed, Ply, SeatLabel, esc, label
 from api.tile_svg import clip, runs, shown_over, span, tile_defs
-from replay.tiles import HIGH, IS_DOUBLE, LOW
+from replay.tiles import HIGH, IS_DOUBLE, LOW, parse_tile
 
 __all__ = ["Slot", "places", "snake", "table_svg"]
 
@@ -169,6 +169,25 @@ def _line_tile(sym: str, x: float, y: float, w: int, h: int, new: bool) -> str:
             f"<title>{name}</title></use>")
 
 
+def _parse_move(mv: str) -> tuple[int | None, str]:
+    """The tile and end of a move as the analysis writes it ("62 left").
+
+    >>> from replay.tiles import tile_name
+    >>> t, end = _parse_move("62 left"); tile_name(t), end
+    ('62', 'left')
+    >>> _parse_move("pass")
+    (None, '')
+    """
+    if len(mv) > 3 and mv[2] == " " and mv[:2].isdigit():
+        return parse_tile(mv[:2]), mv[3:]
+    return None, ""
+
+
+def _other_half(tile: int, num: int) -> int:
+    """The half of `tile` that is not `num`."""
+    return LOW[tile] if HIGH[tile] == num else HIGH[tile]
+
+
 def _badge(x: float, y: float, num: int, side: str) -> str:
     return (f'<g class="end end{side}"><circle cx="{x:g}" cy="{y:g}" r="10"/>'
             f'<text x="{x:g}" y="{y + 4:g}" text-anchor="middle">{num}</text></g>')
@@ -196,8 +215,16 @@ _BACK = ('<symbol id="back" viewBox="0 0 20 40"><rect x=".5" y=".5" width="19" h
          'stroke="#7d8fb3"/></symbol>')
 
 
-def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, teams: str = "pairs") -> str:
-    """The whole hand on one table (see the module's docstring)."""
+def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, teams: str = "pairs",
+              best: dict[int, tuple[str, str]] | None = None) -> str:
+    """The whole hand on one table (see the module's docstring).
+
+    `best`: for a graded ply, (its best move, the move played), as the
+    analysis writes them ("62 left"). At that ply, where the best move is
+    another, its tile is ringed in the mover's hand and drawn as a ghost at
+    the end it would have gone to, beside the tile played (ringed as every
+    new tile is).
+    """
     last = len(plies) - 1
     viewer = plies[0].viewer if plies else None
     where = places(players, viewer or 0)
@@ -252,9 +279,10 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     if plies and plies[0].hands is None:
         parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
                      "the hands stay hidden until the hand is over</text>")
+    rings = _ghosts(best or {}, ends, left_ends, right_ends, opener, dy, last, parts, symbols)
     for seat in range(players):
         seat_parts, used = _seat(plies, seat, seats[seat] if seat < len(seats) else SeatLabel(seat, "?"), where[seat],
-                                 viewer, teams, last, lo, hi, top, felt_h)
+                                 viewer, teams, last, lo, hi, top, felt_h, rings)
         parts.append(seat_parts)
         symbols |= used
     return (
@@ -264,8 +292,37 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     )
 
 
+def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, int] | None],
+            left_ends: list[tuple[float, float]], right_ends: list[tuple[float, float]], opener: int, dy: float,
+            last: int, parts: list[str], symbols: set[str]) -> dict[int, int]:
+    """Each graded ply's best move, where another was played, as a ghost tile
+    at the end it would have gone to (appended to `parts`); the best tile of
+    each such ply, to ring in the mover's hand."""
+    rings: dict[int, int] = {}  # ply -> the best tile, ringed in the mover's hand
+    for k, (mv, played) in sorted(best.items()):
+        tile, end = _parse_move(mv)
+        if tile is None or mv == played or not 0 < k <= last:
+            continue
+        rings[k] = tile
+        e = ends[k - 1]
+        if e is None:  # the opening: no end to go to yet
+            continue
+        if end == "left":
+            x, y = left_ends[opener - e[0]]
+            sym = f"h{_other_half(tile, e[2])}{e[2]}"
+        else:
+            x, y = right_ends[e[1] - opener]
+            sym = f"h{e[3]}{_other_half(tile, e[3])}"
+        symbols.add(sym)
+        parts.append(shown_over(
+            f'<g class="ghost"><use href="#{sym}" x="{x - U:g}" y="{y + dy - U / 2 - 14:g}" width="{2 * U}" height="{U}"/>'
+            f'<text x="{x:g}" y="{y + dy - U / 2 - 18:g}" text-anchor="middle" class="ghostlab">best {label(tile)}</text>'
+            f"<title>the best move: {label(tile)} on the {end} end</title></g>", span(k, k + 1, last)))
+    return rings
+
+
 def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None, teams: str, last: int,
-          lo: float, hi: float, top: float, felt_h: float) -> tuple[str, set[str]]:
+          lo: float, hi: float, top: float, felt_h: float, rings: dict[int, int] | None = None) -> tuple[str, set[str]]:
     """A seat's label, hand, pips (or tile count) and known voids, where it sits."""
     held = [(None if p.hands is None or s >= len(p.hands) else p.hands[s],
              p.counts[s] if s < len(p.counts) else 0,
@@ -300,9 +357,19 @@ def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None,
                 else f"{count} tile{'' if count == 1 else 's'}")
         drawn += f'<text x="{note_at[0]:g}" y="{note_at[1]:g}" class="pips" text-anchor="{note_at[2]}">{note}</text>'
         row.append(shown_over(drawn, span(a, b, last)))
+    for k, t in sorted((rings or {}).items()):
+        mv = plies[k].move
+        tiles = held[k][0]
+        if mv is None or mv.seat != s or tiles is None or t not in tiles:
+            continue
+        i = tiles.index(t)
+        tx, ty = (i % cols) * SMALL_STEP, (22 if across else 40) + (i // cols) * (SMALL_H + 4)
+        row.append(shown_over(f'<rect x="{tx - 2:g}" y="{ty - 2:g}" width="{SMALL_W + 4}" height="{SMALL_H + 4}" '
+                              f'rx="3" class="bestring"><title>the best move: {label(t)}</title></rect>',
+                              span(k, k + 1, last)))
     for a, b, void in runs([tuple(p.voids[s]) if s < len(p.voids) else () for p in plies]):
         if void:
             row.append(shown_over(f'<text x="{void_at[0]:g}" y="{void_at[1]:g}" class="void" text-anchor="{void_at[2]}">'
                            f'no {",".join(map(str, void))}</text>', span(a, b, last)))
     # one group more: a hand's tiles are never children of the board's top groups, as the line's are
-    return f'<g class="place {at}" transform="translate({x:g} {y:g})"><g>{"".join(row)}</g></g>', used
+    return f'<g class="place {at}" data-seat="{s}" transform="translate({x:g} {y:g})"><g>{"".join(row)}</g></g>', used

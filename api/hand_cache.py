@@ -9,6 +9,7 @@ is drawn by a render worker (`api.pool`) while the event loop serves others.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, cast
@@ -22,19 +23,25 @@ from api.replay_model import HandData
 __all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "stored_page", "version_of", "view_of"]
 
 
-def hand_parts(b: q.MatchBundle, match: str, hand: int) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
-    """What a hand's page or JSON twin is drawn from: the hand, its header, its seats."""
+def hand_parts(b: q.MatchBundle, match: str, hand: int, cur: Any = None
+               ) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
+    """What a hand's page or JSON twin is drawn from: the hand, its header, its
+    seats; with a cursor, the hand as the solver replays it too (`review`:
+    its principal lines, which the page does not draw)."""
     found = q.hand_of(b, match, hand)
     if found is None:
         return None
     data, info = found
+    if cur is not None and data.analysis is not None:
+        data = dataclasses.replace(data, review=q.hand_input(cur, b, match, hand))
     return data, info, [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
 
 
-def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any]) -> Any:
+def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any], lines: bool = False) -> Any:
     """A hand drawn by `draw(data, info, seats)`, cached under `key`; None if unknown.
 
-    Blocking (it may read the store): on a thread. The cache keeps strings
+    With `lines`, the hand carries what its principal lines need (the JSON
+    twin). Blocking (it may read the store): on a thread. The cache keeps strings
     and bytes only: millions of small cached objects would make every full
     garbage collection a long pause for all requests.
     """
@@ -44,7 +51,7 @@ def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., A
 
         def make() -> Any:
             b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
-            found = hand_parts(b, match, hand) if b is not None else None
+            found = hand_parts(b, match, hand, cur() if lines else None) if b is not None else None
             return draw(*found) if found is not None else None
 
         return state.hand_cache.fetch(key, gen, version, make)

@@ -15,17 +15,18 @@ markup; the templates receive the HTML as `Markup`.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
-from api.analysis_view import ply_panel
+from api.analysis_view import own_panel, ply_panel
 from api.board import places, table_svg
 from api.replay_model import FindingRow, HandData, MoveRow, Note, Ply, esc, label
+from api.review import marks, review_json, scoring_of, why_panel
 from replay.hand_walk import Position, shows_hands, walk
 from replay.tiles import tile_name
 
-__all__ = ["board_text", "build_plies", "hand_json", "hand_sections", "ply_section"]
+__all__ = ["Drawing", "board_text", "build_plies", "hand_drawing", "hand_json", "hand_sections", "ply_section"]
 
 
 def _no_numbers(nums: tuple[int, ...]) -> str:
@@ -147,21 +148,48 @@ def _words(pos: Position, mv: MoveRow, hand: HandData, viewer: int | None, show:
     return title, notes
 
 
-def hand_sections(hand: HandData, viewer: int | None = None) -> tuple[str, list[str]]:
-    """The replay page's drawing: the table (`api.board.table_svg`) and every
-    ply's notes as its HTML section, ply 0 first; with `viewer`, as that seat
-    saw the hand (`build_plies`). The whole view carries the hand's analysis
-    (api.analysis_view), a ply's panel in its section; a seat's view does not
-    (its values speak of tiles the seat did not see)."""
+class Drawing(NamedTuple):
+    """A hand drawn for its replay page: the table, every ply's section, the
+    plies, and each graded ply's mark and best move (`api.review.marks`)."""
+
+    board: str
+    sections: list[str]
+    plies: list[Ply]
+    graded: dict[int, dict[str, Any]]
+
+
+def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
+    """The replay page's drawing: the table (`api.board.table_svg`, with each
+    decision's best move) and every ply's notes as its HTML section, ply 0
+    first; with `viewer`, as that seat saw the hand (`build_plies`). The
+    whole view carries the hand's analysis (api.analysis_view) and the
+    principal lines with their reasons (api.review), a ply's panels in its
+    section; a seat's view, once the hand is over, its own decisions graded
+    on what it could know, and nothing else of the analysis (the other
+    values speak of tiles the seat did not see)."""
     plies = build_plies(hand, viewer)
     sections = [ply_section(p) for p in plies]
-    if hand.analysis is not None and hand.finished and viewer is None:
+    graded: dict[int, dict[str, Any]] = {}
+    if hand.analysis is not None and hand.finished:
+        graded = marks(hand.analysis, scoring_of(hand), viewer)
         by_ply = {a["ply"]: a for a in hand.analysis["plies"]}
+        if viewer is None:
+            # the lines cost a search a ply: the page's script fetches them from the JSON twin
+            panels = {k: ply_panel(a) + why_panel(graded.get(k), None, pending=True) for k, a in by_ply.items()}
+        else:
+            panels = {k: own_panel(by_ply[k]) + why_panel(g, None) for k, g in graded.items()}
         sections = [
-            s.replace("</section>", ply_panel(by_ply[p.n]) + "</section>") if p.n in by_ply else s
+            s.replace("</section>", panels[p.n] + "</section>") if p.n in panels else s
             for p, s in zip(plies, sections, strict=True)
         ]
-    return table_svg(plies, hand.seats, hand.players, hand.teams), sections
+    best = {k: (g["best"], g["played"]) for k, g in graded.items() if g["best"] is not None}
+    return Drawing(table_svg(plies, hand.seats, hand.players, hand.teams, best), sections, plies, graded)
+
+
+def hand_sections(hand: HandData, viewer: int | None = None) -> tuple[str, list[str]]:
+    """The table and every ply's section (`hand_drawing`)."""
+    d = hand_drawing(hand, viewer)
+    return d.board, d.sections
 
 
 def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
@@ -172,9 +200,14 @@ def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
     view = "all" if viewer is None else f"seat{viewer}"
     if viewer is not None and info.get("analysis") is not None:
         info = {**info, "analysis": None}  # its values speak of tiles the seat did not see
+    review = review_json(hand, viewer)
+    out = [p.to_json() for p in plies]
+    for r in review:  # each graded ply carries its review (a seat's view: its own decisions)
+        if 0 <= r["ply"] < len(out):
+            out[r["ply"]]["review"] = r
     return orjson.dumps({"info": info, "seats": seats, "view": view,
                          "places": {str(k): v for k, v in places(hand.players, viewer or 0).items()},
-                         "plies": [p.to_json() for p in plies]})
+                         "plies": out, "review": review})
 
 
 def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:

@@ -18,9 +18,10 @@ from markupsafe import Markup
 
 from api.analysis_view import shown_move, summary_panel
 from api.glossary import term_link
-from api.hand_page import hand_sections
+from api.hand_page import Drawing, hand_drawing
 from api.names import as_value, shown
 from api.replay_model import HandData
+from api.review import move_list
 from api.tile_svg import ply_style
 from replay.tiles import tile_name
 
@@ -103,7 +104,7 @@ def render(name: str, **ctx: Any) -> str:
 
 
 def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list[dict[str, Any]],
-              ply: int | None, viewer: int | None = None) -> str:
+              ply: int | None, viewer: int | None = None, drawing: Drawing | None = None) -> str:
     """The replay page of a drawn hand (`hand_sections`) showing ply `ply`
     (0 if None; the last if past it), as seat `viewer` saw it (None: all).
 
@@ -116,14 +117,16 @@ def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list
     view = None if viewer is None else f"seat{viewer}"
     a = info.get("analysis") if viewer is None else None  # a seat's view: what it knew, no more
     panel = summary_panel(a, seats, info["players"], info["teams"]) if a is not None else ""
+    vq = f"view={view}&" if view else ""
+    moves = move_list(drawing.plies, drawing.graded, at, vq) if drawing is not None else ""
     return render("hand.html", nav="matches", ply=at, last=last, info=info, seats=seats,
-                  view=view, viewer=viewer, vq=f"view={view}&" if view else "",
+                  view=view, viewer=viewer, vq=vq,
                   board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes),
-                  analysis=Markup(panel))
+                  analysis=Markup(panel), moves=Markup(moves), graded=bool(drawing and drawing.graded))
 
 
 def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None,
                    viewer: int | None = None) -> bytes:
     """The replay page of `hand` at ply `ply` (as seat `viewer` saw it), as the bytes sent (UTF-8)."""
-    board, sections = hand_sections(hand, viewer)
-    return hand_page(board, sections, info, seats, ply, viewer).encode()
+    d = hand_drawing(hand, viewer)
+    return hand_page(d.board, d.sections, info, seats, ply, viewer, d).encode()

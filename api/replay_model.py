@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from api.names import shown
+from replay.analysis.grades import HandInput
 from replay.hand_walk import FINISHED, HAND_SIZE, Placed
 from replay.tiles import HIGH, LOW, tile_name
 
@@ -101,6 +102,7 @@ class HandData:
     end_seq: int | None = None
     aside: int = 0  # tiles out of play from the start (the doubles under doubles_aside)
     analysis: dict[str, Any] | None = None  # api.analysis_view.hand_analysis, finished hands only
+    review: HandInput | None = None  # the hand as the solver replays it (api.review's lines), finished hands only
 
     @property
     def finished(self) -> bool:

@@ -322,3 +322,17 @@ def test_a_live_hand_changes_no_byte_of_any_route(twins: Twins, token: bool) -> 
         ok += ra.status_code == 200
     assert not differ, f"{len(differ)} of {len(tried)} answers depend on the hidden tiles:\n" + "\n".join(differ)
     assert ok > len(tried) // 2  # the values do reach the pages
+
+
+def test_the_review_pages_are_among_the_routes_tried(twins: Twins) -> None:
+    """The differential test above reaches the review's pages and twins: the
+    replay's review (its move list, best moves and lines), a player's costliest
+    moves, training and puzzles, with the live match's players and hand."""
+    a, _, lives = twins
+    tried = [u for live, events in zip(LIVES, lives, strict=True) for u in urls(a.app, live, events)]
+    for part in ("/costliest", "/api/train?player=", "/train?player=", "/api/puzzles", "/puzzles?"):
+        assert any(part in u for u in tried), part
+    # the live hand's twin carries no review: nothing is graded before the hand is over
+    live, events = LIVES[0], lives[0]
+    twin = a.get(f"/api/matches/{quote(events[0]['match'], safe='')}/hands/{live.hand}").json()
+    assert twin["review"] == [] and all("review" not in p for p in twin["plies"])

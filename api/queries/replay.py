@@ -27,6 +27,7 @@ from api.queries.sql import (
     ts_utc,
 )
 from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
+from replay.analysis.grades import HandInput, inputs_from_replay
 from replay.moves import name as move_name
 from replay.store.replay_blob import unpack_replay
 
@@ -182,10 +183,17 @@ class MatchBundle:
     findings: dict[int, list[tuple[Any, ...]]]
     analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
+    rules_json: str | None = None  # the match's rules, and the match it is a rematch of (hand_input)
+    rematch_of: str | None = None
+    # where the hands and moves were read from (hand_input reads the packed replay's), and
+    # what hand_input made of them: not the match's content, so not compared
+    packed: bool = field(default=False, compare=False)
+    inputs: dict[int, HandInput] = field(default_factory=dict, compare=False)
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
-                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis
+                     estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis,
+                     rules::VARCHAR AS rules_json, rematch_of
               FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
@@ -214,6 +222,7 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     if head is None:
         return None
     mno, found, packed, analysed = head.pop("mno"), head.pop("found"), head.pop("replay"), head.pop("analysis")
+    rules_json, rematch_of = head.pop("rules_json"), head.pop("rematch_of")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
         par = {"n": mno}
@@ -234,7 +243,25 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     analysis = match_analysis(cur, match) if analysed is not None else {}
     bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
     deals = _deal_evidence(cur, match, bad, head) if bad else {}
-    return MatchBundle(head, seats, hands, moves, findings, analysis, deals)
+    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, rules_json, rematch_of, rows is not None)
+
+
+def hand_input(cur: Cursor, b: MatchBundle, match: str, hand: int) -> HandInput | None:
+    """An analysed hand of `b` as the solver replays it (its principal lines,
+    api.review), read on demand: the replay page itself does not need it."""
+    if hand not in b.inputs and b.analysis and b.packed:
+        b.inputs.update(_inputs(cur, match, b.rules_json, b.rematch_of, b.hands, b.moves))
+    return b.inputs.get(hand)
+
+
+def _inputs(cur: Cursor, match: str, rules_json: str | None, rematch_of: str | None,
+            hands: dict[int, dict[str, Any]], moves: dict[int, list[Any]]) -> dict[int, HandInput]:  # fmt: skip
+    """The finished hands of a match as the solver replays them (their principal lines, api.review)."""
+    if not rules_json:
+        return {}
+    stocks = dict(cur.execute("SELECT hand, stock FROM hands WHERE match = ?", [match]).fetchall())
+    got = inputs_from_replay(match, orjson.loads(rules_json), rematch_of, hands, moves, stocks)
+    return {i.hand: i for i in got if i.skip is None}
 
 
 def _deal_evidence(cur: Cursor, match: str, bad: list[int], head: dict[str, Any]) -> dict[int, dict[str, Any]]:

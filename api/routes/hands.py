@@ -55,7 +55,7 @@ def api_hand(request: Request, match_id: str, hand: HandNo,
                                      f"{data.players - 1}, not seat {viewer}")
         return hand_json(data, info, seats, viewer)
 
-    body = hand_view(request.app.state, match_id, hand, json_key(match_id, hand, viewer), draw)
+    body = hand_view(request.app.state, match_id, hand, json_key(match_id, hand, viewer), draw, lines=viewer is None)
     if body is None:
         raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
     return Response(body, media_type="application/json")

@@ -1,0 +1,247 @@
+"""The review of a hand on its replay page: the move list with its marks, the
+best move of each decision, and its principal lines with the reasons why.
+
+`marks(analysis, scoring)` gives each graded ply its mark (``?!``, ``?``,
+``??``, or "too close to call"), the points lost and the best move;
+`move_list` draws the list beside the board; `lines_of(hand)` computes the
+principal lines and their sentences (:mod:`replay.analysis.line`,
+:mod:`replay.analysis.explain`) once per hand and process, and
+`why_panel` draws them under a ply's notes.
+
+What a seat's view shows: the seat's own decisions only, graded on what it
+could know (the sampled grade: its values speak of no tile it did not
+see), with the best move on that grade; no perfect-information value and no
+line (they speak of every hand). A hand still on has no analysis at all.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from html import escape
+from threading import Lock
+from typing import Any, Final
+
+from api.replay_model import HandData, Ply, label
+from replay.analysis.explain import explain, themes, tile_words
+from replay.analysis.grades import THRESHOLDS
+from replay.analysis.line import LINE_VERSION, hand_lines
+
+__all__ = ["SIGN", "alternative_lines", "best_move", "lines_of", "marks", "move_list", "review_json", "why_panel"]
+
+SIGN: Final = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+CLOSE: Final = "too close to call"
+
+
+def best_move(p: dict[str, Any], known_only: bool = False) -> str | None:
+    """The best alternative of a graded ply: on what the mover could know
+    where the ply is sampled, else under perfect information (None for a
+    forced move, or with `known_only` when the ply is not sampled)."""
+    if p["forced"]:
+        return None
+    alts = p["alternatives"]
+    if p["samples"] and all(a["pimc"] is not None for a in alts):
+        return str(max(alts, key=lambda a: a["pimc"])["move"])
+    if known_only:
+        return None
+    return str(max(alts, key=lambda a: a["dd"])["move"])
+
+
+def _mark(p: dict[str, Any], scoring: str, known_only: bool) -> tuple[str | None, float | None]:
+    """(mark, points lost) of a graded ply, on the grade the view may show."""
+    if p["forced"]:
+        return None, None
+    sampled = bool(p["samples"]) and p["pimc_loss"] is not None
+    if known_only and not sampled:
+        return None, None
+    loss = float(p["pimc_loss"]) if sampled else float(p["dd_loss"])
+    if p["class"] and (sampled or not known_only):
+        return SIGN[p["class"]], loss
+    # a loss its mean calls an inaccuracy that its 95% interval does not confirm
+    if sampled and not p["exact"] and loss >= THRESHOLDS.get(scoring, THRESHOLDS["pips"])[0] - 1e-9:
+        return CLOSE, loss
+    return None, loss
+
+
+def marks(analysis: dict[str, Any] | None, scoring: str, viewer: int | None = None) -> dict[int, dict[str, Any]]:
+    """Each graded ply's mark, loss and best move, by ply; with `viewer`,
+    that seat's own decisions on what it could know only."""
+    if analysis is None:
+        return {}
+    out: dict[int, dict[str, Any]] = {}
+    for p in analysis["plies"]:
+        if viewer is not None and p["seat"] != viewer:
+            continue
+        mark, loss = _mark(p, scoring, viewer is not None)
+        out[p["ply"]] = {"mark": mark, "lost": None if loss is None else round(loss, 1), "class": p["class"],
+                         "best": best_move(p, viewer is not None), "played": p["played"], "forced": p["forced"]}
+    return out
+
+
+def _move_words(p: Ply) -> str:
+    mv = p.move
+    if mv is None:
+        return "the deal"
+    if mv.kind == "play" and mv.tile is not None:
+        return f"{label(mv.tile)} {mv.end}" if mv.end else label(mv.tile)
+    if mv.kind == "draw":
+        return f"draws {label(mv.tile)}" if p.tile_known and mv.tile is not None else "draws"
+    if mv.kind == "yield":
+        return "hands the lead over"
+    return mv.kind
+
+
+def move_list(plies: list[Ply], graded: dict[int, dict[str, Any]], at: int, vq: str = "") -> str:
+    """The list of the hand's moves beside the board (HTML): every ply with
+    its seat, its move, forced marked, its mark and the points lost; `at`
+    the current one. Each entry links to its ply (the page's script steps
+    there without a reload)."""
+    rows = []
+    for p in plies:
+        mv = p.move
+        g = graded.get(p.n)
+        cls = ["mv"]
+        if p.n == at:
+            cls.append("cur")
+        seat = "" if mv is None else f'<span class="who">{mv.seat}</span>'
+        forced = ' <span class="tag forced" title="the only legal move">forced</span>' if p.forced else ""
+        mark = lost = ""
+        if g is not None and g["mark"]:
+            if g["mark"] == CLOSE:
+                cls.append("close")
+                mark = '<span class="mark close" title="the loss is within the evidence\'s margin">too close to call</span>'
+            else:
+                cls.append(f"g-{g['class']}")
+                mark = f'<span class="mark" title="{g["class"]}">{g["mark"]}</span>'
+        if g is not None and g["lost"]:
+            lost = f'<span class="lost" title="points lost">−{g["lost"]:.1f}</span>'
+        data = "" if mv is None else f' data-seat="{mv.seat}"'
+        cur = ' aria-current="step"' if p.n == at else ""
+        rows.append(f'<li class="{" ".join(cls)}" data-ply="{p.n}"{data}><a href="?{vq}ply={p.n}"{cur}>'
+                    f'<span class="n">{p.n}</span>{seat}<span class="what">{escape(_move_words(p))}{forced}</span>'
+                    f"{mark}{lost}</a></li>")
+    return ('<nav class="movelist" id="movelist" aria-label="the moves of the hand"><h2>Moves</h2>'
+            '<p class="legend muted">seat, move; ?! inaccuracy, ? mistake, ?? blunder, points lost</p>'
+            f'<ol>{"".join(rows)}</ol></nav>')
+
+
+# -- principal lines, once per hand and process --------------------------------------
+
+_LINES: OrderedDict[tuple[Any, ...], dict[int, dict[str, Any]]] = OrderedDict()
+_LOCK = Lock()
+_KEEP = 256
+
+
+def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
+    """Each graded ply's `line_played`, `line_best` (moves as the analysis
+    JSON writes them, the ends after each, who moved) and `why` (sentences
+    and the facts they state), by ply; {} without analysis.
+
+    Computed on the first view of a hand (about 50 ms a 4-seat hand, C
+    solver) and kept for the next: a process keeps the last 256 hands.
+    """
+    a, inp = hand.analysis, hand.review
+    if a is None or inp is None or not hand.finished or a.get("skipped"):
+        return {}
+    key = (hand.match, hand.hand, a["version"], a["samples"], a["seed"], LINE_VERSION)
+    with _LOCK:
+        got = _LINES.get(key)
+        if got is not None:
+            _LINES.move_to_end(key)
+            return got
+    best = {p["ply"]: b for p in a["plies"] if (b := best_move(p)) is not None}
+    out: dict[int, dict[str, Any]] = {}
+    for k, pl in hand_lines(inp, best).items():
+        claims = explain(inp.rules, pl)
+        out[k] = {
+            "line_played": pl.played.moves,
+            "line_best": pl.best.moves,
+            "steps_played": [[s.seat, s.left, s.right] for s in pl.played.steps],
+            "steps_best": [[s.seat, s.left, s.right] for s in pl.best.steps],
+            "why": [c.text for c in claims],
+            "facts": [c.fact for c in claims],
+            "themes": themes(inp.rules, pl),
+        }
+    with _LOCK:
+        _LINES[key] = out
+        while len(_LINES) > _KEEP:
+            _LINES.popitem(last=False)
+    return out
+
+
+def alternative_lines(hand: HandData, ply: int, move: str) -> dict[str, Any] | None:
+    """The lines after the move played at `ply` and after `move` (any legal
+    alternative), with the reasons; None if the hand has no such decision."""
+    a, inp = hand.analysis, hand.review
+    if a is None or inp is None or not hand.finished:
+        return None
+    p = next((x for x in a["plies"] if x["ply"] == ply), None)
+    if p is None or p["forced"] or move not in {x["move"] for x in p["alternatives"]}:
+        return None
+    pl = hand_lines(inp, {ply: move}).get(ply)
+    if pl is None:
+        return None
+    return {"ply": ply, "move": move, "played": p["played"], "line_played": pl.played.moves,
+            "line": pl.best.moves, "value_played": pl.played.value, "value": pl.best.value,
+            "why": [c.text for c in explain(inp.rules, pl, "alternative")]}
+
+
+def scoring_of(hand: HandData) -> str:
+    return hand.review.rules.scoring if hand.review is not None else "pips"
+
+
+def review_json(hand: HandData, viewer: int | None) -> list[dict[str, Any]]:
+    """The JSON twin's review: one entry per graded ply (a seat's own only, in
+    its view, with no line), with mark, loss, best move and, in the whole
+    view, `line_played`, `line_best` and `why`."""
+    if hand.analysis is None or not hand.finished:
+        return []
+    graded = marks(hand.analysis, scoring_of(hand), viewer)
+    lines = lines_of(hand) if viewer is None else {}
+    out = []
+    for k, g in sorted(graded.items()):
+        row: dict[str, Any] = {"ply": k, **g}
+        if viewer is None:
+            ln = lines.get(k)
+            row["line_played"] = ln["line_played"] if ln else None
+            row["line_best"] = ln["line_best"] if ln else None
+            row["why"] = ln["why"] if ln else []
+            # who made each move of a line and the ends after it (the page steps them)
+            row["steps_played"] = ln["steps_played"] if ln else None
+            row["steps_best"] = ln["steps_best"] if ln else None
+        out.append(row)
+    return out
+
+
+def _line_html(moves: list[str], steps: list[list[int]], which: str) -> str:
+    items = "".join(
+        f'<li data-step="{i}"><span class="who">{s}</span> {escape(tile_words(m))}'
+        f' <small class="muted">{"" if lft < 0 else f"ends {lft}·{rgt}"}</small></li>'
+        for i, (m, (s, lft, rgt)) in enumerate(zip(moves, steps, strict=True))
+    )
+    return (f'<div class="pline" data-line="{which}"><h4>{"Played" if which == "played" else "Best"} line '
+            f'<button type="button" class="btn small" data-lstep="-1" aria-label="back one move">◀</button>'
+            f'<button type="button" class="btn small" data-lstep="1" aria-label="on one move">▶</button></h4>'
+            f"<ol>{items}</ol></div>")
+
+
+def why_panel(g: dict[str, Any] | None, ln: dict[str, Any] | None, pending: bool = False) -> str:
+    """A decision's best move, its principal lines (steppable) and the reasons
+    (HTML); `pending`: the lines are not drawn here, the page's script fetches
+    them (the JSON twin's `review`) when the ply is shown."""
+    if g is None or g["best"] is None:
+        return ""
+    same = g["best"] == g["played"]
+    head = ("the move played is the best" if same else
+            f'best: <b class="bestmv">{escape(tile_words(g["best"]))}</b>')
+    wait = ' data-pending=""' if pending else ""
+    out = [f'<div class="why"{wait}><h3>Why <small>{head}</small></h3>']
+    if ln is not None:
+        if ln["why"]:
+            out.append('<ul class="reasons">' + "".join(f"<li>{escape(t)}</li>" for t in ln["why"]) + "</ul>")
+        out.append('<div class="plines">')
+        out.append(_line_html(ln["line_played"], ln["steps_played"], "played"))
+        if not same:
+            out.append(_line_html(ln["line_best"], ln["steps_best"], "best"))
+        out.append("</div>")
+    out.append("</div>")
+    return "".join(out)

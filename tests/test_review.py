@@ -1,0 +1,242 @@
+"""The review: the move list and best moves on the replay page and in its JSON
+twin, a seat's own grades in its view, a player's costliest moves, training
+on a schedule and puzzles."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from replay.ingest import ingest
+from tests.test_analysis import INTL
+
+TOKEN = "review-token-1234"
+HAND = "/matches/m-example-1/hands/1"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("review") / "data" / "replay.duckdb"
+    path.parent.mkdir(parents=True)
+    ingest([str(INTL)], db=path, workers=0, analysis=(6, 0))
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(db: Path) -> Iterator[TestClient]:
+    from api.app import create_app
+
+    app = create_app(db)
+    with TestClient(app) as c:
+        app.state.token = TOKEN
+        yield c
+
+
+@contextlib.contextmanager
+def _cur(client: TestClient) -> Iterator[Any]:
+    cur = client.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        yield cur
+    finally:
+        cur.close()
+
+
+def _auth() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _player(client: TestClient, seat: int = 0) -> str:
+    seats = client.get("/api/matches/m-example-1").json()["seats"]
+    return str(next(s["player"] for s in seats if s["seat"] == seat))
+
+
+def test_the_move_list_has_every_ply_its_marks_and_the_current_one(client: TestClient) -> None:
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    page = client.get(HAND + "?ply=5").text
+    items = re.findall(r'<li class="([^"]*)" data-ply="(\d+)"', page)
+    assert [int(n) for _, n in items] == list(range(len(twin["plies"])))
+    assert [n for c, n in items if "cur" in c.split()] == ["5"]
+    for r in twin["review"]:
+        cls = next(c for c, n in items if int(n) == r["ply"])
+        if r["mark"] in ("?!", "?", "??"):
+            assert f"g-{r['class']}" in cls
+        elif r["mark"] == "too close to call":
+            assert "close" in cls and r["class"] is None
+    assert any(r["mark"] for r in twin["review"])
+    forced = [p["ply"] for p in twin["plies"] if p["forced"]]
+    assert forced and all(f'data-ply="{k}"' in page for k in forced)
+
+
+def test_every_graded_ply_has_its_lines_and_reasons(client: TestClient) -> None:
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    a = {p["ply"]: p for p in twin["info"]["analysis"]["plies"]}
+    decisions = [k for k, p in a.items() if not p["forced"]]
+    review = {r["ply"]: r for r in twin["review"]}
+    assert set(review) == set(a)
+    for k in decisions:
+        r = review[k]
+        if r["line_played"] is None:  # the closing passes of a block: nothing left to play
+            continue
+        assert r["line_played"][0] == a[k]["played"] and r["line_best"][0] == r["best"]
+        assert r["why"] and all(isinstance(s, str) for s in r["why"])
+        assert twin["plies"][k]["review"] == r
+    assert sum(1 for k in decisions if review[k]["line_played"]) >= len(decisions) - 4
+
+
+def test_the_best_move_is_on_the_board(client: TestClient) -> None:
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    other = [r for r in twin["review"] if r["best"] and r["best"] != r["played"]]
+    assert other
+    page = client.get(HAND).text
+    assert page.count('class="ghost"') >= len([r for r in other if r["ply"] > 1])
+    # the best tile ringed in the mover's hand, unless it is the tile played (on the other end)
+    assert page.count('class="bestring"') == len([r for r in other if r["best"][:2] != r["played"][:2]])
+
+
+def test_a_seat_sees_its_own_grades_on_what_it_could_know(client: TestClient) -> None:
+    for seat in range(4):
+        twin = client.get(f"/api/{HAND.lstrip('/')}?view=seat{seat}").json()
+        assert twin["info"]["analysis"] is None
+        assert twin["review"] and all(r["ply"] for r in twin["review"])
+        held = {t for p in twin["plies"] for t in ((p["hands"] or [None] * 4)[seat] or [])}
+        for r in twin["review"]:
+            assert set(r) == {"ply", "mark", "lost", "class", "best", "played", "forced"}  # no line, no exact value
+            assert twin["plies"][r["ply"]]["seat"] == seat
+            if r["best"] and r["best"] not in ("pass", "draw", "yield"):
+                assert r["best"][:2] in held or r["best"][:2][::-1] in held
+        page = client.get(f"{HAND}?view=seat{seat}").text
+        assert "Your move" in page and ">exact<" not in page and 'class="pline"' not in page
+
+
+def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
+    player = _player(client)
+    got = client.get(f"/api/players/{player}/costliest").json()
+    losses = [m["loss"] for m in got["moves"]]
+    assert losses and losses == sorted(losses, reverse=True) and got["total"] == len(losses)
+    with _cur(client) as con:
+        n = con.execute("""SELECT count(*) FROM move_analysis a JOIN seats s ON s.match = a.match AND s.seat = a.seat
+                           WHERE s.player = ? AND NOT a.forced AND coalesce(a.pimc_loss, a.dd_loss) > 0""",
+                        [player]).fetchone()[0]
+    assert got["total"] == n
+    m = got["moves"][0]
+    assert m["replay"] == f"/matches/m-example-1/hands/{m['hand']}?ply={m['ply']}"
+    assert client.get(m["replay"]).status_code == 200
+    late = client.get(f"/api/players/{player}/costliest?phase=late&sort=date&order=asc").json()
+    assert all(x["phase"] == "late" for x in late["moves"]) and late["total"] <= got["total"]
+    cls = client.get(f"/api/players/{player}/costliest?class=mistake").json()
+    assert all(x["class"] == "mistake" for x in cls["moves"])
+    assert client.get(f"/players/{player}/costliest?sort=dd_loss").status_code == 200
+    assert client.get("/api/players/nobody/costliest").status_code == 404
+    assert client.get(f"/api/players/{player}/costliest?phase=noon").status_code == 422
+
+
+def test_a_training_round_schedules_the_position(client: TestClient) -> None:
+    player = _player(client, 1)
+    r = client.get(f"/api/train?player={player}").json()
+    assert r["counts"]["cards"] == 0 and r["new"] and r["next"] is not None
+    pos = r["position"]
+    assert pos["seat"] in range(4) and pos["moves"]
+    hands = pos["position"]["hands"]
+    assert all(h is None for s, h in enumerate(hands) if s != pos["seat"])  # as the seat saw it
+    body = {**r["next"], "player": player, "move": pos["moves"][0]}
+    assert client.post("/api/train/answer", json=body).status_code in (401, 403)  # a write
+    got = client.post("/api/train/answer", json=body, headers=_auth()).json()
+    assert got["schedule"]["answers"] == 1 and got["why"]
+    assert got["schedule"]["rating"] == ("good" if got["loss"] <= 0 else "hard" if got["loss"] < 5 else "again")
+    after = client.get(f"/api/train?player={player}").json()
+    assert after["counts"]["cards"] == 1
+    assert (after["cards"][0]["match"], after["cards"][0]["ply"]) == (r["next"]["match"], r["next"]["ply"])
+    assert after["next"] != r["next"]  # the position waits for its time
+    # a position that is not the player's own decision is refused
+    other = _player(client, 2)
+    if other != player:
+        assert client.post("/api/train/answer", json={**body, "player": other}, headers=_auth()).status_code == 422
+    assert client.get(f"/train?player={player}").status_code == 200
+
+
+def test_puzzles_are_clear_under_both_grades(client: TestClient, db: Path) -> None:
+    got = client.get("/api/puzzles").json()
+    assert got["puzzles"] and got["hands"] > 0
+    assert got["per_10000_hands"] == round(10_000 * got["found"] / got["hands"], 1)
+    with _cur(client) as con:
+        for p in got["puzzles"]:
+            (alts,) = con.execute("SELECT alternatives FROM move_analysis WHERE match = ? AND hand = ? AND ply = ?",
+                                  [p["match"], p["hand"], p["ply"]]).fetchone()
+            dd = sorted((a["dd"] for a in alts), reverse=True)
+            pi = sorted((a["pimc"] for a in alts), reverse=True)
+            assert dd[0] - dd[1] >= 10 and pi[0] - pi[1] >= 10
+            assert "answer" not in p and "played" not in p
+    p = got["puzzles"][0]
+    theme = next((t for q in got["puzzles"] for t in q["themes"]), None)
+    if theme is not None:
+        f = client.get("/api/puzzles", params={"theme": theme.split(" in ")[0]}).json()
+        assert f["puzzles"] and all(any(t.startswith(theme.split(" in ")[0]) for t in q["themes"]) for q in f["puzzles"])
+    body = {"match": p["match"], "hand": p["hand"], "ply": p["ply"], "move": p["moves"][0]}
+    a = client.post("/api/puzzles/answer", json=body, headers=_auth()).json()
+    right = {**body, "move": a["answer"]}
+    assert client.post("/api/puzzles/answer", json=right, headers=_auth()).json()["solved"] is True
+    after = next(q for q in client.get("/api/puzzles").json()["puzzles"] if (q["match"], q["hand"], q["ply"]) == (p["match"], p["hand"], p["ply"]))
+    assert after["tries"] == 2 and after["solved"] == 1 + int(a["solved"])
+    page = client.get(f"/puzzles?match={p['match']}&hand={p['hand']}&ply={p['ply']}").text
+    assert 'id="trainer"' in page and "★" not in page and "known" not in page.split('id="trainer"')[1]
+
+
+def test_any_alternative_has_its_line_on_demand(client: TestClient) -> None:
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    a = next(p for p in twin["info"]["analysis"]["plies"] if not p["forced"] and len(p["alternatives"]) >= 3)
+    for alt in a["alternatives"]:
+        got = client.get("/api/lines", params={"match": "m-example-1", "hand": 1, "ply": a["ply"], "move": alt["move"]})
+        assert got.status_code == 200
+        j = got.json()
+        assert j["line"][0] == alt["move"] and j["value"] == alt["dd"] and j["value_played"] == a["dd"]
+        assert j["why"] and "(best)" not in " ".join(j["why"])
+    bad = client.get("/api/lines", params={"match": "m-example-1", "hand": 1, "ply": a["ply"], "move": "66 left"})
+    assert bad.status_code == 404 or "66 left" in {x["move"] for x in a["alternatives"]}
+
+
+def test_a_seats_own_values_do_not_depend_on_tiles_it_did_not_see() -> None:
+    """What a seat's view shows of its own decisions (the values on what it
+    could know) is the same whatever the others held, among the deals that
+    agree with what the seat saw: a differential test over the decisions of
+    the sample hands, each graded again with the others' tiles (and the
+    boneyard) replaced by another such deal."""
+    import random
+
+    from replay.analysis.grades import Analyzer, decision_rng, engine_move, inputs_from_report
+    from replay.engine import apply, legal_moves, new_hand
+    from replay.knowledge import Tracker
+    from replay.validate.run import validate_paths
+
+    an = Analyzer(samples=6, seed=0)
+    rep = validate_paths([INTL, Path(__file__).resolve().parent.parent / "sample_logs" / "domena_2p.jsonl"],
+                         keep_moves=True)
+    checked = changed = 0
+    rng = random.Random(5)
+    for m in rep.matches:
+        for inp in inputs_from_report(m)[:3]:
+            if inp.skip is not None:
+                continue
+            state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening,
+                             stock=inp.stock)
+            tracker = Tracker(state, fixed_by=inp.fixed_by)
+            for k, (_, kind, tile, end) in enumerate(inp.moves, 1):
+                move, laid = engine_move(state, kind, tile, end)
+                if len(legal_moves(state)) > 1 and state.result is None and k % 2 == 0:
+                    s = state.turn
+                    hands, stock = tracker.hidden(state, s).sample(1, rng)[0]
+                    other = state._replace(hands=tuple(hands), stock=tuple(stock))
+                    assert other.hands[s] == state.hands[s]
+                    changed += other.hands != state.hands
+                    mine = an.sampled(state, tracker, inp.context, decision_rng(0, inp.match, inp.hand, k))
+                    theirs = an.sampled(other, tracker, inp.context, decision_rng(0, inp.match, inp.hand, k))
+                    assert mine == theirs, (inp.match, inp.hand, k)
+                    checked += 1
+                tracker.see(state, move)
+                state = apply(state, laid)
+    assert checked > 50 and changed > checked // 2
