@@ -27,16 +27,21 @@ def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> d
     """A hand's analysis as the pages and the JSON twin show it."""
     plies = []
     for r in sorted(ply_rows, key=lambda r: r["ply"]):
+        reads = r.get("reads") or [None] * len(r["alternatives"])
         plies.append({
             "ply": r["ply"], "seat": r["seat"], "played": r["played"], "forced": r["forced"],
             "alternatives": [
                 {"move": a["move"], "dd": a["dd"], "pimc": _round(a["pimc"]),
-                 "pimc_ci": None if a["pimc_lo"] is None else [_round(a["pimc_lo"]), _round(a["pimc_hi"])]}
-                for a in r["alternatives"]
+                 "pimc_ci": None if a["pimc_lo"] is None else [_round(a["pimc_lo"]), _round(a["pimc_hi"])],
+                 "read": None if x is None else _round(x["read"]),
+                 "read_ci": None if x is None or x["read_lo"] is None else [_round(x["read_lo"]), _round(x["read_hi"])]}
+                for a, x in zip(r["alternatives"], reads, strict=True)
             ],
             "dd": r["dd"], "dd_best": r["dd_best"], "dd_loss": r["dd_loss"],
-            "pimc": _round(r["pimc"]), "pimc_loss": _round(r["pimc_loss"]), "class": r["class"],
-            "samples": r["samples"], "exact": r["exact"],
+            "pimc": _round(r["pimc"]), "pimc_loss": _round(r["pimc_loss"]),
+            "read_loss": _round(r.get("read_loss")), "read_ess": _round(r.get("read_ess"), 1),
+            "class": r["class"], "class_uniform": r.get("class_uniform", r["class"]),
+            "too_close": bool(r.get("too_close")), "samples": r["samples"], "exact": r["exact"],
         })  # fmt: skip
     return {
         "version": hand_row["version"],
@@ -48,6 +53,8 @@ def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> d
         "result": hand_row["result"],
         "accuracy": [_round(a, 1) for a in hand_row["accuracy"] or []],
         "accuracy_dd": [_round(a, 1) for a in hand_row["accuracy_dd"] or []],
+        "accuracy_uniform": [_round(a, 1) for a in hand_row.get("accuracy_uniform") or []],
+        "read_model": hand_row.get("read_model"),
         "plies": plies,
     }
 
@@ -73,16 +80,42 @@ def _num(x: float | None, nd: int = 1) -> str:
     return f"{x:+.{nd}f}" if nd else f"{x:+d}"
 
 
+def known_loss(p: dict[str, Any]) -> float | None:
+    """A graded ply's loss on what the mover could know: the read grade's
+    where there is one, else the uniform sampled grade's (None: not sampled)."""
+    return p.get("read_loss") if p.get("read_loss") is not None else p["pimc_loss"]
+
+
+def read_gap(p: dict[str, Any]) -> str:
+    """One sentence on how reading the other seats' plays changes a ply's
+    grade ("" where it has no read grade or changes nothing that shows).
+
+    >>> print(read_gap({"read_loss": 0.0, "pimc_loss": 4.2, "class": None, "class_uniform": None}))
+    Read from the other seats' plays, this move loses 0.0 points, against 4.2 with every deal weighted alike: their plays make some deals likelier than others.
+    """
+    r, u = p.get("read_loss"), p["pimc_loss"]
+    if r is None or u is None or (abs(r - u) < 1.0 and p["class"] == p.get("class_uniform")):
+        return ""
+    return (f"Read from the other seats' plays, this move loses {r:.1f} points, against {u:.1f} with every deal "
+            "weighted alike: their plays make some deals likelier than others.")
+
+
 def ply_panel(p: dict[str, Any]) -> str:
-    """One ply's alternatives with both values (HTML)."""
+    """One ply's alternatives with their values (HTML): exact, known (every
+    deal alike) and, where the family has a play model, read (the deals
+    weighted by the other seats' plays: the headline)."""
     cls = p["class"]
-    loss = p["pimc_loss"] if p["pimc_loss"] is not None else p["dd_loss"]
+    k = known_loss(p)
+    loss = k if k is not None else p["dd_loss"]
     if p["forced"]:
         head = "forced: no choice"
     elif cls:
         head = (f'<b class="grade g-{cls}">{_esc(shown_move(p["played"]))}{SIGN[cls]} {cls}</b>: lost {loss:.1f} '
                 f"on what the seat could know, {p['dd_loss']} under perfect information")  # fmt: skip
-    elif p["dd_loss"] or (p["pimc_loss"] or 0) > 0.05:
+    elif p.get("too_close"):
+        head = (f"too close to call: lost {loss:.1f} on what the seat could know, but the evidence leaves "
+                f"the mark open; {p['dd_loss']} under perfect information")  # fmt: skip
+    elif p["dd_loss"] or (k or 0) > 0.05:
         head = f"lost {loss:.1f} on what the seat could know, {p['dd_loss']} under perfect information"
     else:
         head = "a best move"
@@ -92,33 +125,47 @@ def ply_panel(p: dict[str, Any]) -> str:
     if p["samples"]:
         how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals the seat could face"
     rows = []
+    read = any(a.get("read") is not None for a in p["alternatives"])
     best_dd = max(a["dd"] for a in p["alternatives"])
-    means = [a["pimc"] for a in p["alternatives"] if a["pimc"] is not None]
+    key = "read" if read else "pimc"
+    means = [a[key] for a in p["alternatives"] if a[key] is not None]
     best_pi = max(means) if means else None
     for a in p["alternatives"]:
         mine = a["move"] == p["played"]
-        ci = a["pimc_ci"]
-        span = f' <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>' if ci and ci[0] != ci[1] else ""
         tags = []
         if a["dd"] == best_dd:
             tags.append('<span class="tag best" title="a best move under perfect information">★</span>')
-        if best_pi is not None and a["pimc"] is not None and a["pimc"] >= best_pi - 1e-9:
+        if best_pi is not None and a[key] is not None and a[key] >= best_pi - 1e-9:
             tags.append('<span class="tag known" title="the best move on what the seat could know">☆</span>')
         mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
+        rcell = f'<td class="num">{_num(a["read"])}{_span(a["read_ci"])}</td>' if read else ""
         rows.append(
             f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{mark}{" ←" if mine else ""}'
-            f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>'
+            f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td>{rcell}'
+            f'<td class="num">{_num(a["pimc"])}{_span(a["pimc_ci"])}</td></tr>'
         )
+    rhead = ('<th title="what a strong reader could know: the deals the seat could face, each weighted by how '
+             'likely the other seats\' plays were in it, with its 95% interval">read</th>') if read else ""
+    gap = read_gap(p)
     return (
         f'<div class="analysis"><h3>Analysis <small>{head}</small></h3>'
         f'<table class="alts-values"><thead><tr><th>move</th><th title="perfect information: the exact value, every hand known">exact</th>'
-        f'<th title="what the seat could know: the mean over the deals it could face, with its 95% interval">known</th></tr></thead>'
+        f'{rhead}<th title="what the seat could know, every deal weighted alike: the mean over the deals it could face, with its 95% interval">'
+        f'{"alike" if read else "known"}</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
+        + (f'<p class="read-gap">{_esc(gap)}</p>' if gap else "")
+        + (f'<p class="muted">read: what a strong reader could know, the deals weighted by how likely the other '
+           f"seats' plays were in each (worth {p['read_ess']:.0f} equal deals); alike: every deal weighted "
+           f"alike. The grade follows read.</p>" if read and p.get("read_ess") is not None else "")
         + (f'<p class="muted">points from the mover\'s side; ← played; exact: every hand known; known: '
            f"the mean over {how}, with its 95% interval</p>" if how else
            '<p class="muted">points from the mover\'s side; ← played; exact: every hand known</p>')
         + "</div>"
     )  # fmt: skip
+
+
+def _span(ci: list[float] | None) -> str:
+    return f" <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>" if ci and ci[0] != ci[1] else ""
 
 
 def own_panel(p: dict[str, Any]) -> str:
@@ -132,22 +179,27 @@ def own_panel(p: dict[str, Any]) -> str:
         return ('<div class="analysis own"><h3>Your move <small>not graded yet on what you could know</small></h3>'
                 "</div>")
     cls = p["class"]
-    head = (f'<b class="grade g-{cls}">{SIGN[cls]} {cls}</b>: lost {p["pimc_loss"]:.1f}' if cls else
-            f"lost {p['pimc_loss']:.1f}" if (p["pimc_loss"] or 0) > 0.05 else "a best move")
-    best = max(a["pimc"] for a in p["alternatives"])
+    key = "read" if all(a.get("read") is not None for a in p["alternatives"]) else "pimc"
+    lost = known_loss(p) or 0.0
+    head = (f'<b class="grade g-{cls}">{SIGN[cls]} {cls}</b>: lost {lost:.1f}' if cls else
+            f"too close to call: lost {lost:.1f}" if p.get("too_close") else
+            f"lost {lost:.1f}" if lost > 0.05 else "a best move")  # fmt: skip
+    best = max(a[key] for a in p["alternatives"])
     rows = []
     for a in p["alternatives"]:
         mine = a["move"] == p["played"]
-        ci = a["pimc_ci"]
-        span = f" <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>" if ci and ci[0] != ci[1] else ""
-        star = ' <span class="tag known" title="the best move on what you could know">☆</span>' if a["pimc"] >= best - 1e-9 else ""
+        star = ' <span class="tag known" title="the best move on what you could know">☆</span>' if a[key] >= best - 1e-9 else ""
         rows.append(f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{" ←" if mine else ""}'
-                    f'{star}</td><td class="num">{_num(a["pimc"])}{span}</td></tr>')
+                    f'{star}</td><td class="num">{_num(a[key])}{_span(a[key + "_ci"])}</td></tr>')
     how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals you could face"
+    weighed = (", each weighted by how likely the other seats' plays were in it (read from their plays)"
+               if key == "read" else "")
+    gap = read_gap(p)
     return (f'<div class="analysis own"><h3>Your move <small>{head}</small></h3>'
             '<table class="alts-values"><thead><tr><th>move</th><th title="the mean over the deals you could face">'
-            f'known</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            f'<p class="muted">points from your side; the mean over {how}, with its 95% interval</p></div>')
+            f'{"read" if key == "read" else "known"}</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            + (f'<p class="read-gap">{_esc(gap)}</p>' if gap else "")
+            + f'<p class="muted">points from your side; the mean over {how}{weighed}, with its 95% interval</p></div>')
 
 
 def _side_value(v: int, seat: int, players: int, teams: str) -> int:
@@ -238,10 +290,18 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
         for s, (acc, dd) in enumerate(zip(a["accuracy"], a["accuracy_dd"], strict=False))
     )
     samples = a["samples"]
-    how = (f"{samples} sampled deals per decision" if samples else
+    if samples and a.get("read_model"):
+        unif = a.get("accuracy_uniform") or []
+        alike = ", ".join("–" if u is None else f"{u:.1f}%" for u in unif)
+        samples_words = (f"{samples} sampled deals per decision, weighted by how likely the other seats' plays "
+                         f"were in each (what a strong reader could know; play model {a['read_model']}). With "
+                         f"every deal weighted alike the accuracies would be {alike}")  # fmt: skip
+    else:
+        samples_words = f"{samples} sampled deals per decision"
+    how = (samples_words if samples else
            "Perfect information only so far: the grade on what each seat could know comes when the hand "
-           "is sampled (the server does it in the background; replay analyze --db --samples 100 does it "
-           "in one go), and until then accuracy and classes follow perfect information")  # fmt: skip
+           "is sampled (the server does it in the background), and until then accuracy and classes follow "
+           "perfect information")  # fmt: skip
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
         f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points for {_whose(teams) if two else f'seat {first}, who made the first move'}; "

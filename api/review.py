@@ -39,6 +39,8 @@ def best_move(p: dict[str, Any], known_only: bool = False) -> str | None:
     if p["forced"]:
         return None
     alts = p["alternatives"]
+    if p["samples"] and all(a.get("read") is not None for a in alts):  # the read grade, where there is one
+        return str(max(alts, key=lambda a: a["read"])["move"])
     if p["samples"] and all(a["pimc"] is not None for a in alts):
         return str(max(alts, key=lambda a: a["pimc"])["move"])
     if known_only:
@@ -53,9 +55,12 @@ def _mark(p: dict[str, Any], scoring: str, known_only: bool) -> tuple[str | None
     sampled = bool(p["samples"]) and p["pimc_loss"] is not None
     if known_only and not sampled:
         return None, None
-    loss = float(p["pimc_loss"]) if sampled else float(p["dd_loss"])
+    known = p.get("read_loss") if p.get("read_loss") is not None else p["pimc_loss"]
+    loss = float(known) if sampled and known is not None else float(p["dd_loss"])
     if p["class"] and (sampled or not known_only):
         return SIGN[p["class"]], loss
+    if p.get("too_close"):  # stored by the analysis: the class its evidence leaves open
+        return CLOSE, loss
     # a loss its mean calls an inaccuracy that its 95% interval does not confirm
     if sampled and not p["exact"] and loss >= THRESHOLDS.get(scoring, THRESHOLDS["pips"])[0] - 1e-9:
         return CLOSE, loss

@@ -289,10 +289,10 @@ def match_version(cur: Cursor, match: str) -> str | None:
 
 
 _A_HANDS = """SELECT hand, version, samples, seed, skip, first_seat, par, result, accuracy, accuracy_dd,
-                     lost, stake, lost_dd, stake_dd
+                     lost, stake, lost_dd, stake_dd, accuracy_uniform, read_model
               FROM hand_analysis WHERE match = ? ORDER BY hand"""
 _A_PLIES = """SELECT hand, ply, seat, played, forced, alternatives, dd, dd_best, dd_loss, pimc, pimc_loss,
-                     class, samples, exact
+                     class, samples, exact, reads, read_loss, read_ess, class_uniform, too_close
               FROM move_analysis WHERE match = ? ORDER BY hand, ply"""
 
 
