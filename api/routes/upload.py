@@ -18,8 +18,9 @@ from fastapi import APIRouter, File, HTTPException, Request, UploadFile
 from fastapi.responses import HTMLResponse, Response
 
 from api import queries as q
+from api import schemas as s
 from api.connection import Store
-from api.deps import Cur, Cursor
+from api.deps import Cur, Cursor, Writer
 from api.middleware import MAX_INFLATED, MAX_UPLOAD, too_big_msg
 from api.pages import u
 from api.responses import json_response, page
@@ -34,8 +35,12 @@ def upload_page(request: Request) -> HTMLResponse:
                 max_mb=MAX_UPLOAD // (1024 * 1024), max_inflated_mb=MAX_INFLATED // (1024 * 1024))
 
 
-@router.post("/api/upload")
+@router.post("/api/upload", tags=["upload"], summary="Upload a table log", operation_id="upload_log",
+             response_model=s.Upload, responses={**s.errors(400, 415), **s.WRITE_ERRORS}, dependencies=[Writer])
 def api_upload(request: Request, cur: Cur, file: Annotated[UploadFile, File()]) -> Response:
+    """Validate and store a table log (`.jsonl` or `.jsonl.gz`, multipart field `file`;
+    needs the write token): its matches with their verdicts, its lines and findings.
+    Sending the same file again stores nothing new (`already_stored`)."""
     return json_response(_ingest_upload(request, file, cur))
 
 
