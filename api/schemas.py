@@ -321,9 +321,15 @@ class UploadCounts(Shape):
     errors: int
 
 
+class Graded(Shape):
+    finished: int = Field(description="hands over (those that can be graded)")
+    graded: int = Field(description="of those, hands whose moves are graded")
+    sampled: int = Field(description="of those, hands graded on what each player could know (sampled deals)")
+
+
 class UploadedMatch(MatchRow):
     url: str = Field(description="the match's page")
-    analysis: str | None = Field(None, description="`done`, `pending` or `none` (no hand to grade)")
+    analysis: Graded = Field(description="how far the grading of its moves is")
 
 
 class Upload(Shape):
@@ -337,7 +343,7 @@ class Upload(Shape):
     matches: list[UploadedMatch]
     counts: UploadCounts
     problems: list[dict[str, Any]] = Field(description="lines of no match and what is wrong with them")
-    analysis: str | None = Field(None, description="when the uploaded matches get their grades, in words")
+    analysis: str = Field(description="when the uploaded matches get their grades, in words")
     warning: str | None = Field(None, description="no match in the file: what was found instead")
 
 

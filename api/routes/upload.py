@@ -1,5 +1,7 @@
-"""Upload a table log (POST, with the write token): validated and stored
-in-process, through the same ingest as `replay ingest`."""
+"""Upload a table log (POST, with the write token): validated, graded and
+stored in-process, through the same ingest as `replay ingest` (every move
+graded under perfect information; the grade on what each player could know
+follows in the background when the server samples, api.deepen)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from api.deps import Cur, Cursor, Writer
 from api.middleware import MAX_INFLATED, MAX_UPLOAD, too_big_msg
 from api.pages import u
 from api.responses import json_response, page
-from replay.ingest import ingest
+from replay.ingest import INGEST_SAMPLES, ingest
 
 router = APIRouter()
 
@@ -93,8 +95,10 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
             sha = digest.hexdigest()
             got = q.file_counts(cur, sha)
             rows = q.matches_by_id(cur, got.pop("ids"))
+            graded = _graded(cur, [r["match"] for r in rows])
     for r in rows:
         r["url"] = u("matches", r["match"])
+        r["analysis"] = graded.get(r["match"], {"finished": 0, "graded": 0, "sampled": 0})
     out = {
         "file": name,
         "size": size,
@@ -103,6 +107,7 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
         "already_stored": known,
         "matches": rows,
         **got,
+        "analysis": _when_graded(request, rows),
     }
     if not rows:  # junk, or a log of no match: say what was found in it
         c = got["counts"]
@@ -122,7 +127,8 @@ def _run_ingest(request: Request, path: Path, label: str) -> bool:
     # one in: the same database instance); anything left is loaded below
     with store.load_lock:
         try:
-            summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label})
+            summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label},
+                             analysis=(INGEST_SAMPLES, 0))
         except duckdb.ConnectionException as exc:  # the store was opened another way
             raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - said to the client, not a bare 500
@@ -130,3 +136,34 @@ def _run_ingest(request: Request, path: Path, label: str) -> bool:
                                      "its file is not recorded as stored: send it again") from None  # fmt: skip
         store.load(force=True)
     return summary.files_known > 0
+
+
+def _graded(cur: Cursor, matches: list[str]) -> dict[str, dict[str, int]]:
+    """Each match's finished hands, those graded, and those graded on sampled
+    deals; a hand the analysis passed over (cancelled, an illegal move) is none of them."""
+    rows = cur.execute(
+        """SELECT h.match, count(*), count(a.hand), count(a.hand) FILTER (WHERE a.samples > 0)
+           FROM hands h LEFT JOIN hand_analysis a ON a.match = h.match AND a.hand = h.hand
+           WHERE h.match IN (SELECT unnest(?)) AND h.result IS NOT NULL AND a.skip IS NULL
+           GROUP BY h.match""", [matches]).fetchall()
+    return {m: {"finished": f, "graded": g, "sampled": s} for m, f, g, s in rows}
+
+
+def _when_graded(request: Request, rows: list[dict[str, Any]]) -> str:
+    """When the uploaded matches get their grades, in words."""
+    if not any(r["analysis"]["finished"] for r in rows):
+        return "No hand to grade: none is over, or none was played by the rules."
+    deepener = getattr(request.app.state, "deepener", None)
+    if any(r["analysis"]["graded"] < r["analysis"]["finished"] for r in rows):
+        later = ("The server grades the rest in the background, a few matches at a time."
+                 if deepener is not None else
+                 "The rest waits for the operator to run the analysis: this server grades nothing in the background.")
+        return f"Some hands are not graded yet. {later}"
+    if all(r["analysis"]["sampled"] >= r["analysis"]["finished"] for r in rows):
+        return "Every move is graded, on what each player could know and under perfect information."
+    if deepener is not None:
+        return (f"Every move is graded under perfect information. The grade on what each player could know "
+                f"({deepener.samples} sampled deals a decision) is added in the background, a few matches at a "
+                "time; the match pages show it as it comes.")
+    return ("Every move is graded under perfect information. The grade on what each player could know "
+            "(sampled deals) is not made by this server: it comes when the operator runs the sampled analysis.")
