@@ -70,13 +70,13 @@ def print_report(report: ValidationReport, as_json: bool) -> int:
         out.write(f"file {f.path}: {count(f.lines, 'line')}{bad}\n")
     for fd in report.findings:
         out.write(f"  {fd.severity.upper():7} {fd.code} {fd.file}:{fd.line}: {fd.message}\n")
-    bad = _bad_lines(report)
+    doubtful = _bad_lines(report)
     for m in report.matches:
         played = sum(1 for h in m.hands if h.result in ("domino", "block"))
         outcome = m.result or "unfinished"
         if m.winner is not None:
             outcome += f" (side {m.winner})"
-        lost = sum(bad.get(f, 0) for f in m.files) if m.verdict == "valid" else 0
+        lost = sum(doubtful.get(f, 0) for f in m.files) if m.verdict == "valid" else 0
         # a bad line of its file may have been one of its own: not shown as VALID
         verdict = "UNSURE" if lost else m.verdict.upper()
         doubt = f"  (valid as read; its file has {count(lost, 'bad line')}, maybe its own)" if lost else ""

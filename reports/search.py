@@ -7,7 +7,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-__all__ = ["INVISIBLE_SQL", "contains", "fold", "folded_sql", "hidden", "players_matching"]
+__all__ = ["INVISIBLE_SQL", "contains", "fold", "folded_sql", "hidden", "players_matching", "players_matching_sql"]
 
 #: Unicode categories nobody sees: formats (zero-width and direction marks,
 #: the byte-order mark, soft hyphens, tags), controls, and the line and
@@ -63,7 +63,14 @@ def players_matching(query: str) -> tuple[str, list[str]]:
     query in any part of the id or the name, case, accents and invisible
     characters aside ("martin" finds Martín)."""
     like = contains(query)
-    sql = f"""SELECT player FROM players
-              WHERE CASE WHEN EXISTS (SELECT 1 FROM players WHERE player = ?) THEN player = ?
-                         ELSE {folded_sql("player")} LIKE ? ESCAPE '\\' OR {folded_sql("name")} LIKE ? ESCAPE '\\' END"""
-    return sql, [query, query, like, like]
+    return players_matching_sql("?", "?", "?", "?"), [query, query, like, like]
+
+
+def players_matching_sql(exact: str, exact_again: str, like: str, like_again: str) -> str:
+    """:func:`players_matching`'s SQL with the given placeholders (``$player``
+    style ones may repeat: ``"$p", "$p", "$like", "$like"``): `exact` is the
+    query as typed, `like` its :func:`contains` pattern."""
+    return f"""SELECT player FROM players
+              WHERE CASE WHEN EXISTS (SELECT 1 FROM players WHERE player = {exact}) THEN player = {exact_again}
+                         ELSE {folded_sql("player")} LIKE {like} ESCAPE '\\'
+                              OR {folded_sql("name")} LIKE {like_again} ESCAPE '\\' END"""

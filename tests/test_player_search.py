@@ -54,6 +54,9 @@ def test_matches_filter_finds_a_player_by_part_of_the_name(client: TestClient) -
         by_part = client.get(url, params={"player": "martin"}).json()["total"]
         assert by_part > 0, url
         assert client.get(url, params={"player": "MARTÍN"}).json()["total"] == by_part, url
+    window = client.get("/api/fairness", params={"player": "martin"}).json()["window"]
+    assert window["hands"] > 0
+    assert client.get("/api/fairness", params={"player": "MARTÍN"}).json()["window"]["hands"] == window["hands"]
     rows = client.get("/api/matches", params={"player": "martin", "per_page": 500}).json()["matches"]
     assert rows and all("martin" in fold(r["player_name"]) for r in rows)
     page = client.get("/matches", params={"player": "martin"}).text
