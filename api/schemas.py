@@ -20,10 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "Accepted", "Alerts", "AnalysisHand", "Calibration", "CertificateKey", "CertificateRow", "Certificates",
-    "Deleted", "Error", "Fairness", "FindingRow", "Findings", "Hand", "HandRow", "Hands", "HistoryRow",
-    "Leaderboard", "MatchDetail", "Pair", "MatchRow", "Matches", "MoveRow", "Moves", "PlayerMatchRow", "PlayerReport",
-    "PlayerRow", "Players", "Suspect", "Suspicious", "Summary", "Upload",
+    "Accepted", "Alerts", "Alternative", "AnalysisHand", "AnalysisPly", "Calibration", "CertificateKey",
+    "CertificateRow", "Certificates", "CodeCount", "CostlyMove", "DESCRIPTION", "DOWNLOAD", "DealLuck",
+    "Deleted", "Error", "Fairness", "FindingRow", "Findings", "Graded", "Hand", "HandAnalysis", "HandInfo",
+    "HandRow", "Hands", "HistoryRow", "Leaderboard", "MatchDetail", "MatchFinding", "MatchHand", "MatchInfo",
+    "MatchRow", "Matches", "MoveRow", "Moves", "Pair", "Partner", "PlayerMatchRow", "PlayerReport",
+    "PlayerRow", "Players", "Ply", "ProfilePlayed", "RatingRow", "Seat", "SeatAccuracy", "Signal",
+    "SignalRow", "Summary", "Suspect", "Suspicious", "TAGS", "TrendPoint", "Upload", "UploadCounts",
+    "UploadedMatch", "WRITE_ERRORS", "errors",
 ]  # fmt: skip
 
 
@@ -241,34 +245,146 @@ class MatchHand(Shape):
     analysis: AnalysisHand | None = None
 
 
+class MatchInfo(MatchRow):
+    """The match row with its rules and the log's claims."""
+
+    notes: list[Any] | None = None
+    claimed_result: str | None = Field(None, description="what the log claimed (the desk recomputes it)")
+    claimed_winner: int | None = None
+    claimed_score: list[int] | None = None
+    rules: dict[str, Any] | None = Field(None, description="the profile's options as applied (docs/rules.md)")
+    teams: str | None = Field(None, description="`pairs` (partners across the table) or `individual`")
+    events: int | None = Field(None, description="log lines of the match")
+
+
+class SeatAccuracy(Shape):
+    """A seat's accuracy over the match's analysed hands (0-100: points kept of those at stake)."""
+
+    seat: int
+    hands: int | None = Field(description="hands analysed")
+    sampled_hands: int | None = Field(description="of those, graded on what the seat could know")
+    decisions: int | None = Field(description="moves that were a choice (not forced)")
+    accuracy: float | None = Field(description="on what the seat could know (page: Accuracy)")
+    accuracy_dd: float | None = Field(description="under perfect information (page: Accuracy (perfect information))")
+    inaccuracies: int | None
+    mistakes: int | None
+    blunders: int | None
+    players: list[str] = Field(description="who held the seat")
+
+
+class CostlyMove(Shape):
+    """One of the moves that lost the most points (page: costliest moves)."""
+
+    hand: int
+    ply: int = Field(description="the replay step")
+    seat: int
+    played: str = Field(description="the move, `62 left`")
+    best: str | None = Field(description="the best move of the grade")
+    loss: float = Field(description="points lost, on what the mover could know where sampled")
+    dd_loss: int | None = Field(description="points lost under perfect information")
+    pimc_loss: float | None = Field(description="points lost on what the mover could know (null: not sampled)")
+    class_: str | None = Field(alias="class", description="`inaccuracy`, `mistake` or `blunder`")
+    graded: str = Field(description="`could know` or `perfect information`")
+    player: str | None
+
+
+class MatchFinding(Shape):
+    """A finding of the match, with the replay step it is shown at."""
+
+    code: str
+    severity: str
+    hand: int | None
+    seq: int | None
+    ply: int | None = None
+    message: str
+    file: str | None
+    line: int | None
+
+
 class MatchDetail(Shape):
     """A match's score sheet: its rules, seats, hands, findings and grades."""
 
-    match: dict[str, Any] = Field(description="the match row, its rules and its claims")
-    accuracy: list[dict[str, Any]] = Field(description="each seat's accuracy over the analysed hands")
-    costliest: list[dict[str, Any]] = Field(description="the moves that lost the most points")
+    match: MatchInfo
+    accuracy: list[SeatAccuracy] = Field(description="each seat's accuracy over the analysed hands")
+    costliest: list[CostlyMove] = Field(description="the moves that lost the most points, worst first")
     seats: list[Seat]
     seat_changes: list[Any]
     hands: list[MatchHand]
-    findings: list[FindingRow]
+    findings: list[MatchFinding]
     sides: list[str] = Field(description="each side's seats, e.g. `seats 0+2`")
 
 
-class Ply(Shape):
-    """A step of the replay: the move, then the board after it."""
+class Alternative(Shape):
+    """A legal move and its values, points from the mover's side."""
+
+    move: str = Field(description="`62 left`, `pass`, `draw`")
+    dd: int | None = Field(description="exact value under perfect information (page: exact)")
+    pimc: float | None = Field(description="mean over the deals the mover could face (page: known)")
+    pimc_ci: list[float] | None = Field(description="its 95% interval")
+
+
+class AnalysisPly(Shape):
+    """A move graded (replay.analysis; docs/analysis.md)."""
 
     ply: int
-    kind: str
+    seat: int
+    played: str
+    forced: bool
+    alternatives: list[Alternative]
+    dd: int | None = Field(description="the played move's exact value")
+    dd_best: int | None
+    dd_loss: int | None = Field(description="points lost under perfect information")
+    pimc: float | None = Field(description="the played move's value on what the mover could know")
+    pimc_loss: float | None = Field(description="points lost on what the mover could know")
+    class_: str | None = Field(alias="class", description="`inaccuracy`, `mistake`, `blunder`, or null")
+    samples: int = Field(description="deals sampled (0: perfect information only)")
+    exact: bool = Field(description="every deal the mover could face was weighed, not a sample")
+
+
+class HandAnalysis(AnalysisHand):
+    version: int | None = None
+    samples: int | None = Field(None, description="deals sampled a decision (0: perfect information only)")
+    plies: list[AnalysisPly] = []
+
+
+class Ply(Shape):
+    """A step of the replay: the move, then the board after it. Step 0 is the deal."""
+
+    ply: int
+    seq: int | None = Field(None, description="the log line's `seq`")
+    seat: int | None = None
+    kind: str = Field(description="`deal`, `play`, `pass`, `draw`, ...")
+    tile: str | None = Field(None, description="`62` for [6|2]")
+    end: str | None = None
     title: str = Field(description="the move in words")
     line: list[str] = Field(description="the tiles on the line, left to right")
+    ends: list[int] | None = Field(None, description="the open ends' pips")
     hands: list[list[str] | None] | None = Field(None, description="each seat's tiles (null: hidden from this view)")
+    counts: list[int] | None = Field(None, description="tiles each seat holds")
+    pips: list[int | None] | None = None
+    stock: int | None = Field(None, description="tiles left to draw")
+    alternatives: list[dict[str, Any]] | None = None
+    forced: bool | None = None
+    notes: list[dict[str, Any]] | None = None
 
 
 class HandInfo(Shape):
     match: str
     hand: int
-    finished: bool
-    analysis: dict[str, Any] | None = Field(None, description="the hand's grades (docs/analysis.md)")
+    profile: str | None = None
+    verdict: str | None = None
+    started: str | None = None
+    finished: bool = Field(description="the hand is over (while on, what no seat may see stays hidden)")
+    result: str | None = None
+    winner: int | None = None
+    points: list[int] | None = None
+    score: list[int] | None = None
+    prev: int | None = Field(None, description="the previous hand's number")
+    next: int | None = Field(None, description="the next hand's number")
+    sides: list[str] | None = None
+    players: int | None = None
+    teams: str | None = None
+    analysis: HandAnalysis | None = Field(None, description="the hand's grades (docs/analysis.md)")
 
 
 class Hand(Shape):
@@ -276,8 +392,8 @@ class Hand(Shape):
 
     info: HandInfo
     seats: list[Seat]
-    view: str
-    places: dict[str, str]
+    view: str = Field(description="`all`, or `seatN`")
+    places: dict[str, str] = Field(description="where each seat sits on the drawn table")
     plies: list[Ply]
 
 
@@ -288,6 +404,47 @@ class Deleted(Shape):
 # --- players --------------------------------------------------------------------------
 
 
+class Partner(Shape):
+    partner: str
+    name: str | None
+    bot: bool | None
+    hands: int
+    wins: int
+    losses: int
+    pts_for: int | None = Field(description="points for, in hands together")
+    pts_against: int | None
+    ppf: float | None = Field(description="points for per hand together")
+
+
+class ProfilePlayed(Shape):
+    profile: str | None
+    matches: int
+    hands: int
+    wins: int
+    pts_for: int | None
+
+
+class DealLuck(Shape):
+    """Were the player's deals as good as chance deals? Mean pips and doubles
+    dealt against what fair deals give, as z-scores."""
+
+    hands: int
+    pips_mean: float | None
+    pips_expected: float | None
+    pips_z: float | None
+    doubles_hands: int | None
+    doubles_mean: float | None
+    doubles_expected: float | None
+    doubles_z: float | None
+
+
+class TrendPoint(Shape):
+    bucket: str = Field(description="a stretch of the player's hands")
+    hands: int
+    points_per_hand: float | None
+    win_rate: float | None
+
+
 class PlayerReport(Shape):
     """A player's report (docs/insights.md): results, partners, deal luck, trend,
     ratings and skill. Filters (profile, dates, partner) narrow it."""
@@ -296,18 +453,23 @@ class PlayerReport(Shape):
     name: str | None
     bot: bool | None
     matches: int
+    match_wins: int = Field(description="matches won (page: won)")
+    match_losses: int
     hands: int
-    wins: int
+    wins: int = Field(description="hands won")
     losses: int
     ties: int
+    points_for: int | None
+    points_against: int | None
     points_per_hand: float | None
-    partners: list[dict[str, Any]]
-    profiles: list[dict[str, Any]]
-    deal_luck: dict[str, Any] | None
-    trend: list[dict[str, Any]]
-    cumulative: dict[str, Any]
-    ratings: dict[str, Any]
-    skill: dict[str, Any]
+    points_against_per_hand: float | None
+    partners: list[Partner]
+    profiles: list[ProfilePlayed]
+    deal_luck: DealLuck | None
+    trend: list[TrendPoint]
+    cumulative: dict[str, Any] = Field(description="running totals by hand, for the chart")
+    ratings: dict[str, Any] = Field(description="standings in each pool, the rating's history, the pairs")
+    skill: dict[str, Any] = Field(description="accuracy, points lost and luck (docs/insights.md)")
 
 
 # --- upload ---------------------------------------------------------------------------
@@ -399,10 +561,35 @@ class Fairness(Shape):
     notes: list[Any]
 
 
+class RatingRow(Shape):
+    """A player's (or a pair's) rating in a pool."""
+
+    pool: str = Field(description="`*` (every profile) or a profile")
+    player: str
+    name: str | None
+    partner: str | None = Field(description="the partner, in the pairs' board")
+    partner_name: str | None
+    bot: bool | None
+    rating: float = Field(description="Rating: mu - 3 sigma")
+    mu: float = Field(description="the skill estimate (page: μ)")
+    sigma: float = Field(description="its uncertainty (page: σ)")
+    matches: int
+    wins: int
+    ties: int
+    losses: int
+    win_rate: float | None
+    hands: int | None
+    points_per_hand: float | None
+    points_against_per_hand: float | None
+    first_played: str | None
+    last_played: str | None
+    place: int | None = None
+
+
 class Leaderboard(Shape):
     """Ratings (docs/insights.md): `rating` is the conservative estimate (mu - 3 sigma)."""
 
-    kind: str
+    kind: str = Field(description="`players` or `pairs`")
     pool: str
     sort: str
     order: str
@@ -412,7 +599,7 @@ class Leaderboard(Shape):
     page: int
     total: int
     pages: int
-    rows: list[dict[str, Any]]
+    rows: list[RatingRow]
 
 
 class Pair(Shape):
@@ -430,12 +617,24 @@ class Pair(Shape):
 
 
 class HistoryRow(Shape):
+    """A rated match of the player, in the order the matches ended."""
+
     pos: int
     match: str
     ended: str | None
+    profile: str | None = None
+    side: int | None = None
+    place: int | None = Field(None, description="the side's place in the match, from 1")
     outcome: str | None
+    sides: int | None = None
+    bot: bool | None = None
     rating_before: float | None
     rating: float | None
+    mu: float | None = None
+    sigma: float | None = None
+    hands: int | None = None
+    points_for: int | None = None
+    points_against: int | None = None
 
 
 class Calibration(Shape):
@@ -449,6 +648,34 @@ class Calibration(Shape):
     reliability: Any = None
 
 
+class Signal(Shape):
+    """A cheat signal's test (docs/insights.md)."""
+
+    hands: int | None = None
+    decisions: int | None = None
+    index: float | None = Field(None, description="the index (page: Omniscience index / Peeking index)")
+    t: float | None = None
+    p: float | None = None
+    p_adjusted: float | None = Field(None, description="p adjusted for testing every player (page: adj. p)")
+    flagged: bool | None = None
+
+
+class SignalRow(Shape):
+    player: str
+    name: str | None
+    bot: bool | None
+    matches: int | None
+    hands: int | None
+    decisions: int | None = Field(description="decisions graded")
+    omniscience: Signal | None
+    differs: int | None = Field(description="decisions where knowing the hidden tiles changes the best move")
+    differs_hit: int | None = Field(description="of those, where it played the perfect-information best")
+    differs_rate: float | None
+    peeking: Signal | None
+    audit: dict[str, Any] | None = Field(description="the latest partner-peeking audit: its state")
+    flagged: bool
+
+
 class Suspicious(Shape):
     """Both cheat signals of every player with analysed hands (docs/insights.md)."""
 
@@ -458,7 +685,7 @@ class Suspicious(Shape):
     flagged: int | None
     pool: dict[str, Any]
     graded: dict[str, Any] | None = None
-    rows: list[dict[str, Any]]
+    rows: list[SignalRow]
 
 
 class Suspect(Shape):
@@ -467,10 +694,11 @@ class Suspect(Shape):
     player: str
     name: str | None
     flagged: bool | None
-    omniscience: dict[str, Any] | None
-    peeking: dict[str, Any] | None
+    omniscience: Signal | None
+    peeking: Signal | None
     audit: dict[str, Any] | None
-    evidence: list[dict[str, Any]]
+    evidence: list[dict[str, Any]] = Field(description="decisions where it played the perfect-information best "
+                                                       "that was no best on what it could know")
 
 
 class Accepted(Shape):
