@@ -39,3 +39,18 @@ def test_a_wrong_token_is_refused_before_anything_is_stored(tmp_path: Path) -> N
         r = c.post("/api/upload", files={"file": ("pagat.jsonl", b"{}")}, headers={"Authorization": "Bearer nope"})
         assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
         assert c.get("/api/summary").json()["counts"]["log_files"] == 0
+
+
+def test_a_large_upload_is_left_to_the_background_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import api.routes.upload as upload
+
+    monkeypatch.setattr(upload, "GRADE_INLINE", 1000)  # pagat.jsonl is larger
+    (tmp_path / "data").mkdir()
+    with TestClient(create_app(tmp_path / "data" / "replay.duckdb", token=TOKEN)) as c:
+        body = c.post("/api/upload", files={"file": ("pagat.jsonl", (SAMPLES / "pagat.jsonl").read_bytes())},
+                      headers={"Authorization": f"Bearer {TOKEN}"}).json()
+    assert body["matches"] and all(m["analysis"]["graded"] == 0 < m["analysis"]["finished"]
+                                   for m in body["matches"])
+    # this app samples nothing in the background: the answer says who grades them
+    assert body["analysis"].startswith("Some hands are not graded yet.")
+    assert "operator" in body["analysis"]

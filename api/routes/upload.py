@@ -31,6 +31,13 @@ from replay.ingest import INGEST_SAMPLES, ingest
 
 router = APIRouter()
 
+#: Logs up to this size (inflated) are graded in the request, as `replay ingest`
+#: grades (perfect information, about 20 ms a hand, 40 on a busy machine: some
+#: 500 hands here, 10 to 20 s). A larger one is left to the background
+#: sampling (api.deepen), and the answer says so: a 20 MB log is thousands of
+#: hands, minutes of grading no client should wait for.
+GRADE_INLINE = 2 * 1024 * 1024
+
 
 @router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
 def upload_page(request: Request) -> HTMLResponse:
@@ -50,8 +57,9 @@ def api_upload(request: Request, cur: Cur, file: Annotated[UploadFile, File()]) 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _check_gzip(path: Path) -> None:
-    """Refuse a .gz that is broken or inflates past MAX_INFLATED (read in chunks)."""
+def _check_gzip(path: Path) -> int:
+    """Refuse a .gz that is broken or inflates past MAX_INFLATED (read in chunks);
+    its size inflated."""
     total = 0
     try:
         with gzip.open(path, "rb") as fh:
@@ -63,6 +71,7 @@ def _check_gzip(path: Path) -> None:
                     )
     except (OSError, EOFError, zlib.error) as exc:
         raise HTTPException(400, f"not a readable gzip file: {exc}") from None
+    return total
 
 
 def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[str, Any]:
@@ -84,13 +93,13 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
                 kept.write(chunk)
         with path.open("rb") as fh:
             gz = fh.read(2) == b"\x1f\x8b"
-        if gz:  # by content, not by name: the reader sniffs the magic bytes too
-            _check_gzip(path)
+        # by content, not by name: the reader sniffs the magic bytes too
+        inflated = _check_gzip(path) if gz else size
         t0 = time.perf_counter()
         # the store's one write lock from the ingest to the read of what it
         # stored: a delete or a load meanwhile cannot make the answer untrue
         with store.load_lock:
-            known = _run_ingest(request, path, f"upload:{name}")
+            known = _run_ingest(request, path, f"upload:{name}", grade=inflated <= GRADE_INLINE)
             took = time.perf_counter() - t0
             store.bump()
             sha = digest.hexdigest()
@@ -118,9 +127,10 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
     return out
 
 
-def _run_ingest(request: Request, path: Path, label: str) -> bool:
+def _run_ingest(request: Request, path: Path, label: str, grade: bool = True) -> bool:
     """Validate and store one file in-process (its findings name it `label`),
-    under the store's write lock; True if it was stored before. A run that
+    with `grade`, its moves graded as `replay ingest` grades them, under the
+    store's write lock; True if it was stored before. A run that
     fails is answered as such: its file is not recorded as stored (its
     matches may be, in part), and sending it again completes it."""
     store: Store = request.app.state.store
@@ -131,7 +141,7 @@ def _run_ingest(request: Request, path: Path, label: str) -> bool:
             # graded as `replay ingest` grades (perfect information, about 20 ms a
             # hand); not with the pure-Python solver, which takes seconds a hand
             summary = ingest([path], db=store.db_path, workers=0, labels={os.fspath(path): label},
-                             analysis=(INGEST_SAMPLES, 0) if native is not None else None)
+                             analysis=(INGEST_SAMPLES, 0) if grade and native is not None else None)
         except duckdb.ConnectionException as exc:  # the store was opened another way
             raise HTTPException(503, f"the store cannot take an in-process ingest now: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - said to the client, not a bare 500
