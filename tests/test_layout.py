@@ -25,6 +25,7 @@ pytestmark = [
 PAGES = {
     "home": "/",
     "matches": "/matches",
+    "a player's matches": "/matches?player=p-00001",
     "match": "/matches/m-false-pass-0",
     "hand replay": "/matches/m-false-pass-0/hands/1?ply=7",
     "analysed match": "/matches/m-33000-0016",  # accuracy and costliest moves
