@@ -48,7 +48,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api import exports, fairness, insights
+from api import exports, fairness, insights, schemas
 from api.connection import Store
 from api.deepen import Deepener
 from api.errors import on_bad_request, on_http_error
@@ -132,6 +132,8 @@ def create_app(
     app = FastAPIOffline(
         title="Dominoes audit desk",
         summary="Replays, player reports and findings of validated table logs",
+        description=schemas.DESCRIPTION,
+        openapi_tags=schemas.TAGS,
         lifespan=lifespan,
         favicon_url="/static/favicon.svg",
     )

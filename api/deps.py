@@ -7,13 +7,14 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import Depends, HTTPException, Query, Request, Security
 from fastapi import Path as PathParam
+from fastapi.security import HTTPBearer
 
 from api.connection import Cursor, Store
 
 __all__ = ["MAX_HAND", "MAX_PLY", "AppStore", "Cur", "Cursor", "HandNo", "PageNo", "Severity", "Text", "Verdict",
-           "cursor", "form_date"]
+           "Writer", "cursor", "form_date"]
 
 
 async def cursor(request: Request) -> AsyncIterator[Cursor]:
@@ -44,6 +45,16 @@ PageNo = Annotated[int, Query(alias="page", ge=1, le=100_000)]
 MAX_HAND, MAX_PLY = 1_000_000, 10_000
 HandNo = Annotated[int, PathParam(ge=0, le=MAX_HAND)]
 Text = Annotated[str | None, Query(max_length=200)]
+
+#: The write token as the API documents it (a route's `dependencies`): the
+#: bearer scheme puts an "Authorize" button on /docs, and "Try it out" sends
+#: the token. It checks nothing itself: api.middleware.WriteGuard does,
+#: before any body is read.
+bearer = HTTPBearer(
+    scheme_name="token", auto_error=False,
+    description="The server's write token (REPLAY_TOKEN), sent as `Authorization: Bearer <token>`.",
+)
+Writer = Security(bearer)
 
 
 def form_date(text: str | None, name: str) -> dt.date | None:

@@ -38,6 +38,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from api import queries as q
+from api import schemas as s
 from replay.reader import BOM
 from replay.store import layout
 
@@ -53,6 +54,12 @@ BATCH = 65_536  # rows a record batch holds
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 MEDIA = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
+
+#: What the API documents of a match's log download.
+_LOG: dict[int | str, dict[str, Any]] = {200: {
+    "description": "the match's lines, one JSON object a line, in the order they were logged",
+    "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+}}
 
 
 def filename(stem: str, fmt: str) -> str:
@@ -184,7 +191,8 @@ def _json(data: Any) -> Response:
 # --- routes ------------------------------------------------------------------------------
 
 
-@router.get("/api/matches.{fmt}")
+@router.get("/api/matches.{fmt}", tags=["matches"], summary="Download the matches", operation_id="download_matches",
+            response_class=Response, responses=s.DOWNLOAD)
 def export_matches(request: Request, fmt: Format, filters: Matches, sort: MatchSort | None = None,
                    order: Order | None = None) -> Response:
     """Every match of /api/matches with these filters and sort, as CSV or Parquet."""
@@ -192,7 +200,8 @@ def export_matches(request: Request, fmt: Format, filters: Matches, sort: MatchS
     return query_download(request, sql, params, fmt, "matches")
 
 
-@router.get("/api/findings.{fmt}")
+@router.get("/api/findings.{fmt}", tags=["findings"], summary="Download the findings", operation_id="download_findings",
+            response_class=Response, responses=s.DOWNLOAD)
 def export_findings(request: Request, fmt: Format, code: Text = None, severity: Severity | None = None,
                     match: Text = None, sort: FindingSort | None = None, order: Order | None = None) -> Response:
     """Every finding of /api/findings with these filters and sort, as CSV or Parquet."""
@@ -200,7 +209,8 @@ def export_findings(request: Request, fmt: Format, code: Text = None, severity: 
     return query_download(request, sql, params, fmt, "findings")
 
 
-@router.get("/api/players.{fmt}")
+@router.get("/api/players.{fmt}", tags=["players"], summary="Download the players", operation_id="download_players",
+            response_class=Response, responses=s.DOWNLOAD)
 def export_players(request: Request, fmt: Format,
                    q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
                    sort: PlayerSort | None = None, order: Order | None = None) -> Response:
@@ -209,7 +219,7 @@ def export_players(request: Request, fmt: Format,
     return query_download(request, sql, params, fmt, "players")
 
 
-@router.get("/api/hands")
+@router.get("/api/hands", tags=["hands"], summary="List hands", operation_id="list_hands", response_model=s.Hands)
 def api_hands(request: Request, filters: Matches, page_no: PageNo = 1,
               per_page: Annotated[int, Query(ge=1, le=1000)] = 100) -> Response:
     """The hands of the matches these filters select (the match list's filters,
@@ -221,14 +231,15 @@ def api_hands(request: Request, filters: Matches, page_no: PageNo = 1,
         cur.close()
 
 
-@router.get("/api/hands.{fmt}")
+@router.get("/api/hands.{fmt}", tags=["hands"], summary="Download the hands", operation_id="download_hands",
+            response_class=Response, responses=s.DOWNLOAD)
 def export_hands(request: Request, fmt: Format, filters: Matches) -> Response:
     """Every hand of /api/hands with these filters, as CSV or Parquet."""
     sql, params = q.hands_sql(filters)
     return query_download(request, sql, params, fmt, _stem("hands", filters))
 
 
-@router.get("/api/moves")
+@router.get("/api/moves", tags=["moves"], summary="List moves", operation_id="list_moves", response_model=s.Moves)
 def api_moves(request: Request, filters: Matches, hand: HandFilter = None, page_no: PageNo = 1,
               per_page: Annotated[int, Query(ge=1, le=5000)] = 500) -> Response:
     """The moves of the matches these filters select (of one hand with `hand`),
@@ -241,7 +252,8 @@ def api_moves(request: Request, filters: Matches, hand: HandFilter = None, page_
         cur.close()
 
 
-@router.get("/api/moves.{fmt}")
+@router.get("/api/moves.{fmt}", tags=["moves"], summary="Download the moves", operation_id="download_moves",
+            response_class=Response, responses=s.DOWNLOAD)
 def export_moves(request: Request, fmt: Format, filters: Matches, hand: HandFilter = None) -> Response:
     """Every move of /api/moves with these filters, as CSV or Parquet."""
     sql, params = q.moves_sql(filters, hand)
@@ -253,7 +265,8 @@ def _stem(what: str, filters: q.MatchFilters) -> str:
     return f"{what}-{filters.match}" if filters.match else what
 
 
-@router.get("/api/matches/{match_id:path}/log.jsonl")
+@router.get("/api/matches/{match_id:path}/log.jsonl", tags=["matches"], summary="Download a match's log lines",
+            operation_id="download_match_log", response_class=Response, responses={**_LOG, **s.errors(404, 409)})
 def match_log(request: Request, match_id: str) -> Response:
     """The match's own lines from the kept log files, as read (JSON Lines).
 
@@ -280,7 +293,7 @@ def match_log(request: Request, match_id: str) -> Response:
         cur.close()
     data = layout(request.app.state.store.db_path).data
     try:
-        lines = match_lines([(data / s, p) for s, p in files], match_id, over=over)
+        lines = match_lines([(data / kept, p) for kept, p in files], match_id, over=over)
     except HandOn as exc:
         raise HTTPException(409, _WAIT.format(match=match_id, hand=exc.hand)) from None
     body = b"".join(line + b"\n" for line in lines)

@@ -23,6 +23,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
+from api import schemas as s
 from api.charts import heat_svg, qq_svg
 from api.deps import Cur, Cursor, form_date
 from api.exports import Format, rows_table, table_response
@@ -90,13 +91,13 @@ def _json(data: Any) -> Response:
     return Response(body, media_type="application/json")
 
 
-@router.get("/api/fairness/alerts")
+@router.get("/api/fairness/alerts", tags=["fairness"], summary="Fairness alerts", operation_id="fairness_alerts", response_model=s.Alerts)
 def api_fairness_alerts(cur: Cur) -> Response:
     """The live monitor's alerts, newest first (reports.monitor), and how it is set."""
     return _json({"alerts": monitor_alerts(cur), "monitor": monitor_settings()})
 
 
-@router.get("/api/fairness")
+@router.get("/api/fairness", tags=["fairness"], summary="Fairness audit", operation_id="fairness_audit", response_model=s.Fairness)
 def api_fairness(request: Request, cur: Cur, filters: ApiChosen) -> Response:
     """The fairness audit of the window chosen by the filters (see docs/fairness.md)."""
     return _json(_audit(request, cur, filters)["json"])
@@ -171,7 +172,8 @@ def part_rows(data: dict[str, Any], part: str) -> list[dict[str, Any]]:
     ]
 
 
-@router.get("/api/fairness/{part}.{fmt}")
+@router.get("/api/fairness/{part}.{fmt}", tags=["fairness"], summary="Download a part of the fairness audit",
+            operation_id="download_fairness", response_class=Response, responses=s.DOWNLOAD)
 def export_fairness(request: Request, cur: Cur, part: Part, fmt: Format, filters: ApiChosen) -> Response:
     """One list of the audit of the window these filters choose, as CSV or
     Parquet: `tests` (the battery on the whole window), `luck` (each player),

@@ -32,9 +32,10 @@ from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
 from api import exports
+from api import schemas as s
 
 # a cursor per request, and values by (store generation, key): the fairness page's
-from api.deps import Cur
+from api.deps import Cur, Writer
 from api.fairness import CACHE_SIZE
 from api.lru import LRU
 from api.pages import render, u
@@ -145,7 +146,7 @@ def leaderboard_page(
     ))
 
 
-@router.get("/api/leaderboard")
+@router.get("/api/leaderboard", tags=["ratings"], summary="Leaderboard", operation_id="leaderboard", response_model=s.Leaderboard)
 def api_leaderboard(
     request: Request, cur: Cur, kind: Kind = "players", pool: Text = None, sort: Sort = "rating",
     order: Order = "desc", bots: bool = False, min_matches: MinMatches = 0, q: Text = None,
@@ -156,7 +157,8 @@ def api_leaderboard(
     return _json(_board(request, cur, kind, pool or ALL, sort, order, bots, min_matches, q, page_no, per_page))
 
 
-@router.get("/api/leaderboard.{fmt}")
+@router.get("/api/leaderboard.{fmt}", tags=["ratings"], summary="Download the leaderboard", operation_id="download_leaderboard",
+            response_class=Response, responses=s.DOWNLOAD)
 def api_leaderboard_csv(
     request: Request, cur: Cur, fmt: exports.Format, kind: Kind = "players", pool: Text = None,
     sort: Sort = "rating", order: Order = "desc", bots: bool = False, min_matches: MinMatches = 0, q: Text = None,
@@ -177,13 +179,15 @@ _BOARD_COLUMNS = (
 # --- rating history and calibration ---------------------------------------------------------
 
 
-@router.get("/api/ratings/history")
+@router.get("/api/ratings/history", tags=["ratings"], summary="A rating's history", operation_id="rating_history",
+            response_model=list[s.HistoryRow])
 def api_history(cur: Cur, player: Id, partner: Text = None, pool: Text = None) -> Response:
     """A player's (or with `partner`, a pair's) rating after each rated match of `pool` (default `*`)."""
     return _json(lb.history(cur, player, partner or None, pool or ALL))
 
 
-@router.get("/api/ratings/history.{fmt}")
+@router.get("/api/ratings/history.{fmt}", tags=["ratings"], summary="Download a rating's history",
+            operation_id="download_rating_history", response_class=Response, responses=s.DOWNLOAD)
 def api_history_csv(cur: Cur, fmt: exports.Format, player: Id, partner: Text = None, pool: Text = None) -> Response:
     """The rating history of /api/ratings/history as CSV or Parquet."""
     rows = lb.history(cur, player, partner or None, pool or ALL)
@@ -196,7 +200,8 @@ _HISTORY_COLUMNS = (
 )
 
 
-@router.get("/api/ratings/calibration")
+@router.get("/api/ratings/calibration", tags=["ratings"], summary="How well the ratings predict",
+            operation_id="rating_calibration", response_model=s.Calibration)
 def api_calibration(request: Request, cur: Cur, holdout: Holdout = 0.2, profile: Text = None) -> Response:
     """How well the ratings predicted the last `holdout` of each profile's
     matches, against 1/n and the seats' base rates (log-loss, Brier)."""
@@ -227,7 +232,8 @@ def pair_page(request: Request, cur: Cur, a: Id, b: Id) -> HTMLResponse:
 MATCH_ROWS = 100  # rated matches listed on the pair page (all of them in the JSON and CSV)
 
 
-@router.get("/api/pair")
+@router.get("/api/pair", tags=["ratings"], summary="Two players together", operation_id="get_pair", response_model=s.Pair,
+            responses=s.errors(404))
 def api_pair(request: Request, cur: Cur, a: Id, b: Id) -> Response:
     """The pair of players `a` and `b`: hands together, rated matches, opponents, rating history."""
     r = _pair(request, cur, a, b)
@@ -236,7 +242,8 @@ def api_pair(request: Request, cur: Cur, a: Id, b: Id) -> Response:
     return _json(r)
 
 
-@router.get("/api/pair/matches.{fmt}")
+@router.get("/api/pair/matches.{fmt}", tags=["ratings"], summary="Download a pair's matches", operation_id="download_pair_matches",
+            response_class=Response, responses={**s.DOWNLOAD, **s.errors(404)})
 def api_pair_matches_csv(request: Request, cur: Cur, fmt: exports.Format, a: Id, b: Id) -> Response:
     """The pair's rated matches as CSV or Parquet."""
     r = _pair(request, cur, a, b)
@@ -305,7 +312,8 @@ def skill_rows(sk: dict[str, Any], part: str) -> list[dict[str, Any]]:
     return list(sk.get(part) or [])
 
 
-@router.get("/api/skill/{part}.{fmt}")
+@router.get("/api/skill/{part}.{fmt}", tags=["skill"], summary="Download a part of a player's skill",
+            operation_id="download_skill", response_class=Response, responses={**s.DOWNLOAD, **s.errors(404)})
 def api_skill_csv(
     request: Request, cur: Cur, part: SkillPart, fmt: exports.Format, player: Id,
     profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
@@ -451,7 +459,8 @@ def suspicious_page(request: Request, cur: Cur, bots: bool = False,
     ))
 
 
-@router.get("/api/suspicious")
+@router.get("/api/suspicious", tags=["suspicious"], summary="Cheat signals of every player", operation_id="list_suspicious",
+            response_model=s.Suspicious)
 def api_suspicious(request: Request, cur: Cur, bots: bool = False, min_hands: MinHands = 0) -> Response:
     """Every player with analysed hands and both cheat signals (docs/insights.md):
     the omniscience index for everyone, the partner-peeking index for the
@@ -478,7 +487,8 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@router.get("/api/suspicious.{fmt}")
+@router.get("/api/suspicious.{fmt}", tags=["suspicious"], summary="Download the cheat signals", operation_id="download_suspicious",
+            response_class=Response, responses=s.DOWNLOAD)
 def api_suspicious_download(request: Request, cur: Cur, fmt: exports.Format, bots: bool = False,
                             min_hands: MinHands = 0) -> Response:
     """Every row of /api/suspicious, flat, as CSV or Parquet."""
@@ -512,7 +522,8 @@ def suspect_page(request: Request, cur: Cur, player: Id) -> HTMLResponse:
     ))
 
 
-@router.get("/api/suspicious/player")
+@router.get("/api/suspicious/player", tags=["suspicious"], summary="One player's cheat signals", operation_id="get_suspect",
+            response_model=s.Suspect, responses=s.errors(404))
 def api_suspect(request: Request, cur: Cur, player: Id) -> Response:
     """One player's cheat signals, the pool's rates, the latest audit and the
     evidence: the decisions where the best move on what the player could know
@@ -529,7 +540,8 @@ _EVIDENCE_COLUMNS = (
 )
 
 
-@router.get("/api/suspicious/evidence.{fmt}")
+@router.get("/api/suspicious/evidence.{fmt}", tags=["suspicious"], summary="Download a player's evidence",
+            operation_id="download_evidence", response_class=Response, responses={**s.DOWNLOAD, **s.errors(404)})
 def api_evidence_download(request: Request, cur: Cur, fmt: exports.Format, player: Id) -> Response:
     """The evidence rows of /api/suspicious/player as CSV or Parquet."""
     r = _player_case(request, cur, player)
@@ -596,7 +608,9 @@ def _auditor(request: Request) -> Auditor:
     return got
 
 
-@router.post("/api/suspicious/audit", status_code=202)
+@router.post("/api/suspicious/audit", status_code=202, tags=["suspicious"], summary="Audit a player for partner peeking",
+             operation_id="start_audit", response_model=s.Accepted,
+             responses={**s.errors(404, 409), **s.WRITE_ERRORS}, dependencies=[Writer])
 def api_audit(request: Request, cur: Cur, player: Id,
               hands: Annotated[int, Query(ge=1, le=100_000)] = cheats.AUDIT_HANDS,
               samples: Annotated[int, Query(ge=1, le=1000)] = cheats.AUDIT_SAMPLES) -> Response:

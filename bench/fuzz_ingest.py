@@ -109,7 +109,7 @@ class Served:
     def __enter__(self) -> Served:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "replay", "serve", "--db", str(self.db), "--port", str(self.port),
-             "--deepen", "0", "--render-workers", "0", "--load-every", "0.5"],
+             "--deepen", "0", "--render-workers", "0", "--load-every", "0.5", "--create"],
             env=ENV, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 60

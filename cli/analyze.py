@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cli.common import emit
+from cli.words import count
 from replay.analysis import SAMPLES, Alternative, HandAnalysis
 from replay.analysis.run import analyze_paths, analyze_store, to_json
 from replay.ingest.pool import ClusterError, ClusterPool, connect
@@ -65,7 +66,7 @@ def _run_analyze(args: argparse.Namespace, cluster: ClusterPool | None) -> int:
         s = analyze_store(args.db or None, samples=args.samples, seed=args.seed, workers=args.workers,
                           force=args.force, progress_out=progress, cluster=cluster)  # fmt: skip
         where = "left in the spool for the server that holds the store" if s["pending"] else "stored"
-        sys.stderr.write(f"{s['matches']} matches, {s['hands']} hands: {s['analysed']} analysed, "
+        sys.stderr.write(f"{count(s['matches'], 'match', 'matches')}, {count(s['hands'], 'hand')}: {s['analysed']:,} analysed, "
                          f"{s['skipped']} not (cancelled, unfinished or invalid); {where}\n")  # fmt: skip
         if args.samples > 0:
             models = ", ".join(s["read_models"]) or "none (no stored play model beats uniform: replay model fit)"
@@ -97,7 +98,7 @@ def format_text(results: Sequence[tuple[str, Sequence[HandAnalysis]]]) -> str:
     marks = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
     for m, hands in results:
         done = [h for h in hands if h.skip is None]
-        out.append(f"{m}: {len(done)} of {len(hands)} hands analysed\n")
+        out.append(f"{m}: {len(done)} of {count(len(hands), 'hand')} analysed\n")
         for h in hands:
             if h.skip is not None:
                 out.append(f"  hand {h.hand}: not analysed: {h.skip}\n")

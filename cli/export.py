@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.common import opened_store
+from cli.words import count
 from replay.export import export_parquet
 from replay.store import default_db_path
 
@@ -41,5 +42,5 @@ def run_export(args: argparse.Namespace) -> int:
             sys.stderr.write(f"replay export: {exc}\n")
             return 1
     total = sum(rows.values())
-    sys.stderr.write(f"exported {total:,} rows of {len(rows)} tables to {args.parquet}\n")
+    sys.stderr.write(f"exported {count(total, 'row')} of {count(len(rows), 'table')} to {args.parquet}\n")
     return 0

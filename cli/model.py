@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 from cli.common import emit, opened_store
+from cli.words import count
 from replay.analysis.refit import MIN_CHOICES, fit_store
 from replay.store import default_db_path
 
@@ -50,7 +51,7 @@ def _text(fits: list[dict[str, Any]]) -> str:
             return "-" if x is None else f"{x:.3f}"
 
         lines.append(
-            f"{f['family']} v{f['version']}: {f['matches']} matches, {f['hands']} hands, "
+            f"{f['family']} v{f['version']}: {count(f['matches'], 'match', 'matches')}, {count(f['hands'], 'hand')}, "
             f"{f['train_choices']} choices fitted, {f['test_choices']} held out; held-out log-likelihood a "
             f"choice {nats(f['loglik_model'])} nats (uniform {nats(f['loglik_uniform'])}, rule of thumb "
             f"{nats(f['loglik_heuristic'])}){'' if f['beats_uniform'] else ': not better than uniform, unused'}"

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from cli.words import count
 from replay.bots import STYLES
 from replay.rules import PROFILES, RulesError
 from replay.simulate.config import SimConfig, SimStats
@@ -140,8 +141,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         sys.stdout.buffer.flush()
     else:
         n = write_lines(lines, args.out, gz=args.gz)
-    what = f"{stats.matches} matches, {stats.hands} hands" if stats else f"defect {args.defect}"
-    print(f"replay simulate: {what}, {n} lines -> {args.out}", file=sys.stderr)
+    what = (f"{count(stats.matches, 'match', 'matches')}, {count(stats.hands, 'hand')}" if stats
+            else f"defect {args.defect}")
+    print(f"replay simulate: {what}, {count(n, 'line')} -> {args.out}", file=sys.stderr)
     return 0
 
 

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cli.words import count
 from replay.events import schema
 from replay.reader import iter_paths
 
@@ -66,17 +67,22 @@ def print_report(report: ValidationReport, as_json: bool) -> int:
     out = sys.stdout
     for f in report.files:
         bad = f", {f.bad_lines:,} bad" if f.bad_lines else ""
-        out.write(f"file {f.path}: {_n(f.lines, 'line')}{bad}\n")
+        out.write(f"file {f.path}: {count(f.lines, 'line')}{bad}\n")
     for fd in report.findings:
         out.write(f"  {fd.severity.upper():7} {fd.code} {fd.file}:{fd.line}: {fd.message}\n")
+    doubtful = _bad_lines(report)
     for m in report.matches:
         played = sum(1 for h in m.hands if h.result in ("domino", "block"))
         outcome = m.result or "unfinished"
         if m.winner is not None:
             outcome += f" (side {m.winner})"
+        lost = sum(doubtful.get(f, 0) for f in m.files) if m.verdict == "valid" else 0
+        # a bad line of its file may have been one of its own: not shown as VALID
+        verdict = "UNSURE" if lost else m.verdict.upper()
+        doubt = f"  (valid as read; its file has {count(lost, 'bad line')}, maybe its own)" if lost else ""
         out.write(
-            f"{m.verdict.upper():10} {m.match}  {m.profile or '?'}  {played} hands  "
-            f"score {list(m.score)}  {outcome}\n"
+            f"{verdict:10} {m.match}  {m.profile or '?'}  {count(played, 'hand')}  "
+            f"score {list(m.score)}  {outcome}{doubt}\n"
         )
         for fd in m.findings:
             where = f"{fd.file}:{fd.line}" if fd.file else f"{m.match}/hand {fd.hand}/seq {fd.seq}"
@@ -98,21 +104,29 @@ def summary_line(report: ValidationReport) -> str:
     lines = sum(f.lines for f in files)
     bad = sum(f.bad_lines for f in files)
     n = len(report.matches)
-    valid = sum(1 for m in report.matches if m.verdict == "valid")
+    doubtful = _bad_lines(report)
+    unsure = sum(1 for m in report.matches if m.verdict == "valid" and any(f in doubtful for f in m.files))
+    valid = sum(1 for m in report.matches if m.verdict == "valid") - unsure
     parts = [
-        f"{_n(len(files), 'file')}, {_n(lines, 'line')}" + (f" ({bad:,} bad)" if bad else ""),
-        f"{_n(n, 'match', 'matches')}" + (f", {valid:,} valid, {n - valid:,} not" if n else ""),
+        f"{count(len(files), 'file')}, {count(lines, 'line')}" + (f" ({bad:,} bad)" if bad else ""),
+        f"{count(n, 'match', 'matches')}" + (f", {valid:,} valid" + (f", {unsure:,} unsure" if unsure else "")
+                                           + f", {n - valid - unsure:,} not" if n else ""),
     ]
     errors = sum(1 for f in report.findings if f.severity == "error")
     warnings = len(report.findings) - errors
-    loose = [_n(k, what) for k, what in ((errors, "error"), (warnings, "warning")) if k]
+    loose = [count(k, what) for k, what in ((errors, "error"), (warnings, "warning")) if k]
     if loose:
         parts.append(f"{', '.join(loose)} in lines of no match")
     return "; ".join(parts) + (": all valid" if report.ok else ": NOT VALID")
 
 
-def _n(k: int, one: str, many: str | None = None) -> str:
-    return f"{k:,} {one if k == 1 else many or one + 's'}"
+def _bad_lines(report: ValidationReport) -> dict[str, int]:
+    """Errors in lines of no match (a line that is not JSON, say), by file."""
+    got: dict[str, int] = {}
+    for f in report.findings:
+        if f.severity == "error" and f.file:
+            got[f.file] = got.get(f.file, 0) + 1
+    return got
 
 
 def run_schema(args: argparse.Namespace) -> int:

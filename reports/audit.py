@@ -53,6 +53,7 @@ from replay.rules import PROFILES
 from replay.tiles import IS_DOUBLE
 from reports.battery import Audit, DealWindow, LuckReport, Verdict, audit, player_luck, worst
 from reports.charts import fairness_charts
+from reports.search import contains, players_matching_sql
 
 __all__ = [
     "CHECKS",
@@ -237,10 +238,11 @@ def _window_sql(filters: Filters) -> tuple[str, dict[str, Any]]:
         mw.append("match = $match")
         params["match"] = filters.match
     if filters.player:
-        ids = "(SELECT list(player) FROM players WHERE player = $player OR lower(name) = lower($player))"
+        # an exact id, else any part of a name or id, case and accents aside
+        ids = f"(SELECT list(player) FROM ({players_matching_sql('$player', '$player', '$like', '$like')}))"
         mw.append(f"match IN (SELECT match FROM seats WHERE list_contains({ids}, player))")
         pw = f"list_has_any(sp.seat_players, {ids})"
-        params["player"] = filters.player
+        params["player"], params["like"] = filters.player, contains(filters.player)
     if filters.date_from:
         hw.append("h.started >= $date_from")
         params["date_from"] = _day(filters.date_from)

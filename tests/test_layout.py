@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.test_api import DEFECTS
 from tests.test_browser import ARGS, CHROMIUM, base_url  # noqa: F401 - base_url is a fixture
 
 pytestmark = [
@@ -24,6 +25,7 @@ pytestmark = [
 PAGES = {
     "home": "/",
     "matches": "/matches",
+    "a player's matches": "/matches?player=p-00001",
     "match": "/matches/m-false-pass-0",
     "hand replay": "/matches/m-false-pass-0/hands/1?ply=7",
     "analysed match": "/matches/m-33000-0016",  # accuracy and costliest moves
@@ -148,7 +150,18 @@ def test_an_upload_of_junk_says_what_it_found(base_url: str, browser: object) ->
         page.click("form#upload button")
         page.wait_for_selector("#result .note")
         text = page.locator("#result").inner_text()
-        assert "1 line(s), 1 bad; 0 match(es) stored, 1 finding(s)" in text
+        assert "1 line, 1 bad; 0 matches stored, 1 finding" in text
         assert "not a table log: binary content" in text
+        # a wrong token, said in words
+        page.fill("input[name=token]", "not-the-token")
+        page.click("form#upload button")
+        page.wait_for_selector("#result .note.bad >> text=not the server's")
+        assert "401" not in page.locator("#result").inner_text()
+        # a match with findings is named in the colour of its verdict
+        page.set_input_files("input[type=file]", str(DEFECTS / "COMMIT_MISMATCH.jsonl"))
+        page.fill("input[name=token]", "t")
+        page.click("form#upload button")
+        page.wait_for_selector("#result a.err")
+        assert page.locator("#result .badge.v-invalid").count() >= 1
     finally:
         page.close()

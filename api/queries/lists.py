@@ -25,7 +25,7 @@ from api.queries.sql import (
     ts_utc,
 )
 from replay.tiles import tile_name
-from reports.search import fold, folded_sql
+from reports.search import contains, folded_sql, players_matching
 
 # --- home ---------------------------------------------------------------------
 
@@ -150,11 +150,10 @@ class MatchFilters:
         if self.match:
             where.append("m.match = ?")
             params.append(self.match)
-        if self.player:
-            where.append(
-                "m.match IN (SELECT match FROM seats WHERE player = ? OR lower(name) = lower(?))"
-            )
-            params += [self.player, self.player]
+        if self.player:  # an exact id, else any part of a name or id (reports.search)
+            ids, id_params = players_matching(self.player)
+            where.append(f"m.match IN (SELECT match FROM seats WHERE player IN ({ids}))")
+            params += id_params
         if self.table:
             where.append("m.table_id = ?")
             params.append(self.table)
@@ -184,10 +183,37 @@ class MatchFilters:
 
 
 def matches_sql(filters: MatchFilters, sort: str | None = None, order: str | None = None) -> tuple[str, list[Any]]:
-    """The rows of the matches list, every page (the JSON pages it, the downloads don't)."""
+    """The rows of the matches list, every page (the JSON pages it, the downloads don't).
+    With a `player` filter, each row also says how that player did (`_SEEN_BY`)."""
     cond, params = filters.where()
     by = order_by(MATCH_SORTS, sort, order, "(m.verdict = 'valid'), m.started DESC NULLS LAST", "m.match")
-    return f"SELECT {MATCH_COLS} FROM matches m WHERE {cond} ORDER BY {by}", params
+    if not filters.player:
+        return f"SELECT {MATCH_COLS} FROM matches m WHERE {cond} ORDER BY {by}", params
+    ids, id_params = players_matching(filters.player)
+    # the seat of the last hand the player held; a match of no hand held
+    # (unreadable, or cancelled before a deal) has the seat sat in
+    sql = f"""SELECT {MATCH_COLS}, {_SEEN_BY} FROM matches m
+              LEFT JOIN (SELECT h.*, row_number() OVER (PARTITION BY h.match ORDER BY h.hand DESC, h.seat) AS k
+                         FROM player_held h WHERE h.of_player IN ({ids})) s ON s.match = m.match AND s.k = 1
+              LEFT JOIN (SELECT match, arg_min(player, seat) AS player, min(seat) AS seat FROM seats
+                         WHERE player IN ({ids}) GROUP BY match) sat ON sat.match = m.match
+              LEFT JOIN players p ON p.player = coalesce(s.of_player, sat.player)
+              WHERE {cond} ORDER BY {by}"""
+    return sql, id_params + id_params + params
+
+
+#: How the player a `player` filter names did in a match: `player` and
+#: `player_name` (the first seat that player held, when the filter names
+#: several), `seat`, `outcome` (`won`, `lost`, or the match's result when no
+#: side won: `abandoned`; null while it is on) and `partner`, `partner_name`
+#: (null in a game of no pairs), all seen from the last hand the player held,
+#: as the player's report counts matches won.
+_SEEN_BY = """coalesce(s.of_player, sat.player) AS player, p.name AS player_name, coalesce(s.seat, sat.seat) AS seat,
+    CASE WHEN s.match_result = 'win'
+         THEN CASE WHEN s.match_winner = CASE WHEN s.teams = 'pairs' THEN s.seat % 2 ELSE s.seat END
+                   THEN 'won' ELSE 'lost' END
+         ELSE s.match_result END AS outcome,
+    s.partner, s.partner_name"""
 
 
 def list_matches(
@@ -333,8 +359,9 @@ def _players_where(q: str | None) -> tuple[str, list[Any]]:
     if q:
         # case, accents, compatibility forms and invisible characters aside:
         # "jose" finds "José", "JOSÉ" and "Jose\u0301"
-        like = f"%{fold(q)}%"
-        return f"({folded_sql('player')} LIKE ? OR {folded_sql('name')} LIKE ?)", [like, like]
+        like = contains(q)
+        return (f"({folded_sql('player')} LIKE ? ESCAPE '\\' OR {folded_sql('name')} LIKE ? ESCAPE '\\')",
+                [like, like])
     return "TRUE", []
 
 
@@ -380,6 +407,20 @@ def hands_sql(filters: MatchFilters) -> tuple[str, list[Any]]:
     return sql, params
 
 
+#: A move's grade (replay.analysis), as the match page's costliest moves give it:
+#: on what the mover could know where the hand is sampled, else under perfect
+#: information (`graded` says which); points from the mover's side, the best
+#: move named as `legal_moves` names moves. NULL for a move of no analysed hand
+#: (analysis rows exist for finished hands only: nothing hidden leaks).
+_BEST = ("CASE WHEN a.pimc_loss IS NULL THEN list_filter(a.alternatives, lambda x: x.dd = a.dd_best)[1].move "
+         "ELSE list_filter(a.alternatives, lambda x: x.pimc = a.pimc_best)[1].move END")
+_GRADE = f"""round(coalesce(a.pimc, a.dd), 2) AS value,
+             CASE WHEN ({_BEST}) LIKE '% %' THEN replace({_BEST}, ' ', ':') ELSE upper({_BEST}) END AS best,
+             round(coalesce(a.pimc_loss, a.dd_loss), 2) AS lost, a.class AS class,
+             CASE WHEN a.match IS NULL THEN NULL WHEN a.pimc_loss IS NULL THEN 'perfect information'
+                  ELSE 'could know' END AS graded"""
+
+
 def moves_sql(filters: MatchFilters, hand: int | None = None) -> tuple[str, list[Any]]:
     """Every move of the matches `filters` selects (of one hand with `hand`),
     in match, hand and ply order. While a hand is on, what its moves reveal of
@@ -399,9 +440,11 @@ def moves_sql(filters: MatchFilters, hand: int | None = None) -> tuple[str, list
                      CASE WHEN {on} THEN mv.forced END AS forced,
                      CASE WHEN {on} THEN list_transform(mv.legal_moves, lambda c: {_MOVE_NAME}) END AS legal_moves,
                      CASE WHEN {on} THEN mv.pips END AS pips_left,
-                     mv.error
+                     mv.error,
+                     {_GRADE}
               FROM moves mv JOIN matches m ON m.match = mv.match
                    LEFT JOIN hands h ON h.match = mv.match AND h.hand = mv.hand
+                   LEFT JOIN move_analysis a ON a.match = mv.match AND a.hand = mv.hand AND a.ply = mv.ply
               WHERE {cond}
               ORDER BY mv.match, mv.hand, mv.ply"""
     return sql, params

@@ -20,7 +20,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 
-from api.deps import Cur
+from api import schemas as s
+from api.deps import Cur, Writer
 from api.responses import json_response, not_found, page
 from reports.certificate import keys
 from reports.certificate.build import Scope
@@ -56,13 +57,15 @@ def _key(request: Request) -> dict[str, Any] | None:
     return pub.to_dict() if pub else None
 
 
-@router.get("/api/certificates")
+@router.get("/api/certificates", tags=["certificates"], summary="List certificates", operation_id="list_certificates",
+            response_model=s.Certificates)
 def api_certificates(request: Request) -> Response:
     """Issued certificates, newest first, and the desk's public key."""
     return json_response({"public_key": _key(request), "certificates": _rows(request)})
 
 
-@router.get("/api/certificates/key")
+@router.get("/api/certificates/key", tags=["certificates"], summary="The desk's public key",
+            operation_id="get_certificate_key", response_model=s.CertificateKey, responses=s.errors(404))
 def api_certificate_key(request: Request) -> Response:
     """The desk's Ed25519 public key (PEM and raw), which signs every certificate."""
     key = _key(request)
@@ -88,7 +91,11 @@ def certificate_file(request: Request, cid: str, name: str) -> Response:
                         filename=None if path.suffix == ".html" else f"{cid}-{name}")  # fmt: skip
 
 
-@router.post("/api/certificates", status_code=201)
+@router.post("/api/certificates", status_code=201, tags=["certificates"], summary="Issue a certificate",
+             operation_id="issue_certificate", response_model=s.CertificateRow,
+             responses={409: {"model": s.Error, "description": "the desk has no signing key"},
+                        **s.errors(400, 422), **s.WRITE_ERRORS},
+             dependencies=[Writer])
 def api_issue(request: Request, cur: Cur, body: IssueRequest) -> Response:
     """Issue the certificate of a period (needs the write token and the desk's key)."""
     if body.date_to < body.date_from:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from api import schemas as s
 from api.deps import MAX_HAND, MAX_PLY, HandNo
 from api.hand_cache import NoSuchSeat, cached_page, hand_view, json_key, view_of
 from api.hand_page import hand_json
@@ -41,12 +42,16 @@ async def hand_page(request: Request) -> Response:
 router.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods=["GET"], include_in_schema=False)
 
 
-@router.get("/api/matches/{match_id:path}/hands/{hand}")
+@router.get("/api/matches/{match_id:path}/hands/{hand}", tags=["hands"], summary="A hand's replay", operation_id="get_hand",
+            response_model=s.Hand, responses=s.errors(404, 422))
 def api_hand(request: Request, match_id: str, hand: HandNo,
              view: Annotated[str | None, Query(
                  max_length=10, pattern=r"^(all|seat\d{1,2})?$",
                  description="`seatN`: only what seat N knew at each ply; `all` (the default): "
                              "everything the hand allows")] = None) -> Response:
+    """Every step of a hand: the move in words, the line, each seat's tiles, and the
+    grades of its moves once analysed. While the hand is on, what no seat may see
+    yet stays hidden; with `view=seatN`, only what seat N knew at each step."""
     viewer = view_of(view)
 
     def draw(data: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from api import queries as q
+from api import schemas as s
 from api.deps import Cur, Cursor
 from api.responses import json_response, page
 from replay.store import layout, refusals
@@ -21,8 +22,11 @@ def home(request: Request, cur: Cur) -> HTMLResponse:
     return page("home.html", nav="home", refused=_refused(request, cur), **_summary(request, cur))
 
 
-@router.get("/api/summary")
+@router.get("/api/summary", tags=["summary"], summary="The store at a glance", operation_id="get_summary",
+            response_model=s.Summary)
 def api_summary(request: Request, cur: Cur) -> Response:
+    """The home page's counts (matches by verdict, hands, findings, players, log files),
+    the latest matches, the latest that are not valid, and the most frequent finding codes."""
     got = _summary(request, cur)
     refused = _refused(request, cur)
     return json_response({**got, "refused": refused} if refused else got)

@@ -12,7 +12,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from api import exports
 from api import queries as q
-from api.deps import Cur, Cursor, PageNo, Text, Verdict
+from api import schemas as s
+from api.deps import Cur, Cursor, PageNo, Text, Verdict, Writer
 from api.responses import json_response, not_found, page
 from api.routes import hands
 from replay.store import delete_match
@@ -42,7 +43,8 @@ def matches_page(
                 sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
 
 
-@router.get("/api/matches")
+@router.get("/api/matches", tags=["matches"], summary="List matches", operation_id="list_matches",
+            response_model=s.Matches)
 def api_matches(
     cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
     verdict: Verdict | None = None, date_from: dt.date | None = None,
@@ -50,6 +52,9 @@ def api_matches(
     per_page: Annotated[int, Query(ge=1, le=500)] = 50,
     sort: exports.MatchSort | None = None, order: exports.Order | None = None,
 ) -> Response:
+    """The matches the filters select, a page at a time. `player` finds any part of a
+    player's name or id, case and accents aside; with it, each row says how that
+    player did (`outcome`) and beside whom (`partner`)."""
     return json_response(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
                                   sort, order))
 
@@ -66,16 +71,22 @@ def match_page(cur: Cur, match_id: str) -> HTMLResponse:
     return page("match.html", nav="matches", **data)
 
 
-@router.get("/api/matches/{match_id:path}")
+@router.get("/api/matches/{match_id:path}", tags=["matches"], summary="A match's score sheet", operation_id="get_match",
+            response_model=s.MatchDetail, responses=s.errors(404))
 def api_match(cur: Cur, match_id: str) -> Response:
+    """A match's score sheet: its rules, seats, every hand's result and grades, its
+    findings, each seat's accuracy and the costliest moves."""
     data = q.match_detail(cur, match_id)
     if data is None:
         raise HTTPException(404, f"no match {match_id!r}")
     return json_response(data)
 
 
-@router.delete("/api/matches/{match_id:path}")
+@router.delete("/api/matches/{match_id:path}", tags=["matches"], summary="Delete a match", operation_id="delete_match",
+               response_model=s.Deleted, responses={**s.errors(404), **s.WRITE_ERRORS}, dependencies=[Writer])
 def api_delete_match(request: Request, cur: Cur, match_id: str) -> Response:
+    """Delete a match and everything worked out from it (needs the write token).
+    Its log file stays kept: uploading it again stores it again."""
     store = request.app.state.store
     with store.load_lock:  # the store's one writer: no spool load meanwhile
         # its seeds' SEED_REUSED, players, reports and ratings follow

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from api import exports, insights
 from api import queries as q
+from api import schemas as s
 from api.charts import cumulative_svg, trend_svg
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, not_found, page
@@ -28,10 +29,13 @@ def players_page(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length
                 **q.list_players(cur, q=q_, page=page_no, sort=sort, order=order))
 
 
-@router.get("/api/players")
+@router.get("/api/players", tags=["players"], summary="List or search players", operation_id="list_players",
+            response_model=s.Players)
 def api_players(cur: Cur, q_: Annotated[str | None, Query(alias="q", max_length=200)] = None,
                 page_no: PageNo = 1, per_page: Annotated[int, Query(ge=1, le=1000)] = 100,
                 sort: exports.PlayerSort | None = None, order: exports.Order | None = None) -> Response:
+    """The players, a page at a time; `q` finds any part of a name or id, case and
+    accents aside (`zoe` finds Zoé)."""
     return json_response(q.list_players(cur, q=q_, page=page_no, per_page=per_page, sort=sort, order=order))
 
 
@@ -56,13 +60,16 @@ def player_page(request: Request, cur: Cur, player: str, profile: Text = None, p
                 **insights.player_extras(cur, player, request, chosen))
 
 
-@router.get("/api/players/{player:path}")
+@router.get("/api/players/{player:path}", tags=["players"], summary="A player's report", operation_id="get_player",
+            response_model=s.PlayerReport, responses=s.errors(404))
 def api_player(request: Request, cur: Cur, player: str,
                profile: Annotated[str | None, Query(max_length=200, description="hands of this profile only")] = None,
                partner: Annotated[str | None, Query(max_length=200, description="hands beside this partner (a player id) only")] = None,
                date_from: Annotated[dt.date | None, Query(description="hands started on or after (UTC)")] = None,
                date_to: Annotated[dt.date | None, Query(description="hands started on or before (UTC)")] = None,
                ) -> Response:
+    """A player's report: matches and hands won and lost, points, partners, profiles,
+    deal luck, the trend, ratings and skill; the filters narrow it to some hands."""
     chosen = ReportFilters(profile or None, date_from, date_to, partner or None)
     if chosen and _player_view(request, cur, player) is None:
         raise HTTPException(404, f"no player {player!r}")

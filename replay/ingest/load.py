@@ -74,10 +74,11 @@ class IngestSummary:
         if self.stages:
             out.append("stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.stages.items()))
         if self.loaded:
-            out.append(f"stored in {self.db} ({self.batches} batches)")
+            out.append(f"stored in {self.db} ({self.batches} batch{'' if self.batches == 1 else 'es'})")
         else:
             out.append(
-                f"{self.db} is open in another process (the server?): {self.pending} batches "
+                f"{self.db} is open in another process (the server?): {self.pending} "
+                f"batch{'' if self.pending == 1 else 'es'} "
                 "left in the spool; it loads them"
             )
         return out
