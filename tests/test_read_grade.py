@@ -170,6 +170,25 @@ def test_a_store_refits_its_models_and_grades_by_them(tmp_path: Path, monkeypatc
         assert n > 50 and with_read == n and bad == 0
         policies = read_policies(conn)
         assert stale_matches(conn, 2, False, policies) == []
+        match, hand, ply = conn.execute(
+            "SELECT match, hand, ply FROM move_analysis WHERE read_loss IS NOT NULL ORDER BY match, hand, ply LIMIT 1"
+        ).fetchone()
+    finally:
+        conn.close()
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    with TestClient(create_app(db, deepen=0)) as c:  # the page and its twin show the read grade
+        a = c.get(f"/api/matches/{match}/hands/{hand}").json()["info"]["analysis"]
+        assert a["read_model"] == "partnership:1" and len(a["accuracy_uniform"]) == 4
+        p = next(p for p in a["plies"] if p["ply"] == ply)
+        assert p["read_loss"] is not None and p["read_ess"] > 0 and "too_close" in p and "class_uniform" in p
+        assert all(x["read"] is not None and x["read_ci"] is not None for x in p["alternatives"])
+        html = c.get(f"/matches/{match}/hands/{hand}?ply={ply}").text
+        assert ">read</th>" in html and "what a strong reader could know" in html
+    conn = open_store(db)
+    try:
         refit.fit_store(conn)  # a newer model: every sampled match is graded again by it
         assert len(stale_matches(conn, 2, False, read_policies(conn))) > 0
     finally:
