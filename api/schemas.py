@@ -725,6 +725,41 @@ _ERRORS = {
 }
 
 
+# --- review ----------------------------------------------------------------------------
+
+
+class Costliest(Shape):
+    """A player's decisions that lost points, worst first, each linked to its replay and to training."""
+
+    moves: list[dict[str, Any]] = Field(description="one a decision: match, hand, ply, played, best, lost, ...")
+    page: int
+    per_page: int
+
+
+class TrainingRound(Shape):
+    """A player's training: the positions due and new, and the next one as the player saw it (no values)."""
+
+    due: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
+    next: dict[str, Any] | None = None
+    position: dict[str, Any] | None = None
+
+
+class Revealed(Shape):
+    """An answer's reveal: the values, the lines and the explanation (and, for training, the next review)."""
+
+
+class Lines(Shape):
+    """The principal line after one alternative, and the reasons it gives."""
+
+
+class Puzzles(Shape):
+    """Puzzles found in the store, with their themes and solve rates."""
+
+    puzzles: list[dict[str, Any]] = []
+    found: int = Field(0, description="puzzles in the store (all counted; the first listed)")
+
+
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error answers an operation may give, for its `responses`."""
     return {code: {"model": Error, "description": _ERRORS[code]} for code in codes}
@@ -754,6 +789,8 @@ TAGS: list[dict[str, str]] = [
     {"name": "skill", "description": "How well a player plays, by phase, profile and month."},
     {"name": "suspicious", "description": "Cheat signals, the evidence, and partner-peeking audits."},
     {"name": "certificates", "description": "Signed fairness certificates of a period."},
+    {"name": "review", "description": "Learning from the moves: costliest moves, lines, training, puzzles."},
+    {"name": "help", "description": "The game's words."},
 ]
 
 #: What /docs says above the operations.

@@ -440,7 +440,7 @@ def test_page_shows_verdict_tables_chart_and_escapes(client: TestClient) -> None
     data = client.get("/api/fairness").json()
     for f in data["deterministic"]["failing"]:
         assert f'href="{f["url"]}"' in html
-    assert "tile_seat[4p]" in html and "Holm-adjusted p" in html
+    assert "tile_seat[4p]" in html and "adjusted p" in html
     assert '<svg class="lucksvg"' in html
     # the simulator's pool has a player named <script>alert(1)</script>
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html

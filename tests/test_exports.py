@@ -212,7 +212,7 @@ def test_original_log_of_a_match(client: TestClient) -> None:
 def test_original_log_waits_for_every_hand(client: TestClient) -> None:
     r = client.get(f"/api/matches/{OPEN_MATCH}/log.jsonl")
     assert r.status_code == 409 and "hand 2 is not over" in r.json()["detail"]
-    assert "(once every hand is over)" in _get(client, f"/matches/{OPEN_MATCH}").text
+    assert "(not offered: a hand never finished)" in _get(client, f"/matches/{OPEN_MATCH}").text
     assert client.get("/api/matches/none-such/log.jsonl").status_code == 404
 
 

@@ -495,7 +495,7 @@ def test_an_audit_grades_hands_not_sampled_yet(tmp_path: Path) -> None:
 
     from api.app import create_app
 
-    note = "decisions graded on what they could know so far"
+    note = "decisions graded so far"
     with TestClient(create_app(db, deepen=0)) as client:
         assert note in client.get("/players/p-00001").text  # the page says the accuracy is not sampled yet
     # the store sampled afterwards (as the server's background sampling does):

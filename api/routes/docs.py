@@ -82,7 +82,8 @@ class GlossaryTerm(BaseModel):
     also: list[str]  # other spellings and words for it
 
 
-@router.get("/api/glossary", tags=["help"], summary="The game's words", response_model=list[GlossaryTerm])
+@router.get("/api/glossary", tags=["help"], summary="The game's words", operation_id="glossary",
+            response_model=list[GlossaryTerm])
 def api_glossary() -> Response:
     """Every word of the game the pages use: the key of its entry on /glossary,
     the English and Spanish words, the meaning, and other spellings."""

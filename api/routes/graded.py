@@ -20,6 +20,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 
+from api import schemas as s
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
 from reports.player import ReportFilters, hand_outcomes
@@ -132,8 +133,8 @@ class GradedMoves(BaseModel):
     filters: dict[str, str]
 
 
-@router.get("/api/graded-moves", tags=["analysis"], summary="Graded moves, costliest first",
-            response_model=GradedMoves)
+@router.get("/api/graded-moves", tags=["moves"], summary="Graded moves, costliest first",
+            operation_id="graded_moves", response_model=GradedMoves, responses=s.errors(422))
 def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Text = None, partner: Text = None, cls: Cls = None,
                      phase: Phase | None = None, profile: Text = None, date_from: Text = None, date_to: Text = None,
                      page_no: PageNo = 1) -> Response:

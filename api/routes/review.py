@@ -21,7 +21,8 @@ from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from api.deps import Cur, PageNo, Text
+from api import schemas as s
+from api.deps import Cur, PageNo, Text, Writer
 from api.responses import json_response, not_found, page
 from api.review import alternative_lines, lines_of
 from api.training_view import hand_data, position, reveal
@@ -47,7 +48,8 @@ def _exists(cur: Any, player: str) -> bool:
 # -- costliest moves ------------------------------------------------------------------
 
 
-@router.get("/api/players/{player:path}/costliest")
+@router.get("/api/players/{player:path}/costliest", tags=["review"], summary="A player's costliest moves",
+            operation_id="player_costliest", response_model=s.Costliest, responses=s.errors(404, 422))
 def api_costliest(cur: Cur, player: str, profile: Text = None, phase: Phase | None = None,
                   cls: Annotated[Cls | None, Query(alias="class")] = None, sort: Sort | None = None,
                   order: Order | None = None, page_no: PageNo = 1,
@@ -115,7 +117,8 @@ def _round(cur: Any, player: str, match: str | None, hand: int | None, ply: int 
     return {**got, "next": pick}
 
 
-@router.get("/api/train")
+@router.get("/api/train", tags=["review"], summary="A player's training round", operation_id="training_round",
+            response_model=s.TrainingRound, responses=s.errors(404, 422))
 async def api_train(request: Request, player: Annotated[str, Query(max_length=200)],
                     match: Text = None, hand: Annotated[int | None, Query(ge=1, le=10_000)] = None,
                     ply: Annotated[int | None, Query(ge=1, le=1_000)] = None) -> Response:
@@ -176,7 +179,9 @@ async def _reveal(request: Request, a: Answer) -> dict[str, Any]:
     return got
 
 
-@router.post("/api/train/answer")
+@router.post("/api/train/answer", tags=["review"], summary="Answer a training position",
+             operation_id="answer_training", response_model=s.Revealed,
+             responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS}, dependencies=[Writer])
 async def api_train_answer(request: Request, a: Answer) -> Response:
     """Answer a training position: the values, the lines and why, and the
     position's next review (FSRS). Needs the token."""
@@ -208,7 +213,8 @@ def _seat_of() -> str:
 # -- any alternative's line ------------------------------------------------------------------
 
 
-@router.get("/api/lines")
+@router.get("/api/lines", tags=["review"], summary="The principal line after one alternative",
+            operation_id="alternative_line", response_model=s.Lines, responses=s.errors(404, 422))
 async def api_lines(request: Request, match: Annotated[str, Query(max_length=200)],
                     hand: Annotated[int, Query(ge=1, le=10_000)], ply: Annotated[int, Query(ge=1, le=1_000)],
                     move: Annotated[str, Query(max_length=20, description='"62 left", as the analysis writes moves')]
@@ -276,7 +282,8 @@ def _puzzle_list(request: Request, cur: Any, profile: str | None, theme: str | N
             "filters": {"profile": profile, "theme": theme}}
 
 
-@router.get("/api/puzzles")
+@router.get("/api/puzzles", tags=["review"], summary="Puzzles from the store", operation_id="list_puzzles",
+            response_model=s.Puzzles, responses=s.errors(422))
 async def api_puzzles(request: Request, profile: Text = None, theme: Text = None) -> Response:
     """Every puzzle of the store (one move clearly best under both grades:
     docs/review.md), with its themes and solve rate; filters by profile and
@@ -301,7 +308,8 @@ async def puzzles_page(request: Request, profile: Text = None, theme: Text = Non
                 board=Markup(pos.pop("board")) if pos else "")
 
 
-@router.post("/api/puzzles/answer")
+@router.post("/api/puzzles/answer", tags=["review"], summary="Answer a puzzle", operation_id="answer_puzzle",
+             response_model=s.Revealed, responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS}, dependencies=[Writer])
 async def api_puzzle_answer(request: Request, a: Answer) -> Response:
     """Answer a puzzle: solved or not, the values, the lines and why; the try
     is kept for the solve rate. Needs the token."""
