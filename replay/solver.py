@@ -64,6 +64,7 @@ __all__ = [
     "HandContext",
     "PySolver",
     "Solver",
+    "final_points",
     "final_value",
     "make_solver",
     "move_values",
@@ -157,10 +158,9 @@ def points_value(rules: Rules, points: Sequence[int], seat: int) -> int:
     return -v if rules.scoring == "royal_rumble" else v
 
 
-def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
-    """The value of a hand whose line is done (a domino, or a block with or
-    without its closing passes), scored by :func:`replay.match.score_hand`."""
-    r = state.rules
+def final_points(state: HandState, ctx: HandContext) -> tuple[int, ...]:
+    """Each side's points for a hand whose line is done (a domino, or a block
+    with or without its closing passes), scored by :func:`replay.match.score_hand`."""
     if state.result is None:
         raise ValueError("the hand is still being played")
     if state.result == "block" and state.closing and state.stock:
@@ -170,8 +170,13 @@ def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
         for t in state.stock:
             hands[drawer] |= BIT[t]
         state = state._replace(hands=tuple(hands), stock=())
-    m = replace(new_match(r), played=ctx.played_before, first_block_paid=ctx.first_block_paid)
-    return points_value(r, score_hand(m, state).points, seat)
+    m = replace(new_match(state.rules), played=ctx.played_before, first_block_paid=ctx.first_block_paid)
+    return tuple(score_hand(m, state).points)
+
+
+def final_value(state: HandState, ctx: HandContext, seat: int) -> int:
+    """The value of a hand whose line is done, from `seat`'s side (:func:`final_points`)."""
+    return points_value(state.rules, final_points(state, ctx), seat)
 
 
 # -- the reference search --------------------------------------------------------

@@ -21,15 +21,14 @@ analysis reads it (:class:`replay.analysis.grades.HandInput`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 from replay.analysis.grades import HandInput, engine_move
 from replay.engine import HandState, Move, apply, legal_moves, new_hand
-from replay.match import new_match, score_hand
 from replay.moves import label as move_label
 from replay.rules import Rules
-from replay.solver import HandContext, Solver, make_solver, move_values
+from replay.solver import HandContext, Solver, final_points, make_solver, move_values
 from replay.tiles import BIT, SUIT_MASK
 
 __all__ = ["LINE_VERSION", "Line", "PlyLines", "Shown", "Step", "hand_lines", "principal_line", "side_points"]
@@ -84,14 +83,7 @@ def _maximises(rules: Rules, mover: int, seat: int) -> bool:
 def side_points(state: HandState, ctx: HandContext) -> tuple[int, ...]:
     """Each side's points for a hand whose line is done (as
     :func:`replay.solver.final_value` scores it, closing draw included)."""
-    if state.result == "block" and state.closing and state.stock:
-        hands = list(state.hands)
-        drawer = (state.blocker + 1) % len(hands)
-        for t in state.stock:
-            hands[drawer] |= BIT[t]
-        state = state._replace(hands=tuple(hands), stock=())
-    m = replace(new_match(state.rules), played=ctx.played_before, first_block_paid=ctx.first_block_paid)
-    return tuple(score_hand(m, state).points)
+    return final_points(state, ctx)
 
 
 def principal_line(solver: Solver, state: HandState, ctx: HandContext, first: Move, laid: Move | None = None) -> Line:
