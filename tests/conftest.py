@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -133,3 +134,18 @@ def rules_drawn(options: dict[str, list[Any]] = SCORE_OPTIONS, at_most: int | No
 def hands(rules: st.SearchStrategy[Rules] = table_rules) -> st.SearchStrategy[HandState]:
     """A hand's first position as :func:`random_hand` deals it."""
     return st.tuples(rules, seeds).map(lambda rs: random_hand(rs[0], random.Random(rs[1])))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium (Debian's) for a module's browser tests."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -9,31 +9,21 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM
+from tests.test_browser import (
+    ARTIFACTS,
+    CHROMIUM,
+)
 from tests.test_browser import base_url as base_url  # noqa: F401 - the server, a fixture
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _hands_column(page: Any) -> list[int]:  # the matches list's "Hands" column

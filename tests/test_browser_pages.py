@@ -20,7 +20,12 @@ from typing import Any
 import pytest
 
 from tests.test_api import DEFECTS, SAMPLES
-from tests.test_browser import ARGS, ARTIFACTS, CHROMIUM, _shown, serving
+from tests.test_browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    _shown,
+    serving,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -46,18 +51,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ingest([SAMPLES, DEFECTS], db=db, workers=0)
     with serving(db, token="t") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _pages(site: str) -> list[str]:

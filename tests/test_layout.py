@@ -9,12 +9,14 @@ hand) and Debian's chromium.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.test_api import DEFECTS
-from tests.test_browser import ARGS, CHROMIUM, base_url  # noqa: F401 - base_url is a fixture
+from tests.test_browser import (  # noqa: F401 - base_url is a fixture
+    ARGS,
+    CHROMIUM,
+    base_url,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -36,18 +38,6 @@ PAGES = {
     "upload": "/upload",
     "docs": "/docs",
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _offline(context: object, base: str) -> list[str]:

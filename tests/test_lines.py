@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,10 @@ from replay.analysis.explain import explain
 from replay.analysis.grades import Analyzer, HandInput, engine_move, inputs_from_report
 from replay.analysis.line import PlyLines, hand_lines
 from replay.engine import HandState, apply, legal_moves, new_hand
-from replay.match import new_match, score_hand
 from replay.moves import label
 from replay.simulate.config import SimConfig
 from replay.simulate.run import simulate
+from replay.solver import final_points
 from replay.tiles import BIT, SUIT_MASK
 from replay.validate.run import validate_paths
 
@@ -61,14 +60,7 @@ def _replay(start: HandState, moves: list[str], first_laid: Any) -> list[HandSta
 
 
 def _points(s: HandState, inp: HandInput) -> list[int]:
-    if s.result == "block" and s.closing and s.stock:
-        hands = list(s.hands)
-        d = (s.blocker + 1) % len(hands)
-        for t in s.stock:
-            hands[d] |= BIT[t]
-        s = s._replace(hands=tuple(hands), stock=())
-    m = replace(new_match(s.rules), played=inp.context.played_before, first_block_paid=inp.context.first_block_paid)
-    return list(score_hand(m, s).points)
+    return list(final_points(s, inp.context))
 
 
 def check(inp: HandInput, before: HandState, laid: Any, pl: PlyLines, history: list[tuple[int, int, str, int, int]],

@@ -72,14 +72,18 @@ def _line_ends(buf: np.ndarray) -> np.ndarray:
     return ends.astype(np.int64)
 
 
-def _utf8(text: bytes | mmap.mmap, starts: np.ndarray, ends: np.ndarray) -> bytes | mmap.mmap:
-    """``text`` for DuckDB: a line that is not UTF-8 blanked out (spaces: no JSON, no hand),
-    the offsets kept."""
+def _is_utf8(text: bytes | mmap.mmap) -> bool:
     try:
         str(memoryview(text), "utf-8")
     except UnicodeDecodeError:
-        pass
-    else:
+        return False
+    return True
+
+
+def _utf8(text: bytes | mmap.mmap, starts: np.ndarray, ends: np.ndarray) -> bytes | mmap.mmap:
+    """``text`` for DuckDB: a line that is not UTF-8 blanked out (spaces: no JSON, no hand),
+    the offsets kept."""
+    if _is_utf8(text):
         return text
     out = bytearray(text)
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
