@@ -18,6 +18,12 @@ once a minute while it samples, and when it runs out of work.
 A round that fails is logged and the sampling goes on (a new process if
 its process died); a match whose rounds failed three times is left alone
 until the server restarts.
+
+The thread keeps its pace, in memory: the decisions and hands each round
+graded and how long the round took, over the last `PACE_WINDOW` seconds.
+The pages divide what is left by it (api.grading); before its first round
+ends, or after an idle stretch longer than the window, it has no pace and
+the pages say so rather than guess.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -44,7 +50,7 @@ from replay.analysis.run import (
 )
 from reports.skill import refresh_insights
 
-__all__ = ["Deepener"]
+__all__ = ["PACE_WINDOW", "Deepener", "Pace"]
 
 log = logging.getLogger("replay.deepen")
 
@@ -54,6 +60,52 @@ GIVE_UP = 3
 #: Seconds between two refreshes of the player insights while it samples (each
 #: reads the moves of the matches sampled since: about a second at 1M hands).
 INSIGHTS_EVERY = 60.0
+
+
+#: Seconds of recent rounds the pace is measured over: long enough to hold a
+#: few rounds (a round is four matches, tens of seconds), short enough to
+#: follow a store whose hands grow longer or a machine that gets busier.
+PACE_WINDOW = 600.0
+
+
+class Pace:
+    """The rounds graded lately: (start, end, hands, decisions), monotonic seconds.
+
+    >>> p = Pace()
+    >>> p.per_second(now=0.0) is None  # no round done yet: no pace
+    True
+    >>> p.add(0.0, 10.0, hands=4, decisions=80)
+    >>> p.add(10.0, 30.0, hands=6, decisions=120)
+    >>> p.per_second(now=30.0)
+    (0.3333, 6.6667)
+    >>> p.per_second(now=30.0 + PACE_WINDOW + 1) is None  # nothing recent
+    True
+    """
+
+    def __init__(self, window: float = PACE_WINDOW) -> None:
+        self.window = window
+        self.rounds: deque[tuple[float, float, int, int]] = deque()
+        self.lock = threading.Lock()  # the deepen thread adds, request threads read
+
+    def add(self, start: float, end: float, *, hands: int, decisions: int) -> None:
+        with self.lock:
+            self.rounds.append((start, end, hands, decisions))
+            while self.rounds and self.rounds[0][1] < end - self.window:
+                self.rounds.popleft()
+
+    def per_second(self, now: float | None = None) -> tuple[float, float] | None:
+        """Hands and decisions graded a second over the rounds that ended in
+        the last window (their busy time: an idle wait is no grading time);
+        None when no round ended in it."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            recent = [r for r in self.rounds if r[1] >= now - self.window]
+        busy = sum(end - start for start, end, _, _ in recent)
+        if not recent or busy <= 0:
+            return None
+        hands = sum(r[2] for r in recent)
+        decisions = sum(r[3] for r in recent)
+        return round(hands / busy, 4), round(decisions / busy, 4)
 
 
 def _nice() -> None:
@@ -78,6 +130,7 @@ class Deepener(threading.Thread):
         self.batch: list[str] = []  # the matches of the round under way
         self.failures: Counter[str] = Counter()  # rounds failed, by match
         self.refreshed = time.monotonic()
+        self.pace = Pace()
 
     def run(self) -> None:
         ctx = multiprocessing.get_context("forkserver")
@@ -140,12 +193,16 @@ class Deepener(threading.Thread):
             self._insights()  # what it sampled, summed before it waits
             return False
         results = []
+        began = time.monotonic()
         for _, hands in inputs:
             if self.stop.is_set():
                 return False
             results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies).result())
         self._store(analysis_tables(results))
-        self.done += sum(1 for h in results if h.skip is None)
+        graded = [h for h in results if h.skip is None]
+        self.done += len(graded)
+        self.pace.add(began, time.monotonic(), hands=len(graded),
+                      decisions=sum(1 for h in graded for p in h.plies if not p.forced))
         self.pending = True
         if time.monotonic() - self.refreshed >= INSIGHTS_EVERY:
             self._insights()

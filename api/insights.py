@@ -37,6 +37,7 @@ from api import schemas as s
 # a cursor per request, and values by (store generation, key): the fairness page's
 from api.deps import Cur, Writer
 from api.fairness import CACHE_SIZE
+from api.grading import store_progress
 from api.lru import LRU
 from api.pages import render, u
 from api.queries import lookalike_players
@@ -333,13 +334,15 @@ def api_skill_csv(
 
 def player_extras(cur: Cursor, player: str, request: Request | None = None, filters: Any = None) -> dict[str, Any]:
     """What player.html's rating and insight sections are drawn from: `ratings`,
-    `rating_chart`, `skill` and its charts (the insights follow the report's `filters`)."""
+    `rating_chart`, `skill` and its charts (the insights follow the report's `filters`),
+    and the store's `grading` (api.grading)."""
     got = player_ratings(cur, player, request)
     sk = player_skill(request, cur, player, filters)
     sampled = sk.get("sampled")
     known = sampled is None or sampled > 0  # no decision graded on what they could know: no such bar
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
+        "grading": store_progress(request.app.state if request is not None else None, cur),
         "luck_chart": Markup(luck_svg(sk["line"])),
         "phase_chart": Markup(phase_svg(sk["phases"], link=lambda ph: moves_link(player, filters, phase=ph),
                                         known=known)),
@@ -419,6 +422,17 @@ def _suspicious(request: Request, cur: Cursor, bots: bool, min_hands: int) -> di
 MinHands = Annotated[int, Query(ge=0, le=10_000_000)]
 
 
+def with_grading(request: Request, cur: Cursor, data: dict[str, Any]) -> dict[str, Any]:
+    """The list with the grading's progress (api.grading) beside it, and no
+    count of flagged players while nothing is graded on what the players
+    could know: the signals are not computed then, and "0 flagged" would
+    read as a clean table."""
+    graded = data.get("graded") or {}
+    pending = bool(graded.get("decisions")) and not graded.get("sampled")
+    return {**data, "flagged": None if pending else data["flagged"],
+            "grading": store_progress(request.app.state, cur)}  # fmt: skip
+
+
 class FlaggedPlayers:
     """The ids of the players the cheat signals flag (as /suspicious lists
     them), worked out once per store generation: the pages mark every name of
@@ -450,10 +464,10 @@ def suspicious_page(request: Request, cur: Cur, bots: bool = False,
             return HTMLResponse(render("error.html", title="Bad request",
                                        message=f"min_hands: a whole number, not {min_hands!r}"), status_code=422)
         least = int(min_hands)
-    data = _suspicious(request, cur, bots, least)
+    data = with_grading(request, cur, _suspicious(request, cur, bots, least))
     params = {k: v for k, v in (("bots", "true" if bots else None), ("min_hands", least or None)) if v is not None}
     return HTMLResponse(render(
-        "suspicious.html", nav="suspicious", r=data, params=params, lookalikes=lookalike_players(cur),
+        "suspicious.html", nav="suspicious", r=data, grading=data["grading"], params=params, lookalikes=lookalike_players(cur),
         json_url=u("api", "suspicious", **params), csv_url=u("api", "suspicious.csv", **params),
         parquet_url=u("api", "suspicious.parquet", **params),
     ))
@@ -464,8 +478,11 @@ def suspicious_page(request: Request, cur: Cur, bots: bool = False,
 def api_suspicious(request: Request, cur: Cur, bots: bool = False, min_hands: MinHands = 0) -> Response:
     """Every player with analysed hands and both cheat signals (docs/insights.md):
     the omniscience index for everyone, the partner-peeking index for the
-    players audited; the most suspicious first. `bots`: marked bots too."""
-    return _json(_suspicious(request, cur, bots, min_hands))
+    players audited; the most suspicious first. `bots`: marked bots too.
+    `flagged` is null while no decision is graded on what the players could
+    know (the signals are not computed yet); `grading` says how far that
+    grade has got and about how long the rest takes."""
+    return _json(with_grading(request, cur, _suspicious(request, cur, bots, min_hands)))
 
 
 _SUSPICIOUS_COLUMNS = (

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "Accepted", "Alerts", "Alternative", "AnalysisHand", "AnalysisPly", "Calibration", "CertificateKey",
     "CertificateRow", "Certificates", "CodeCount", "CostlyMove", "DESCRIPTION", "DOWNLOAD", "DealLuck",
-    "Deleted", "Error", "Fairness", "FindingRow", "Findings", "Graded", "Hand", "HandAnalysis", "HandInfo",
+    "Deleted", "Error", "Fairness", "FindingRow", "Findings", "Graded", "Grading", "Hand", "HandAnalysis", "HandInfo",
     "HandRow", "Hands", "HistoryRow", "Leaderboard", "MatchDetail", "MatchFinding", "MatchHand", "MatchInfo",
     "MatchRow", "Matches", "MoveRow", "Moves", "Pair", "Partner", "PlayerMatchRow", "PlayerReport",
     "PlayerRow", "Players", "Ply", "ProfilePlayed", "RatingRow", "Seat", "SeatAccuracy", "Signal",
@@ -41,6 +41,21 @@ class Error(Shape):
     """An error: what went wrong, in words (a 422 of a bad parameter may hold a list)."""
 
     detail: str | list[Any]
+
+
+class Grading(Shape):
+    """How far the grade on what each player could know has got, over the
+    whole store (api.grading): the server adds it in the background after
+    ingest graded every move under perfect information."""
+
+    graded: int = Field(description="decisions graded on what the mover could know")
+    total: int = Field(description="decisions analysed (graded under perfect information)")
+    left: int = Field(description="total - graded")
+    state: str = Field(description="`done`; `grading` (a pace and a time left); `measuring` (the background "
+                                   "grading has no pace yet: no time left is given); `off` (this server does "
+                                   "not grade in the background)")
+    per_second: float | None = Field(description="decisions graded a second over the last ten minutes of grading")
+    seconds_left: int | None = Field(description="left / per_second, rounded; null when no pace is known")
 
 
 # --- lists ------------------------------------------------------------------------------
@@ -312,6 +327,7 @@ class MatchDetail(Shape):
     hands: list[MatchHand]
     findings: list[MatchFinding]
     sides: list[str] = Field(description="each side's seats, e.g. `seats 0+2`")
+    grading: Grading | None = Field(None, description="the store's grading on what each player could know")
 
 
 class Alternative(Shape):
@@ -470,6 +486,7 @@ class PlayerReport(Shape):
     cumulative: dict[str, Any] = Field(description="running totals by hand, for the chart")
     ratings: dict[str, Any] = Field(description="standings in each pool, the rating's history, the pairs")
     skill: dict[str, Any] = Field(description="accuracy, points lost and luck (docs/insights.md)")
+    grading: Grading | None = Field(None, description="the store's grading on what each player could know")
 
 
 # --- upload ---------------------------------------------------------------------------
@@ -682,9 +699,11 @@ class Suspicious(Shape):
     alpha: float
     min_hands: int
     players: int
-    flagged: int | None
+    flagged: int | None = Field(description="players flagged; null while the signals are not computed (no "
+                                            "decision graded on what the players could know yet)")
     pool: dict[str, Any]
     graded: dict[str, Any] | None = None
+    grading: Grading | None = Field(None, description="the store's grading on what each player could know")
     rows: list[SignalRow]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from api.grading import progress, store_counts
 from cli.common import emit, opened_store
 from replay.store import default_db_path
 from reports.cheats import AUDIT_HANDS, AUDIT_SAMPLES, audit_player, format_text, suspicious
@@ -24,7 +25,8 @@ def add_insights_parser(subparsers: Any) -> None:
         "docs/insights.md (the omniscience index; the partner-peeking index of audited players), "
         "the most suspicious first. --audit grades a player's partner-peeking index (the store "
         "must not be held by a server: use its POST /api/suspicious/audit then). Exit 0 when "
-        "nobody is flagged, 1 when somebody is, 2 for a usage error or a store that cannot be opened.",
+        "nobody is flagged, 1 when somebody is, 2 for a usage error or a store that cannot be opened, "
+        "3 when the signals are not computed yet (no decision graded on what the players could know).",
     )
     p.add_argument("--db", default=None, help="database file (default $REPLAY_DB or ./data/replay.duckdb)")
     p.add_argument("--json", action="store_true", help="print the JSON of /api/suspicious")
@@ -42,7 +44,8 @@ def add_insights_parser(subparsers: Any) -> None:
 
 def run_insights(args: argparse.Namespace) -> int:
     """`replay insights`: 0 when nobody is flagged, 1 when somebody is, 2 for a
-    usage error or a store that cannot be opened."""
+    usage error or a store that cannot be opened, 3 while the signals are not
+    computed yet."""
     db = args.db or default_db_path()
     if not 1 <= args.hands <= 100_000 or not 1 <= args.samples <= 1000:
         sys.stderr.write("replay insights: --hands must be 1..100000 and --samples 1..1000\n")
@@ -61,5 +64,23 @@ def run_insights(args: argparse.Namespace) -> int:
             sys.stderr.write(f"auditing {player}: its latest {args.hands} pair-game hands, {args.samples} deals a decision\n")
             audit_player(conn, player, hands=args.hands, samples=args.samples, workers=args.workers)
         data = suspicious(conn, bots=args.bots, min_hands=args.min_hands)
-    emit(args.json, lambda: data, lambda: format_text(data))
-    return 1 if data["flagged"] else 0
+        total, graded = store_counts(conn)
+    # no background grading runs while this command holds the store: no pace, no time left
+    data["grading"] = progress(graded, total, None, running=False)
+    pending = bool(data["graded"]["decisions"]) and not data["graded"]["sampled"]
+    if pending:  # "0 flagged" would read as a clean table
+        data["flagged"] = None
+    emit(args.json, lambda: data, lambda: _text(data, pending))
+    return 3 if pending else 1 if data["flagged"] else 0
+
+
+def _text(data: dict[str, Any], pending: bool) -> str:
+    """format_text's list, its first line saying so when the signals are not computed yet."""
+    text = format_text({**data, "flagged": data["flagged"] or 0})
+    if not pending:
+        return text
+    g = data["grading"]
+    first, _, rest = text.partition("\n")
+    return (f"{data['players']} players with analysed hands: the signals are not computed yet, no player is "
+            f"cleared or flagged ({g['graded']:,} of {g['total']:,} decisions graded on what the players "
+            f"could know)\n{rest}")

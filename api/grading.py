@@ -1,0 +1,75 @@
+"""How far the grade on what each player could know has got, and how long
+the rest should take.
+
+Ingest grades every move under perfect information; the grade on what
+each player could know (sampled deals) comes later, from the server's
+background grading (api.deepen). A figure that reads it (the cheat
+signals, the accuracy on what a player could know) waits on it, and its
+page says how many decisions are graded of how many, and about how long
+the rest takes at the grader's recent pace. When no pace is known (the
+server has just started, or no round ended lately) or this server does
+not grade in the background, the page says that instead of a time.
+
+The counts are the store's, from the player insights' sums (`skill_players`,
+refreshed at most a minute behind the grader): the decisions analysed, and
+of those the ones graded on what the mover could know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import duckdb
+
+__all__ = ["State", "progress", "store_counts", "store_progress"]
+
+State = Literal["done", "grading", "measuring", "off"]
+
+_COUNTS = """
+SELECT coalesce(sum(decisions), 0), coalesce(sum(y_n), 0) FROM skill_players WHERE profile = '*'
+"""
+
+
+def store_counts(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """The store's analysed decisions, and of those the ones graded on what
+    the mover could know ((0, 0) for a store without the insights' tables)."""
+    try:
+        row = cur.execute(_COUNTS).fetchall()[0]
+    except duckdb.CatalogException:
+        return 0, 0
+    return int(row[0]), int(row[1])
+
+
+def progress(graded: int, total: int, per_second: float | None, running: bool) -> dict[str, Any]:
+    """`graded` of `total` decisions and the time the rest should take at
+    `per_second` (decisions a second; None: not measured yet). `running`:
+    whether this server grades in the background at all.
+
+    `state`: `done` (nothing left), `grading` (a pace and a time left),
+    `measuring` (a grader runs but has no pace yet) or `off` (no grader here:
+    the rest waits for one).
+
+    >>> progress(300, 1000, 2.0, True)
+    {'graded': 300, 'total': 1000, 'left': 700, 'state': 'grading', 'per_second': 2.0, 'seconds_left': 350}
+    >>> progress(0, 1000, None, True)["state"], progress(0, 1000, 5.0, False)["seconds_left"]
+    ('measuring', None)
+    >>> progress(1000, 1000, None, False)["state"]
+    'done'
+    """
+    left = max(0, total - graded)
+    rate = per_second if running and per_second else None
+    state: State = "done" if not left else "off" if not running else "measuring" if rate is None else "grading"
+    return {
+        "graded": graded, "total": total, "left": left, "state": state, "per_second": rate,
+        "seconds_left": 0 if not left else None if rate is None else round(left / rate),
+    }  # fmt: skip
+
+
+def store_progress(app_state: Any, cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`progress` of the whole store, at the pace of the app's background
+    grader (`app_state.deepener`, an api.deepen.Deepener, if any)."""
+    total, graded = store_counts(cur)
+    deepener = getattr(app_state, "deepener", None)
+    pace = deepener.pace.per_second() if deepener is not None else None
+    running = deepener is not None and deepener.is_alive()
+    return progress(graded, total, None if pace is None else pace[1], running)
