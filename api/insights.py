@@ -216,17 +216,42 @@ def _pair(request: Request, cur: Cursor, a: str, b: str) -> dict[str, Any] | Non
     return _cached(request, ("pair", *sorted((a, b))), lambda: pair_report(cur, a, b))
 
 
+MatchOutcome = Literal["win", "tie", "loss"]
+
+
+def rated_rows(rows: Sequence[dict[str, Any]], outcome: str | None = None, profile: str | None = None,
+               against: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The pair's rated matches a count of its page stands for: of one
+    outcome, one profile, against one opposing pair (its two ids).
+
+    >>> rows = [{"outcome": "win", "profile": "p", "opponent": "x", "opponent_partner": "y"},
+    ...         {"outcome": "loss", "profile": "p", "opponent": "y", "opponent_partner": "z"}]
+    >>> len(rated_rows(rows, "win")), len(rated_rows(rows, against=["y", "x"])), len(rated_rows(rows, profile="q"))
+    (1, 1, 0)
+    """
+    want = set(against)
+    return [r for r in rows if (outcome is None or r["outcome"] == outcome)
+            and (profile is None or r["profile"] == profile)
+            and (not want or {r["opponent"], r["opponent_partner"]} == want)]  # fmt: skip
+
+
 @router.get("/pair", response_class=HTMLResponse, include_in_schema=False)
-def pair_page(request: Request, cur: Cur, a: Id, b: Id) -> HTMLResponse:
+def pair_page(request: Request, cur: Cur, a: Id, b: Id, outcome: MatchOutcome | None = None, profile: Text = None,
+              against: Annotated[list[str], Query(max_length=2)] = []) -> HTMLResponse:  # noqa: B006 - FastAPI's list default
     r = _pair(request, cur, a, b)
     if r is None:
         return HTMLResponse(render("error.html", title="Not found",
                                    message=f"{a!r} and {b!r} never partnered"), status_code=404)
     x, y = r["players"][0]["player"], r["players"][1]["player"]
+    kept = rated_rows(r["matches"], outcome, profile or None, against)
+    narrowed = {k: v for k, v in (("outcome", outcome), ("profile", profile or None)) if v}
+    if against:
+        narrowed["against"] = against  # type: ignore[assignment]
     return HTMLResponse(render(
         "pair.html", nav="leaderboard", r=r, chart=Markup(rating_svg(r["history"])),
         json_url=u("api", "pair", a=x, b=y), csv_url=u("api", "pair", "matches.csv", a=x, b=y),
-        history_csv=u("api", "ratings", "history.csv", player=x, partner=y), shown=r["matches"][:MATCH_ROWS],
+        history_csv=u("api", "ratings", "history.csv", player=x, partner=y), shown=kept[:MATCH_ROWS],
+        kept=kept, narrowed=narrowed,
     ))
 
 

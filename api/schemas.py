@@ -285,6 +285,7 @@ class SeatAccuracy(Shape):
     mistakes: int | None
     blunders: int | None
     players: list[str] = Field(description="who held the seat")
+    holders: list[dict[str, Any]] | None = Field(None, description="the same, each as `player` (id), `name`, `bot`")
 
 
 class CostlyMove(Shape):
@@ -300,7 +301,8 @@ class CostlyMove(Shape):
     pimc_loss: float | None = Field(description="points lost on what the mover could know (null: not sampled)")
     class_: str | None = Field(alias="class", description="`inaccuracy`, `mistake` or `blunder`")
     graded: str = Field(description="`could know` or `perfect information`")
-    player: str | None
+    player: str | None = Field(description="who held the seat: the name, else the id")
+    player_id: str | None = Field(None, description="the id of who held the seat")
 
 
 class MatchFinding(Shape):

@@ -4,7 +4,9 @@ A player is whoever held the seat in that hand: the seat history
 (`seats.from_hand`, seat changes included) decides, so a player who left
 mid-match is charged only with the hands they sat for, and a bot that took
 the seat over gets the rest. Cancelled hands count for the deal luck (a deal
-is a deal) but not as hands played.
+is a deal) but not as hands played: the deal luck's count of deals is the
+hands played plus the cancelled ones, less the hands dealt other than 7 tiles
+(its `played`, `cancelled` and `left_out` say so).
 
 Deal luck compares the average pips and doubles dealt with the exact
 expectations for 7 tiles drawn from the 28: 7 * 6 = 42 pips (variance 49)
@@ -293,10 +295,14 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
         .sort([_KEY, "hands", "profile"], descending=[False, True, False])
     )
     # deal luck over every deal the player received; a hand still on keeps
-    # its deal secret, even as an average
+    # its deal secret, even as an average. A cancelled hand's deal counts (it
+    # was dealt) though it is no hand played: the two counts differ by those,
+    # and the report says how (`played`, `cancelled`, `left_out`)
     dealt = pl.col("dealt_tiles") == 7
     with_doubles = pl.col("stock") != "doubles_aside"
     luck = all_hands.filter(dealt & pl.col("result").is_not_null()).group_by(_KEY).agg(
+        played_n=_count(played),
+        cancelled_n=_count(pl.col("result") == "cancelled"),
         pips_n=pl.len(),
         pips_mean=pl.col("dealt_pips").mean(),
         dbl_n=_count(with_doubles),
@@ -354,6 +360,10 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
             "profiles": profiles_df.get(player, []),
             "deal_luck": {
                 "hands": lr["pips_n"],
+                "played": lr["played_n"],
+                "cancelled": lr["cancelled_n"],
+                # hands played whose deal was not 7 tiles: the expectations are for 7 of 28
+                "left_out": n - lr["played_n"],
                 "pips_mean": _r(lr["pips_mean"], 3),
                 "pips_expected": EXPECTED_PIPS,
                 "pips_z": _r(_z(lr["pips_mean"], EXPECTED_PIPS, VAR_PIPS, lr["pips_n"])),
@@ -437,7 +447,7 @@ _NO_TOTALS = dict.fromkeys(
     ("matches", "hands", "cancelled", "unfinished", "wins", "losses", "ties", "pts_for",
      "pts_against", "wins_domino", "wins_block", "went_out", "passes", "as_bot"), 0)
 _NO_MATCHES = dict.fromkeys(("match_wins", "match_losses", "given", "taken"), 0)
-_NO_LUCK = {"pips_n": 0, "pips_mean": None, "dbl_n": 0, "dbl_mean": None}
+_NO_LUCK = {"played_n": 0, "cancelled_n": 0, "pips_n": 0, "pips_mean": None, "dbl_n": 0, "dbl_mean": None}
 
 
 def _by_player(df: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:

@@ -123,10 +123,16 @@ def match_detail(cur: Cursor, match: str) -> dict[str, Any] | None:
         }  # fmt: skip
     accuracy = match_accuracy(cur, match, players) if analysed else []
     for row in accuracy:
-        row["players"] = sorted({s.label for h in hands for s in _seats_at(seats, h["hand"], players) if s.seat == row["seat"]})
+        held = {s.player: s for h in hands for s in _seats_at(seats, h["hand"], players) if s.seat == row["seat"]}
+        row["players"] = sorted({s.label for s in held.values()})
+        # the same people by id too: the page links each name and marks a flagged one
+        row["holders"] = [{"player": s.player, "name": s.name, "bot": s.bot}
+                          for s in sorted(held.values(), key=lambda s: (s.label, s.player)) if s.player != "?"]
     costliest = costliest_moves(cur, match) if analysed else []
     for row in costliest:
-        row["player"] = next((s.label for s in _seats_at(seats, row["hand"], players) if s.seat == row["seat"]), None)
+        who = next((s for s in _seats_at(seats, row["hand"], players) if s.seat == row["seat"]), None)
+        row["player"] = None if who is None else who.label
+        row["player_id"] = None if who is None or who.player == "?" else who.player
     return {
         "match": m,
         "accuracy": accuracy,

@@ -1,6 +1,7 @@
 """The hands and moves behind a page's counts.
 
-/hands lists the hands a player page counts (played, won, lost, tied),
+/hands lists the hands a player page counts (played, won, lost, tied, the
+deals of its deal luck),
 under the page's filters, newest first. /moves lists the analysed decisions a
 player page, a pair page or a match page counts ("206 blunders", a phase's
 bar), with the same filters in the address, costliest first; each links to
@@ -144,23 +145,31 @@ def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Te
     return json_response({**got, "filters": {k: str(v) for k, v in f.items()}})
 
 
-Outcome = Literal["won", "lost", "tied"]
+#: `played`: the hands played out (the player page's "hands played"); `dealt`: the
+#: deals its deal luck counts (played or cancelled, dealt 7 tiles).
+Outcome = Literal["won", "lost", "tied", "played", "dealt"]
+HandResult = Literal["domino", "block"]  # how the hand ended: a player out, or blocked (tranque)
 
 
 @router.get("/hands", response_class=HTMLResponse, include_in_schema=False)
 def hands_page(cur: Cur, player: Annotated[str, Query(max_length=200)], outcome: Outcome | None = None,
-               profile: Text = None, partner: Text = None, date_from: Text = None, date_to: Text = None,
-               page_no: PageNo = 1) -> HTMLResponse:
+               result: HandResult | None = None, profile: Text = None, partner: Text = None, date_from: Text = None,
+               date_to: Text = None, page_no: PageNo = 1) -> HTMLResponse:
     chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
                            partner or None)
     df = hand_outcomes(cur, player, chosen if chosen else None)
-    df = df.filter(df["played"] & df[outcome]) if outcome else df
+    if outcome == "dealt":
+        df = df.filter(df["result"].is_not_null() & (df["dealt_tiles"] == 7))
+    elif outcome:
+        df = df.filter(df["played"] & df[outcome])
+    if result:
+        df = df.filter(df["result"] == result)
     df = df.reverse()  # newest first
     total = df.height
     pages = max(1, -(-total // PER_PAGE))
     rows = df.slice((page_no - 1) * PER_PAGE, PER_PAGE).to_dicts()
     named = cur.execute("SELECT name FROM players WHERE player = ?", [player]).fetchall()
-    filters = {k: v for k, v in (("player", player), ("outcome", outcome), ("profile", profile),
+    filters = {k: v for k, v in (("player", player), ("outcome", outcome), ("result", result), ("profile", profile),
                                  ("partner", partner), ("date_from", date_from), ("date_to", date_to)) if v}
     return page("hands.html", nav="players", rows=rows, total=total, page_no=page_no, pages=pages,
                 filters=filters, who=named[0][0] if named else None)
