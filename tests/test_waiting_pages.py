@@ -1,0 +1,227 @@
+"""What the pages say while the grade on what each player could know is
+being made (how far, about how long, or why no time can be given), the flag
+badge beside a flagged player's name, the counts of the pair and player
+pages opening the lists behind them, and the deal luck's count of deals set
+against the hands played."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.deepen import Pace
+from replay.ingest import ingest
+from replay.simulate import SimConfig, simulate, write_lines
+from tests.test_analysis import INTL
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+CHEAT = "p-00001"
+
+
+class FakeGrader:
+    """A background grader with a known pace (api.deepen.Deepener's face to the pages)."""
+
+    def __init__(self, per_second: tuple[float, float] | None) -> None:
+        self.pace = Pace()
+        self.pace.per_second = lambda now=None: per_second  # type: ignore[method-assign]
+
+    def is_alive(self) -> bool:
+        return True
+
+
+@pytest.fixture(scope="module")
+def pending(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store graded under perfect information only: the cheat signals wait."""
+    db = tmp_path_factory.mktemp("pending") / "replay.duckdb"
+    ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))
+    return db
+
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A graded store with one planted omniscient cheater, flagged."""
+    base = tmp_path_factory.mktemp("flagged")
+    log = base / "run.jsonl"
+    cfg = SimConfig(profiles=("international",), hands=40, seed=12, players_pool=5, seat_change_rate=0.0,
+                    cheaters=((CHEAT, "omniscient"),))  # fmt: skip
+    write_lines(simulate(cfg), log)
+    db = base / "data" / "replay.duckdb"
+    ingest([log], db=db, workers=0, analysis=(6, 0))
+    return db
+
+
+@pytest.fixture(scope="module")
+def client(flagged: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(flagged)) as c:
+        yield c
+
+
+def _progress(html: str) -> str:
+    got = re.search(r'<p class="note progress" id="grading">(.*?)</p>', html, re.S)
+    assert got is not None, "no progress line"
+    return re.sub(r"<[^>]+>", "", got.group(1))
+
+
+# --- progress ------------------------------------------------------------------------
+
+
+def test_the_pages_give_the_time_left_at_the_graders_pace(pending: Path) -> None:
+    app = create_app(pending)
+    with TestClient(app) as c:
+        app.state.deepener = FakeGrader((0.05, 0.5))  # half a decision a second
+        sus = c.get("/api/suspicious").json()
+        g = sus["grading"]
+        assert g["state"] == "grading" and g["graded"] == 0 < g["total"] == g["left"]
+        assert g["seconds_left"] == round(g["total"] / 0.5) and g["per_second"] == 0.5
+        assert sus["flagged"] is None  # not "0 flagged": nothing is computed yet
+        minutes = round(g["seconds_left"] / 60)
+        for path in ("/suspicious", "/matches/m-example-1"):
+            line = _progress(c.get(path).text)
+            assert f"0 of {g['total']} decisions graded" in line, (path, line)
+            assert f"about {minutes} minutes left at the recent pace (30 decisions a minute)" in line, (path, line)
+        assert c.get("/api/matches/m-example-1").json()["grading"] == g
+        player = c.get("/api/players").json()["players"][0]["player"]
+        assert c.get(f"/api/players/{player}").json()["grading"] == g
+        assert "minutes left" in _progress(c.get(f"/players/{player}").text)
+        assert " 0 flagged" not in c.get("/suspicious").text
+
+
+def test_no_time_is_invented_without_a_pace(pending: Path) -> None:
+    app = create_app(pending)
+    with TestClient(app) as c:
+        off = c.get("/api/suspicious").json()["grading"]  # no background grading in this server
+        assert off["state"] == "off" and off["seconds_left"] is None
+        assert "this server does not grade in the background" in _progress(c.get("/suspicious").text)
+        app.state.deepener = FakeGrader(None)  # just started: no round done yet
+        g = c.get("/api/suspicious").json()["grading"]
+        assert g["state"] == "measuring" and g["per_second"] is None and g["seconds_left"] is None
+        line = _progress(c.get("/suspicious").text)
+        assert "the time left is not known yet" in line and "left at the recent pace" not in line
+
+
+def test_the_deepener_keeps_its_pace() -> None:
+    pace = Pace(window=100.0)
+    assert pace.per_second(now=0.0) is None
+    pace.add(0.0, 4.0, hands=2, decisions=40)
+    pace.add(50.0, 54.0, hands=2, decisions=40)  # the idle stretch between is no grading time
+    assert pace.per_second(now=60.0) == (0.5, 10.0)
+    assert pace.per_second(now=160.0) is None  # no round ended in the window
+
+
+def test_insights_says_the_signals_are_not_computed(pending: Path, tmp_path: Path) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(pending.read_bytes())
+    got = subprocess.run([sys.executable, "-m", "replay", "insights", "--db", str(db)],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert got.returncode == 3, got.stderr
+    first = got.stdout.splitlines()[0]
+    assert "not computed yet" in first and "0 flagged" not in got.stdout
+    assert re.search(r"0 of \d+ decisions graded on what the players could know", first)
+
+
+# --- flag badges ---------------------------------------------------------------------
+
+
+def test_a_flagged_players_name_carries_the_badge_on_the_match_page(client: TestClient) -> None:
+    assert c_flagged(client) == [CHEAT]
+    match = next(m["match"] for m in client.get("/api/matches", params={"player": CHEAT}).json()["matches"])
+    html = client.get(f"/matches/{match}").text
+    accuracy = re.search(r'<h2 id="accuracy">.*?</table>', html, re.S)
+    assert accuracy is not None
+    badge = f'class="flagmark" href="/suspicious/player?player={CHEAT}"'
+    assert badge in accuracy.group(0)
+    costliest = re.search(r'<h3 id="costliest">.*?</table>', html, re.S)
+    assert costliest is not None and "class=\"player\"" in costliest.group(0)
+    # every badge on the page is the flagged player's, beside their name
+    assert html.count('class="flagmark"') == html.count(badge) > 0
+    got = client.get(f"/api/matches/{match}").json()
+    assert any(h["player"] == CHEAT for a in got["accuracy"] for h in a["holders"])
+    assert all(c["player_id"] for c in got["costliest"])
+
+
+def c_flagged(client: TestClient) -> list[str]:
+    return [r["player"] for r in client.get("/api/suspicious").json()["rows"] if r["flagged"]]
+
+
+# --- the lists behind the counts ---------------------------------------------------------
+
+
+def _links(html: str, prefix: str) -> list[tuple[str, str]]:
+    return [(unescape(h).split("#")[0], n) for h, n in re.findall(rf'<a href="({prefix}[^"]*)"[^>]*>([^<]+)</a>', html)]
+
+
+def _hands_listed(client: TestClient, href: str) -> int:
+    html = client.get(href).text
+    got = re.search(r"<small>(\d+) (?:hand|deal)", html)
+    assert got is not None, href
+    return int(got.group(1))
+
+
+def test_every_count_of_the_pair_page_opens_its_list(client: TestClient) -> None:
+    pair = client.get("/api/pair", params={"a": CHEAT, "b": "p-00003"}).json()
+    html = client.get("/pair", params={"a": CHEAT, "b": "p-00003"}).text
+    hands = [(h, n) for h, n in _links(html, "/hands?") if n.isdigit()]
+    assert len(hands) >= 4, hands
+    for href, n in hands:
+        assert _hands_listed(client, href) == int(n), href
+    t = pair["together"]
+    want = {"outcome=played": t["hands"], "outcome=won": t["wins"], "outcome=lost": t["losses"]}
+    for key, n in want.items():
+        assert any(h.endswith(key) and int(c) == n for h, c in hands), key
+    rated = [(h, n) for h, n in _links(html, "/pair?") if n.isdigit()]
+    assert any("outcome=win" in h for h, _ in rated) and any("against=" in h for h, _ in rated)
+    for href, n in rated:
+        page = client.get(href).text
+        listed = re.search(r'<h2 id="rated">.*?<tbody>(.*?)</tbody>', page, re.S)
+        assert listed is not None
+        rows = listed.group(1).count('<td class="o-')  # a rated match's outcome cell
+        assert rows == int(n), href
+
+
+def test_the_player_pages_counts_open_their_hands(client: TestClient) -> None:
+    rep = client.get(f"/api/players/{CHEAT}").json()
+    html = client.get(f"/players/{CHEAT}").text
+    links = _links(html, "/hands?")
+    assert ("/hands?player=p-00001&outcome=played", str(rep["hands"])) in links
+    assert _hands_listed(client, "/hands?player=p-00001&outcome=played") == rep["hands"]
+    for (href, n) in _links(html, "/hands?"):
+        if n.isdigit():
+            assert _hands_listed(client, href) == int(n), href
+
+
+# --- deal luck -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cancelled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """A store with a cancelled hand (hand 7 of m-2003-0002: five doubles dealt)."""
+    db = tmp_path_factory.mktemp("cancelled") / "replay.duckdb"
+    ingest([str(SAMPLES / "colombia.jsonl")], db=db, workers=0, analysis=(0, 0))
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def test_deal_luck_says_how_its_deals_meet_the_hands_played(cancelled: TestClient) -> None:
+    seats = cancelled.get("/api/matches/m-2003-0002").json()["seats"]
+    player = seats[0]["player"]
+    rep: dict[str, Any] = cancelled.get(f"/api/players/{player}").json()
+    luck = rep["deal_luck"]
+    # one deal more than the hands played: the cancelled hand was dealt all the same
+    assert rep["cancelled"] >= 1 and luck["hands"] == rep["hands"] + rep["cancelled"] - luck["left_out"]
+    assert (luck["played"], luck["cancelled"]) == (rep["hands"] - luck["left_out"], rep["cancelled"])
+    html = cancelled.get(f"/players/{player}").text
+    said = re.search(r'<p class="small" id="deals">(.*?)</p>', html, re.S)
+    assert said is not None
+    assert f"{luck['hands']} deals: the {luck['played']} hands played and {luck['cancelled']} cancelled" in said.group(1)
+    # and the count of deals opens those deals
+    assert _hands_listed(cancelled, f"/hands?player={player}&outcome=dealt") == luck["hands"]
+    assert _hands_listed(cancelled, f"/hands?player={player}&outcome=played") == rep["hands"]
