@@ -1,0 +1,123 @@
+"""In a real browser: the grading's progress line with the time left, the
+flag badge beside a flagged player's name on the match page, and the pair
+page's counts opening the lists behind them; axe-core clean on those pages.
+
+A store with a simulated, fully graded table (a planted omniscient cheater)
+beside a match graded under perfect information only, served with a
+background grader of known pace (tests.test_waiting_pages.FakeGrader).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.test_analysis import INTL
+from tests.test_browser import ARTIFACTS, CHROMIUM, serving
+from tests.test_waiting_pages import FakeGrader
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+CHEAT, PARTNER = "p-00001", "p-00003"
+PENDING = "m-example-1"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from replay.ingest import ingest
+    from replay.simulate import SimConfig, simulate, write_lines
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    tmp = tmp_path_factory.mktemp("browser-waiting")
+    log = tmp / "run.jsonl"
+    write_lines(simulate(SimConfig(profiles=("international",), hands=40, seed=12, players_pool=5,
+                                   seat_change_rate=0.0, cheaters=((CHEAT, "omniscient"),))), log)  # fmt: skip
+    db = tmp / "data" / "replay.duckdb"
+    ingest([log], db=db, workers=0, analysis=(6, 0))
+    ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))  # not graded on what the players could know yet
+
+    def grader(app: Any) -> None:
+        app.state.deepener = FakeGrader((0.02, 0.2))
+
+    with serving(db, setup=grader) as url:
+        yield url
+
+
+def test_the_progress_line_says_how_long_the_rest_takes(site: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    for path in ("/suspicious", f"/matches/{PENDING}"):
+        page.goto(site + path)
+        line = page.locator("#grading")
+        assert line.is_visible(), path
+        text = line.inner_text()
+        assert re.search(r"\d[\d,]* of [\d,]+ decisions graded on what the players could know \(\d+%\), "
+                         r"(about \d+ minutes?|under a minute) left at the recent pace", text), (path, text)
+        assert page.locator("#grading .grading").get_attribute("data-state") == "grading"
+    page.goto(site + "/suspicious")
+    assert " 0 flagged" not in page.locator("h1").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "grading-progress.png"))
+    page.close()
+
+
+def test_the_badge_beside_a_flagged_name_on_the_match_page(site: str, browser: Any) -> None:
+    import httpx
+
+    match = httpx.get(site + "/api/matches", params={"player": CHEAT}).json()["matches"][0]["match"]
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(site + f"/matches/{match}")
+    row = page.locator("#accuracy + table tbody tr", has=page.locator(f"a.flagmark[href*='{CHEAT}']"))
+    assert row.count() == 1
+    name = row.locator("a.player").first
+    badge = row.locator("a.flagmark")
+    assert name.is_visible() and badge.is_visible()
+    # the badge sits on the name's line, just after it
+    nb, bb = name.bounding_box(), badge.bounding_box()
+    assert abs(nb["y"] - bb["y"]) < nb["height"] and bb["x"] > nb["x"]
+    badge.click()
+    page.wait_for_url(re.compile(r"/suspicious/player\?player="))
+    page.close()
+
+
+def test_the_pair_pages_counts_open_their_lists(site: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(site + f"/pair?a={CHEAT}&b={PARTNER}")
+    won = page.locator(".card.ok b a")
+    n = int(won.inner_text())
+    won.click()
+    page.wait_for_url(re.compile(r"/hands\?"))
+    assert "outcome=won" in page.url and f"partner={PARTNER}" in page.url
+    assert page.locator("h1 small").inner_text().startswith(f"{n} hand")
+    assert page.locator("tbody tr td.o-win").count() == n
+    page.go_back()
+    opponents = page.locator("h2:has-text('Opponents') + table tbody tr").first
+    met = opponents.locator("td.num a").first
+    m = int(met.inner_text())
+    met.click()
+    page.wait_for_url(re.compile(r"/pair\?.*against="))
+    assert page.locator("#narrowed").is_visible()
+    assert page.locator("#rated + p + table tbody td[class^='o-']").count() == m
+    page.screenshot(path=str(ARTIFACTS / "pair-narrowed.png"))
+    page.close()
+
+
+def test_axe_finds_nothing_serious_on_these_pages(site: str, browser: Any) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    found = []
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    for path in ("/suspicious", f"/matches/{PENDING}", f"/pair?a={CHEAT}&b={PARTNER}",
+                 f"/pair?a={CHEAT}&b={PARTNER}&outcome=win", f"/players/{CHEAT}",
+                 f"/hands?player={CHEAT}&outcome=dealt"):  # fmt: skip
+        page.goto(site + path)
+        for v in axe.run(page).response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                found.append((path, v["id"], [n["target"] for n in v["nodes"]][:3]))
+    page.close()
+    assert found == []
