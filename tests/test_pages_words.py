@@ -134,8 +134,8 @@ def test_the_hands_behind_a_players_counts(client: TestClient) -> None:
     player = client.get("/api/players").json()["players"][0]["player"]
     report = client.get(f"/api/players/{player}").json()
     page = client.get(f"/players/{player}").text
-    for outcome, key in (("won", "wins"), ("lost", "losses"), (None, "hands")):
-        href = f"/hands?player={player}" + (f"&amp;outcome={outcome}" if outcome else "")
+    for outcome, key in (("won", "wins"), ("lost", "losses"), ("played", "hands")):
+        href = f"/hands?player={player}&amp;outcome={outcome}"
         assert f'href="{href}"' in page, href
         listed = client.get(href.replace("&amp;", "&")).text
         got = re.search(r"<h1>Hands <small>(\d+) hand", listed)
