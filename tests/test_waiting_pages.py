@@ -180,11 +180,14 @@ def test_every_count_of_the_pair_page_opens_its_list(client: TestClient) -> None
     rated = [(h, n) for h, n in _links(html, "/pair?") if n.isdigit()]
     assert any("outcome=win" in h for h, _ in rated) and any("against=" in h for h, _ in rated)
     for href, n in rated:
-        page = client.get(href).text
-        listed = re.search(r'<h2 id="rated">.*?<tbody>(.*?)</tbody>', page, re.S)
-        assert listed is not None
-        rows = listed.group(1).count('<td class="o-')  # a rated match's outcome cell
-        assert rows == int(n), href
+        assert _rated_listed(client, href) == int(n), href
+
+
+def _rated_listed(client: TestClient, href: str) -> int:
+    page = client.get(href).text
+    listed = re.search(r'<h2 id="rated">.*?<tbody>(.*?)</tbody>', page, re.S)
+    assert listed is not None, href
+    return listed.group(1).count('<td class="o-')  # a rated match's outcome cell
 
 
 def test_the_player_pages_counts_open_their_hands(client: TestClient) -> None:
@@ -196,6 +199,10 @@ def test_the_player_pages_counts_open_their_hands(client: TestClient) -> None:
     for (href, n) in _links(html, "/hands?"):
         if n.isdigit():
             assert _hands_listed(client, href) == int(n), href
+    pairs = [(h, n) for h, n in _links(html, "/pair?") if n.isdigit()]
+    assert any("outcome=win" in h for h, _ in pairs)
+    for href, n in pairs:  # the rated matches as a pair
+        assert _rated_listed(client, href) == int(n), href
 
 
 # --- deal luck -------------------------------------------------------------------------
