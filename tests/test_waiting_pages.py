@@ -232,3 +232,31 @@ def test_deal_luck_says_how_its_deals_meet_the_hands_played(cancelled: TestClien
     # and the count of deals opens those deals
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=dealt") == luck["hands"]
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=played") == rep["hands"]
+
+
+def test_the_background_grader_measures_its_pace(tmp_path: Path) -> None:
+    """A server that grades in the background: no pace before its first round
+    ends, then decisions a second from its rounds, which count every decision
+    it graded; the pages' time left follows from it."""
+    import time
+
+    log = tmp_path / "run.jsonl"
+    write_lines(simulate(SimConfig(profiles=("international",), hands=6, seed=3, players_pool=4,
+                                   seat_change_rate=0.0)), log)  # fmt: skip
+    path = tmp_path / "data" / "replay.duckdb"
+    ingest([log], db=path, workers=0, analysis=(0, 0))
+    app = create_app(path, deepen=3)
+    with TestClient(app) as c:
+        first = c.get("/api/suspicious").json()["grading"]
+        total = first["total"]
+        assert total > 0 and first["state"] in ("measuring", "grading", "done")
+        for _ in range(600):
+            got = c.get("/api/suspicious").json()["grading"]
+            if got["state"] == "done":
+                break
+            time.sleep(0.2)
+        assert got["state"] == "done" and got["graded"] == total and got["seconds_left"] == 0
+        pace = app.state.deepener.pace
+        hands, per_second = pace.per_second()
+        assert hands > 0 and per_second > 0
+        assert sum(r[3] for r in pace.rounds) == total  # every decision it graded, counted once
