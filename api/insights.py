@@ -557,6 +557,7 @@ def suspect_page(request: Request, cur: Cur, player: Id) -> HTMLResponse:
     running = _auditor(request).running()
     return HTMLResponse(render(
         "suspect.html", nav="suspicious", r=r, running=running, token_set=bool(_token(request)),
+        grading=store_progress(request.app.state, cur),
         audit_hands=cheats.AUDIT_HANDS, audit_samples=cheats.AUDIT_SAMPLES,
         json_url=u("api", "suspicious", "player", player=player),
         csv_url=u("api", "suspicious", "evidence.csv", player=player),
@@ -569,11 +570,14 @@ def suspect_page(request: Request, cur: Cur, player: Id) -> HTMLResponse:
 def api_suspect(request: Request, cur: Cur, player: Id) -> Response:
     """One player's cheat signals, the pool's rates, the latest audit and the
     evidence: the decisions where the best move on what the player could know
-    was no perfect-information best move and it played one anyway."""
+    was no perfect-information best move and it played one anyway. `flagged`
+    is null while neither signal is computed; `grading`: how far the store's
+    grading on what each player could know has got."""
     r = _player_case(request, cur, player)
     if r is None:
         raise HTTPException(404, f"no analysed hand of {player!r}")
-    return _json(r)
+    pending = not (r.get("omniscience") or {}).get("decisions") and r.get("peeking") is None
+    return _json({**r, "flagged": None if pending else r["flagged"], "grading": store_progress(request.app.state, cur)})
 
 
 _EVIDENCE_COLUMNS = (

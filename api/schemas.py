@@ -720,6 +720,7 @@ class Suspect(Shape):
     audit: dict[str, Any] | None
     evidence: list[dict[str, Any]] = Field(description="decisions where it played the perfect-information best "
                                                        "that was no best on what it could know")
+    grading: Grading | None = Field(None, description="the store's grading on what each player could know")
 
 
 class Accepted(Shape):

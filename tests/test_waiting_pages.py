@@ -92,6 +92,10 @@ def test_the_pages_give_the_time_left_at_the_graders_pace(pending: Path) -> None
         player = c.get("/api/players").json()["players"][0]["player"]
         assert c.get(f"/api/players/{player}").json()["grading"] == g
         assert "minutes left" in _progress(c.get(f"/players/{player}").text)
+        case = c.get("/api/suspicious/player", params={"player": player}).json()
+        assert case["grading"] == g and case["flagged"] is None  # neither signal computed
+        page = c.get("/suspicious/player", params={"player": player}).text
+        assert "minutes left" in _progress(page) and "<b>not computed yet</b>" in page
         assert " 0 flagged" not in c.get("/suspicious").text
 
 
