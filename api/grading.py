@@ -67,8 +67,18 @@ def progress(graded: int, total: int, per_second: float | None, running: bool) -
 
 def store_progress(app_state: Any, cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """`progress` of the whole store, at the pace of the app's background
-    grader (`app_state.deepener`, an api.deepen.Deepener, if any)."""
-    total, graded = store_counts(cur)
+    grader (`app_state.deepener`, an api.deepen.Deepener, if any). The
+    counts are kept until the store's generation changes (a load, a round
+    of the grader)."""
+    store = getattr(app_state, "store", None)
+    gen = getattr(store, "generation", None)
+    kept = getattr(app_state, "grading_counts", None)  # (generation, counts): a page costs no query
+    if gen is not None and kept is not None and kept[0] == gen:
+        total, graded = kept[1]
+    else:
+        total, graded = store_counts(cur)
+        if gen is not None:
+            app_state.grading_counts = (gen, (total, graded))
     deepener = getattr(app_state, "deepener", None)
     pace = deepener.pace.per_second() if deepener is not None else None
     running = deepener is not None and deepener.is_alive()
