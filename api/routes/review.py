@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from api import schemas as s
 from api.deps import Cur, PageNo, Text, Writer
 from api.responses import json_response, not_found, page
-from api.review import alternative_lines, lines_of
+from api.review import alternative_lines, line_book
 from api.training_view import hand_data, position, reveal
 from replay.store.training import put_try, solve_rates
 from reports import costliest as cm
@@ -171,7 +171,7 @@ class Answer(BaseModel):
 async def _reveal(request: Request, a: Answer) -> dict[str, Any]:
     def make() -> dict[str, Any] | None:
         found = hand_data(request.app.state, a.match, a.hand)
-        return None if found is None else reveal(found[0], a.ply, a.move)
+        return None if found is None else reveal(line_book(request.app.state).attach(found[0]), a.ply, a.move)
 
     got = await anyio.to_thread.run_sync(make)
     if got is None:
@@ -253,15 +253,11 @@ def _puzzles(request: Request, cur: Any, profile: str | None) -> tuple[list[dict
         listed = found[:LISTED]
         for p in listed:
             got = hand_data(state, p["match"], p["hand"])
-            ln = {} if got is None else _lines(got[0]).get(p["ply"], {})
+            ln = {} if got is None else line_book(state).of(got[0]).get(p["ply"], {})
             p["themes"] = ln.get("themes", [])
         cache[1][profile] = (listed, len(found))
     listed, total = cache[1][profile]
     return list(listed), total
-
-
-def _lines(data: Any) -> dict[int, dict[str, Any]]:
-    return lines_of(data)
 
 
 def _puzzle_list(request: Request, cur: Any, profile: str | None, theme: str | None) -> dict[str, Any]:
