@@ -31,7 +31,7 @@ from api.replay_model import HandData, Ply, label
 from replay.analysis.explain import explain, themes, tile_words
 from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
-from replay.store.lines import prune_lines, put_lines, stored_lines
+from replay.store.lines import match_stamp, prune_lines, put_lines, stored_lines
 
 __all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "line_book", "lines_of", "marks", "move_list",
            "review_json", "why_panel", "work_out_lines"]
@@ -205,12 +205,12 @@ def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
     return out
 
 
-def encode_lines(lines: dict[int, dict[str, Any]]) -> str:
-    return orjson.dumps({str(k): v for k, v in lines.items()}).decode()
+def encode_lines(lines: dict[int, dict[str, Any]]) -> bytes:
+    return orjson.dumps({str(k): v for k, v in lines.items()})
 
 
-def decode_lines(text: str) -> dict[int, dict[str, Any]]:
-    return {int(k): v for k, v in orjson.loads(text).items()}
+def decode_lines(body: bytes) -> dict[int, dict[str, Any]]:
+    return {int(k): v for k, v in orjson.loads(body).items()}
 
 
 class LineBook:
@@ -220,10 +220,11 @@ class LineBook:
     A row worked out from another analysis of the hand (its stamp) is not
     used; the last 256 hands' are kept in memory too.
 
-    Stored by the server, which owns the file, only when no load holds the
-    store (a page does not wait for a load: a hand not stored then is
-    stored on a later view). The first write of a process drops the rows of
-    matches gone or analysed again since (`prune_lines`).
+    Stored by the server, which owns the file, one hand at a time, and only
+    while no load or background analysis holds the store: a page does not
+    wait for them (a hand not stored then is stored on a later view). The
+    first write of a process drops the rows of matches gone or analysed
+    again since (`prune_lines`).
     """
 
     def __init__(self, store: Any, keep: int = _KEEP) -> None:
@@ -231,23 +232,26 @@ class LineBook:
         self.keep = keep
         self.memory: OrderedDict[tuple[str, int, str], dict[int, dict[str, Any]]] = OrderedDict()
         self.lock = Lock()
+        self.writing = Lock()
         self.pruned = False
         self.worked = self.read = self.written = 0  # hands worked out, read from the store, stored
 
-    def attach(self, hand: HandData, cur: Any = None) -> HandData:
-        """The hand with its lines (`HandData.lines`: what `lines_of` and the JSON twin give)."""
+    def attach(self, hand: HandData, cur: Any = None, version: str | None = None) -> HandData:
+        """The hand with its lines (`HandData.lines`: what `lines_of` and the
+        JSON twin give); `version`: its match's (api.queries.match_version),
+        if the caller has it."""
         if not _worth_lines(hand) or hand.lines is not None:
             return hand
-        return dataclasses.replace(hand, lines=self.of(hand, cur))
+        return dataclasses.replace(hand, lines=self.of(hand, cur, version))
 
-    def of(self, hand: HandData, cur: Any = None) -> dict[int, dict[str, Any]]:
+    def of(self, hand: HandData, cur: Any = None, version: str | None = None) -> dict[int, dict[str, Any]]:
         a = hand.analysis
         if a is None or not _worth_lines(hand):
             return {}
         if cur is None:
             with closing(self.store.cursor()) as own:
-                return self.of(hand, own)
-        mstamp, stamp, text = stored_lines(cur, hand.match, hand.hand)
+                return self.of(hand, own, version)
+        mstamp = version if version is not None else match_stamp(cur, hand.match)
         if mstamp is None:  # gone from the store meanwhile: worked out, not kept
             return work_out_lines(hand)
         tail = _tail(a)
@@ -256,10 +260,12 @@ class LineBook:
             got = self.memory.get(key)
             if got is not None:
                 self.memory.move_to_end(key)
-        if got is None and text is not None and stamp == key[2]:
-            got = decode_lines(text)
+                return got
+        row = stored_lines(cur, hand.match, hand.hand)
+        if row is not None and row[0] == key[2]:
+            got = decode_lines(row[1])
             self.read += 1
-        elif got is None:
+        else:
             got = work_out_lines(hand)
             self.worked += 1
             self._store(hand, mstamp, tail, got)
@@ -270,22 +276,23 @@ class LineBook:
         return got
 
     def _store(self, hand: HandData, mstamp: str, tail: str, got: dict[int, dict[str, Any]]) -> None:
-        lock = self.store.load_lock
-        if not lock.acquire(blocking=False):  # a load or the sampling is writing: not now
-            return
-        try:
-            with closing(self.store.cursor()) as cur:
-                if not self.pruned:
-                    self.pruned = True
-                    gone = prune_lines(cur)
-                    if gone:
-                        log.info("dropped the stored lines of %d hands gone or analysed again", gone)
-                put_lines(cur, hand.match, hand.hand, mstamp, tail, encode_lines(got))
-                self.written += 1
-        except duckdb.Error:  # kept in memory; stored on a later view
-            log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
-        finally:
-            lock.release()
+        load = self.store.load_lock
+        with self.writing:
+            if not load.acquire(blocking=False):  # a load or the sampling is writing: not now
+                return
+            try:
+                with closing(self.store.cursor()) as cur:
+                    if not self.pruned:
+                        self.pruned = True
+                        gone = prune_lines(cur)
+                        if gone:
+                            log.info("dropped the stored lines of %d hands gone or analysed again", gone)
+                    put_lines(cur, hand.match, hand.hand, mstamp, tail, encode_lines(got))
+                    self.written += 1
+            except duckdb.Error:  # kept in memory; stored on a later view
+                log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
+            finally:
+                load.release()
 
 
 _BOOKS = Lock()

@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from replay.ingest import ingest
-from replay.store.lines import match_stamp, prune_lines
+from replay.store.lines import hand_key, match_stamp, prune_lines, put_lines, stored_lines
 from tests.test_analysis import INTL
 
 MATCH = "m-example-1"
@@ -53,9 +53,22 @@ def _book(c: TestClient) -> Any:
 
 
 def _rows(c: TestClient) -> list[tuple[Any, ...]]:
+    """(match, hand, stamp, lines as JSON bytes) of every stored row."""
     cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
     try:
-        return cur.execute("SELECT match, hand, stamp, lines::VARCHAR FROM hand_lines ORDER BY ALL").fetchall()
+        keys = cur.execute("SELECT match, hand FROM hand_lines ORDER BY ALL").fetchall()
+        return [(m, h, *(stored_lines(cur, m, h) or ())) for m, h in keys]
+    finally:
+        cur.close()
+
+
+def _plant(c: TestClient, stamp: str, lines: dict[str, Any], hand: int = 1) -> None:
+    """Store `lines` for the hand under `stamp` (as the server would have)."""
+    cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        mstamp = match_stamp(cur, MATCH)
+        assert mstamp is not None and stamp.startswith(mstamp + "|")
+        put_lines(cur, MATCH, hand, mstamp, stamp[len(mstamp) + 1:], orjson.dumps(lines))
     finally:
         cur.close()
 
@@ -102,7 +115,7 @@ def test_what_the_store_holds_is_what_is_served(db: Path) -> None:
     ply = next(iter(planted))
     planted[ply]["why"] = ["planted"]
     with served(db) as c:
-        _sql(c, "UPDATE hand_lines SET lines = ? WHERE stamp = ?", [orjson.dumps(planted).decode(), stamp])
+        _plant(c, stamp, planted)
         twin = c.get(TWIN).json()
         assert next(r for r in twin["review"] if r["ply"] == int(ply))["why"] == ["planted"]
 
@@ -114,7 +127,7 @@ def test_lines_of_another_analysis_are_not_served_but_replaced(db: Path) -> None
         planted = orjson.loads(text)
         for v in planted.values():
             v["why"] = ["stale"]
-        _sql(c, "UPDATE hand_lines SET lines = ?", [orjson.dumps(planted).decode()])
+        _plant(c, stamp, planted)
         _sql(c, "UPDATE matches SET analysis = 'analysed-again' WHERE match = ?", [MATCH])  # a new analysis run
         twin = c.get(TWIN).json()
         assert _lines(twin) == _lines(first)  # worked out again, not the stale row
@@ -165,3 +178,21 @@ def test_training_answers_use_the_stored_lines(db: Path) -> None:
                      headers={"Authorization": "Bearer t0k3n-for-the-lines"})
         assert got.status_code == 200, got.text
         assert (_book(c).worked, _book(c).read) == (0, 1)
+
+
+def test_a_colliding_key_is_told_apart_by_match_and_hand(db: Path) -> None:
+    with served(db) as c:
+        c.get(TWIN)
+        (_, _, stamp, text), = _rows(c)
+        # rows of other hands under hand 1's key, as a hash collision would put them
+        _sql(c, "INSERT INTO hand_lines SELECT match, 7, hkey, stamp || '~other', size, lines, computed FROM hand_lines")
+        _sql(c, "INSERT INTO hand_lines SELECT 'm-other', 1, hkey, stamp || '~other', size, lines, computed FROM hand_lines "
+                "WHERE hand = 1")
+        _plant(c, stamp, orjson.loads(text))  # hand 1's own row now after them
+        cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+        try:
+            assert cur.execute("SELECT count(*) FROM hand_lines WHERE hkey = ?", [hand_key(MATCH, 1)]).fetchall() == [(3,)]
+            assert stored_lines(cur, MATCH, 1) == (stamp, text)
+            assert stored_lines(cur, MATCH, 7) is None  # its own key finds nothing
+        finally:
+            cur.close()
