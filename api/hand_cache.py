@@ -55,7 +55,7 @@ def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., A
             if found is None:
                 return None
             if lines:  # stored, or worked out now and stored (api.review.LineBook)
-                found = (line_book(state).attach(found[0], cur(), version()), *found[1:])
+                found = (line_book(state).attach(found[0], cur()), *found[1:])
             return draw(*found)
 
         return state.hand_cache.fetch(key, gen, version, make)

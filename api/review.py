@@ -17,6 +17,7 @@ line (they speak of every hand). A hand still on has no analysis at all.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 from collections import OrderedDict
 from contextlib import closing
@@ -31,10 +32,10 @@ from api.replay_model import HandData, Ply, label
 from replay.analysis.explain import explain, themes, tile_words
 from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
-from replay.store.lines import match_stamp, prune_lines, put_lines, stored_lines
+from replay.store.lines import prune_lines, put_lines, stored_lines
 
-__all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "line_book", "lines_of", "marks", "move_list",
-           "review_json", "why_panel", "work_out_lines"]
+__all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "line_book", "line_stamp", "lines_of", "marks",
+           "move_list", "review_json", "why_panel", "work_out_lines"]
 
 log = logging.getLogger("replay.review")
 
@@ -151,10 +152,21 @@ def _worth_lines(hand: HandData) -> bool:
     return a is not None and hand.review is not None and hand.finished and not a.get("skipped")
 
 
-def _tail(a: dict[str, Any]) -> str:
-    """What a hand's lines depend on besides its match's stamp: the analysis
-    version, its sampled deals and seed, the line code's version."""
-    return f"a{a['version']}|s{a['samples']}|r{a['seed']}|l{LINE_VERSION}"
+def _best_moves(a: dict[str, Any]) -> dict[int, str]:
+    return {p["ply"]: b for p in a["plies"] if (b := best_move(p)) is not None}
+
+
+def line_stamp(hand: HandData) -> str:
+    """A digest of everything a hand's lines are worked out from: the hand as
+    the solver replays it (rules, deal, boneyard, moves, match context), the
+    best move of each decision, the analysis version, its sampled deals and
+    seed, and the line code's version. Equal stamps, equal lines; the
+    frozen records' reprs hold only numbers, strings and tuples, the same
+    in every process."""
+    a = hand.analysis
+    assert a is not None
+    what = repr((LINE_VERSION, a["version"], a["samples"], a["seed"], sorted(_best_moves(a).items()), hand.review))
+    return hashlib.blake2b(what.encode(), digest_size=16).hexdigest()
 
 
 def work_out_lines(hand: HandData) -> dict[int, dict[str, Any]]:
@@ -166,9 +178,8 @@ def work_out_lines(hand: HandData) -> dict[int, dict[str, Any]]:
     a, inp = hand.analysis, hand.review
     if a is None or inp is None or not _worth_lines(hand):
         return {}
-    best = {p["ply"]: b for p in a["plies"] if (b := best_move(p)) is not None}
     out: dict[int, dict[str, Any]] = {}
-    for k, pl in hand_lines(inp, best).items():
+    for k, pl in hand_lines(inp, _best_moves(a)).items():
         claims = explain(inp.rules, pl)
         out[k] = {
             "line_played": pl.played.moves,
@@ -217,14 +228,15 @@ class LineBook:
     """The principal lines of a store's hands, worked out on a hand's first
     view and kept in the store (:mod:`replay.store.lines`): a restart, or
     another server on the same file, reads them instead of searching again.
-    A row worked out from another analysis of the hand (its stamp) is not
-    used; the last 256 hands' are kept in memory too.
+    A row worked out from anything else (another analysis of the hand, or
+    another line code: `line_stamp`) is not used; the last 256 hands' are
+    kept in memory too.
 
     Stored by the server, which owns the file, one hand at a time, and only
     while no load or background analysis holds the store: a page does not
     wait for them (a hand not stored then is stored on a later view). The
-    first write of a process drops the rows of matches gone or analysed
-    again since (`prune_lines`).
+    first write of a process drops the rows of matches no longer stored
+    (`prune_lines`).
     """
 
     def __init__(self, store: Any, keep: int = _KEEP) -> None:
@@ -236,46 +248,41 @@ class LineBook:
         self.pruned = False
         self.worked = self.read = self.written = 0  # hands worked out, read from the store, stored
 
-    def attach(self, hand: HandData, cur: Any = None, version: str | None = None) -> HandData:
-        """The hand with its lines (`HandData.lines`: what `lines_of` and the
-        JSON twin give); `version`: its match's (api.queries.match_version),
-        if the caller has it."""
+    def attach(self, hand: HandData, cur: Any = None) -> HandData:
+        """The hand with its lines (`HandData.lines`: what `lines_of` and the JSON twin give)."""
         if not _worth_lines(hand) or hand.lines is not None:
             return hand
-        return dataclasses.replace(hand, lines=self.of(hand, cur, version))
+        return dataclasses.replace(hand, lines=self.of(hand, cur))
 
-    def of(self, hand: HandData, cur: Any = None, version: str | None = None) -> dict[int, dict[str, Any]]:
-        a = hand.analysis
-        if a is None or not _worth_lines(hand):
+    def of(self, hand: HandData, cur: Any = None) -> dict[int, dict[str, Any]]:
+        if not _worth_lines(hand):
             return {}
-        if cur is None:
-            with closing(self.store.cursor()) as own:
-                return self.of(hand, own, version)
-        mstamp = version if version is not None else match_stamp(cur, hand.match)
-        if mstamp is None:  # gone from the store meanwhile: worked out, not kept
-            return work_out_lines(hand)
-        tail = _tail(a)
-        key = (hand.match, hand.hand, f"{mstamp}|{tail}")
+        stamp = line_stamp(hand)
+        key = (hand.match, hand.hand, stamp)
         with self.lock:
             got = self.memory.get(key)
             if got is not None:
                 self.memory.move_to_end(key)
                 return got
-        row = stored_lines(cur, hand.match, hand.hand)
-        if row is not None and row[0] == key[2]:
+        if cur is None:
+            with closing(self.store.cursor()) as own:
+                row = stored_lines(own, hand.match, hand.hand)
+        else:
+            row = stored_lines(cur, hand.match, hand.hand)
+        if row is not None and row[0] == stamp:
             got = decode_lines(row[1])
             self.read += 1
         else:
             got = work_out_lines(hand)
             self.worked += 1
-            self._store(hand, mstamp, tail, got)
+            self._store(hand, stamp, got)
         with self.lock:
             self.memory[key] = got
             while len(self.memory) > self.keep:
                 self.memory.popitem(last=False)
         return got
 
-    def _store(self, hand: HandData, mstamp: str, tail: str, got: dict[int, dict[str, Any]]) -> None:
+    def _store(self, hand: HandData, stamp: str, got: dict[int, dict[str, Any]]) -> None:
         load = self.store.load_lock
         with self.writing:
             if not load.acquire(blocking=False):  # a load or the sampling is writing: not now
@@ -286,8 +293,8 @@ class LineBook:
                         self.pruned = True
                         gone = prune_lines(cur)
                         if gone:
-                            log.info("dropped the stored lines of %d hands gone or analysed again", gone)
-                    put_lines(cur, hand.match, hand.hand, mstamp, tail, encode_lines(got))
+                            log.info("dropped the stored lines of %d hands of matches no longer stored", gone)
+                    put_lines(cur, hand.match, hand.hand, stamp, encode_lines(got))
                     self.written += 1
             except duckdb.Error:  # kept in memory; stored on a later view
                 log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)

@@ -15,7 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from replay.ingest import ingest
-from replay.store.lines import hand_key, match_stamp, prune_lines, put_lines, stored_lines
+from replay.store import delete_match
+from replay.store.lines import hand_key, prune_lines, put_lines, stored_lines
 from tests.test_analysis import INTL
 
 MATCH = "m-example-1"
@@ -66,9 +67,7 @@ def _plant(c: TestClient, stamp: str, lines: dict[str, Any], hand: int = 1) -> N
     """Store `lines` for the hand under `stamp` (as the server would have)."""
     cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
     try:
-        mstamp = match_stamp(cur, MATCH)
-        assert mstamp is not None and stamp.startswith(mstamp + "|")
-        put_lines(cur, MATCH, hand, mstamp, stamp[len(mstamp) + 1:], orjson.dumps(lines))
+        put_lines(cur, MATCH, hand, stamp, orjson.dumps(lines))
     finally:
         cur.close()
 
@@ -93,9 +92,7 @@ def test_the_first_view_stores_the_lines_and_a_restart_reads_them(db: Path) -> N
         assert (book.worked, book.read, book.written) == (1, 0, 1)
         rows = _rows(c)
         assert [(m, h) for m, h, _, _ in rows] == [(MATCH, 1)]
-        cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
-        assert rows[0][2].startswith(match_stamp(cur, MATCH) + "|")
-        cur.close()
+        assert len(rows[0][2]) == 32  # a digest
         stored = {int(k): v for k, v in orjson.loads(rows[0][3]).items()}
         assert {k: (v["line_played"], v["line_best"], v["why"]) for k, v in stored.items()} == _lines(first)
         assert any(v[2] for v in _lines(first).values())
@@ -128,12 +125,25 @@ def test_lines_of_another_analysis_are_not_served_but_replaced(db: Path) -> None
         for v in planted.values():
             v["why"] = ["stale"]
         _plant(c, stamp, planted)
-        _sql(c, "UPDATE matches SET analysis = 'analysed-again' WHERE match = ?", [MATCH])  # a new analysis run
+        # the hand analysed again (its sampled deals: part of what the lines are worked out from)
+        _sql(c, "UPDATE hand_analysis SET samples = samples + 1 WHERE match = ? AND hand = 1", [MATCH])
+        _sql(c, "UPDATE matches SET analysis = 'analysed-again' WHERE match = ?", [MATCH])
         twin = c.get(TWIN).json()
         assert _lines(twin) == _lines(first)  # worked out again, not the stale row
         assert _book(c).worked == 2
-        (_, _, now, _), = _rows(c)
-        assert now != stamp and "|analysed-again|" in now
+        (_, _, now, _), = _rows(c)  # one row a hand, replaced
+        assert now != stamp
+
+
+def test_the_same_analysis_stored_again_keeps_its_lines(db: Path) -> None:
+    """The stamp is what the lines are made of: a new analysis run with the
+    same result (the same best moves) needs no new search."""
+    with served(db) as c:
+        c.get(TWIN)
+    with served(db) as c:
+        _sql(c, "UPDATE matches SET analysis = 'the-same-again' WHERE match = ?", [MATCH])
+        c.get(TWIN)
+        assert (_book(c).worked, _book(c).read) == (0, 1)
 
 
 def test_a_new_line_version_works_them_out_again(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,15 +151,16 @@ def test_a_new_line_version_works_them_out_again(db: Path, monkeypatch: pytest.M
 
     with served(db) as c:
         c.get(TWIN)
+        (_, _, before, _), = _rows(c)
     monkeypatch.setattr(api.review, "LINE_VERSION", 999)
     with served(db) as c:
         c.get(TWIN)
         assert _book(c).worked == 1
         (_, _, stamp, _), = _rows(c)
-        assert stamp.endswith("|l999")
+        assert stamp != before
 
 
-def test_rows_of_gone_or_reanalysed_matches_are_pruned(db: Path) -> None:
+def test_rows_of_matches_no_longer_stored_are_pruned(db: Path) -> None:
     with served(db) as c:
         c.get(TWIN)
         c.get(f"/api/matches/{MATCH}/hands/2")
@@ -157,7 +168,7 @@ def test_rows_of_gone_or_reanalysed_matches_are_pruned(db: Path) -> None:
         cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
         try:
             assert prune_lines(cur) == 0
-            cur.execute("UPDATE matches SET analysis = 'x' WHERE match = ?", [MATCH])
+            assert delete_match(cur, MATCH)
             assert prune_lines(cur) == 2
         finally:
             cur.close()

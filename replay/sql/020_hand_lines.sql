@@ -11,10 +11,12 @@
 --     comparing a BIGINT took 1.6 ms at a million rows where comparing the
 --     id and hand took 43 (DuckDB used no index for either). Rows whose
 --     key collides are told apart by match and hand.
---   stamp: what the lines were worked out from (the batch that stored the
---     match, its analysis run, the analysis version, its sampled deals and
---     seed, the line code's version); a row whose stamp is not the hand's
---     current one is stale: never served, replaced on the next view.
+--   stamp: a digest of what the lines were worked out from (the hand as
+--     the solver replays it: rules, deal, boneyard, moves, match context;
+--     the best move of each decision; the analysis version, its sampled
+--     deals and seed; the line code's version): a row whose stamp is not the
+--     hand's current one is stale, never served, and replaced on the hand's
+--     next view. Rows of matches gone are dropped by the server.
 --   lines: what the JSON twin serves for each graded ply (line_played,
 --     line_best, their steps, why, facts, themes) as JSON, zstd (level 1;
 --     size: its length before), stored without DuckDB's compression, as
