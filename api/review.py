@@ -243,6 +243,7 @@ class LineBook:
         self.store = store
         self.keep = keep
         self.memory: OrderedDict[tuple[str, int, str], dict[int, dict[str, Any]]] = OrderedDict()
+        self.matches: OrderedDict[str, dict[int, tuple[str, bytes]]] = OrderedDict()  # stored rows, by match
         self.lock = Lock()
         self.writing = Lock()
         self.pruned = False
@@ -264,11 +265,8 @@ class LineBook:
             if got is not None:
                 self.memory.move_to_end(key)
                 return got
-        if cur is None:
-            with closing(self.store.cursor()) as own:
-                row = stored_lines(own, hand.match, hand.hand)
-        else:
-            row = stored_lines(cur, hand.match, hand.hand)
+        rows = self._stored(hand.match, cur)
+        row = rows.get(hand.hand)
         if row is not None and row[0] == stamp:
             got = decode_lines(row[1])
             self.read += 1
@@ -282,6 +280,25 @@ class LineBook:
                 self.memory.popitem(last=False)
         return got
 
+    def _stored(self, match: str, cur: Any) -> dict[int, tuple[str, bytes]]:
+        """The match's stored rows, read once for all its hands (a reviewer
+        steps through them) and kept for the last 32 matches."""
+        with self.lock:
+            rows = self.matches.get(match)
+            if rows is not None:
+                self.matches.move_to_end(match)
+                return rows
+        if cur is None:
+            with closing(self.store.cursor()) as own:
+                rows = stored_lines(own, match)
+        else:
+            rows = stored_lines(cur, match)
+        with self.lock:
+            self.matches[match] = rows
+            while len(self.matches) > 32:
+                self.matches.popitem(last=False)
+        return rows
+
     def _store(self, hand: HandData, stamp: str, got: dict[int, dict[str, Any]]) -> None:
         load = self.store.load_lock
         with self.writing:
@@ -294,8 +311,13 @@ class LineBook:
                         gone = prune_lines(cur)
                         if gone:
                             log.info("dropped the stored lines of %d hands of matches no longer stored", gone)
-                    put_lines(cur, hand.match, hand.hand, stamp, encode_lines(got))
+                    body = encode_lines(got)
+                    put_lines(cur, hand.match, hand.hand, stamp, body)
                     self.written += 1
+                with self.lock:
+                    rows = self.matches.get(hand.match)
+                    if rows is not None:
+                        rows[hand.hand] = (stamp, body)
             except duckdb.Error:  # kept in memory; stored on a later view
                 log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
             finally:

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from replay.ingest import ingest
 from replay.store import delete_match
-from replay.store.lines import hand_key, prune_lines, put_lines, stored_lines
+from replay.store.lines import match_key, prune_lines, put_lines, stored_lines
 from tests.test_analysis import INTL
 
 MATCH = "m-example-1"
@@ -58,7 +58,7 @@ def _rows(c: TestClient) -> list[tuple[Any, ...]]:
     cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
     try:
         keys = cur.execute("SELECT match, hand FROM hand_lines ORDER BY ALL").fetchall()
-        return [(m, h, *(stored_lines(cur, m, h) or ())) for m, h in keys]
+        return [(m, h, *stored_lines(cur, m)[h]) for m, h in keys]
     finally:
         cur.close()
 
@@ -191,19 +191,17 @@ def test_training_answers_use_the_stored_lines(db: Path) -> None:
         assert (_book(c).worked, _book(c).read) == (0, 1)
 
 
-def test_a_colliding_key_is_told_apart_by_match_and_hand(db: Path) -> None:
+def test_a_colliding_key_is_told_apart_by_match(db: Path) -> None:
     with served(db) as c:
         c.get(TWIN)
         (_, _, stamp, text), = _rows(c)
-        # rows of other hands under hand 1's key, as a hash collision would put them
-        _sql(c, "INSERT INTO hand_lines SELECT match, 7, hkey, stamp || '~other', size, lines, computed FROM hand_lines")
-        _sql(c, "INSERT INTO hand_lines SELECT 'm-other', 1, hkey, stamp || '~other', size, lines, computed FROM hand_lines "
-                "WHERE hand = 1")
-        _plant(c, stamp, orjson.loads(text))  # hand 1's own row now after them
+        # rows of another match under this one's key, as a hash collision would put them
+        _sql(c, "INSERT INTO hand_lines SELECT 'm-other', hand, mkey, stamp || '~other', size, lines, computed "
+                "FROM hand_lines")
         cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
         try:
-            assert cur.execute("SELECT count(*) FROM hand_lines WHERE hkey = ?", [hand_key(MATCH, 1)]).fetchall() == [(3,)]
-            assert stored_lines(cur, MATCH, 1) == (stamp, text)
-            assert stored_lines(cur, MATCH, 7) is None  # its own key finds nothing
+            assert cur.execute("SELECT count(*) FROM hand_lines WHERE mkey = ?", [match_key(MATCH)]).fetchall() == [(2,)]
+            assert stored_lines(cur, MATCH) == {1: (stamp, text)}
+            assert stored_lines(cur, "m-other") == {}  # its own key finds nothing
         finally:
             cur.close()

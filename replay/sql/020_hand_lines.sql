@@ -5,12 +5,13 @@
 -- replay.store.lines only.
 --
 -- hand_lines: one row per hand whose lines were worked out.
---   hkey: a 64-bit hash of (match, hand) (replay.store.lines.hand_key), by
---     which a hand's row is found: rows come in the order hands are first
+--   mkey: a 64-bit hash of the match id (replay.store.lines.match_key),
+--     by which the rows of a match are found, all at once: a reviewer steps
+--     through a match's hands. Rows come in the order hands are first
 --     viewed, so no zone map narrows a search by match id, and a scan
 --     comparing a BIGINT took 1.6 ms at a million rows where comparing the
 --     id and hand took 43 (DuckDB used no index for either). Rows whose
---     key collides are told apart by match and hand.
+--     key collides are told apart by match.
 --   stamp: a digest of what the lines were worked out from (the hand as
 --     the solver replays it: rules, deal, boneyard, moves, match context;
 --     the best move of each decision; the analysis version, its sampled
@@ -25,7 +26,7 @@
 CREATE TABLE hand_lines (
     match    VARCHAR NOT NULL,
     hand     INTEGER NOT NULL,
-    hkey     BIGINT NOT NULL,
+    mkey     BIGINT NOT NULL,
     stamp    VARCHAR NOT NULL,
     size     INTEGER NOT NULL,
     lines    BLOB NOT NULL USING COMPRESSION uncompressed,

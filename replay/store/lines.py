@@ -20,40 +20,37 @@ import pyarrow as pa
 
 from replay.store.schema import one, transaction
 
-__all__ = ["hand_key", "prune_lines", "put_lines", "stored_lines"]
+__all__ = ["match_key", "prune_lines", "put_lines", "stored_lines"]
 
 _ZSTD: Final = pa.Codec("zstd", compression_level=1)
 
 
-def hand_key(match: str, hand: int) -> int:
-    """The row's lookup key: 64 bits of BLAKE2b of the match id and hand, signed.
+def match_key(match: str) -> int:
+    """The lookup key of a match's rows: 64 bits of BLAKE2b of its id, signed.
 
-    >>> hand_key("m-1", 2) == hand_key("m-1", 2) != hand_key("m-1", 3)
+    >>> match_key("m-1") == match_key("m-1") != match_key("m-2")
     True
     """
-    digest = hashlib.blake2b(f"{hand}\0{match}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+    return int.from_bytes(hashlib.blake2b(match.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def stored_lines(cur: Any, match: str, hand: int) -> tuple[str, bytes] | None:
-    """(stamp, lines as JSON bytes) of the hand's row, or None. The caller
-    compares the stamp with the current one."""
-    for m, h, stamp, size, body in cur.execute(
-        "SELECT match, hand, stamp, size, lines FROM hand_lines WHERE hkey = ?", [hand_key(match, hand)]
-    ).fetchall():  # fmt: skip
-        if m == match and h == hand:
-            return stamp, _ZSTD.decompress(body, decompressed_size=size).to_pybytes()
-    return None
+def stored_lines(cur: Any, match: str) -> dict[int, tuple[str, bytes]]:
+    """The stored rows of a match's hands: by hand, (stamp, lines as JSON
+    bytes). The caller compares each stamp with the hand's current one."""
+    rows = cur.execute("SELECT match, hand, stamp, size, lines FROM hand_lines WHERE mkey = ?",
+                       [match_key(match)]).fetchall()  # fmt: skip
+    return {h: (stamp, _ZSTD.decompress(body, decompressed_size=size).to_pybytes())
+            for m, h, stamp, size, body in rows if m == match}
 
 
 def put_lines(cur: Any, match: str, hand: int, stamp: str, lines: bytes, now: dt.datetime | None = None) -> None:
     """Keep a hand's lines (JSON bytes) under `stamp`, in place of its older
     row, in one transaction. The caller writes one hand at a time (rows have
     no key that would refuse a second row of a hand)."""
-    key = hand_key(match, hand)
+    key = match_key(match)
     body = _ZSTD.compress(lines, asbytes=True)
     with transaction(cur):
-        cur.execute("DELETE FROM hand_lines WHERE hkey = ? AND match = ? AND hand = ?", [key, match, hand])
+        cur.execute("DELETE FROM hand_lines WHERE mkey = ? AND match = ? AND hand = ?", [key, match, hand])
         cur.execute("INSERT INTO hand_lines VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [match, hand, key, stamp, len(lines), body, now or dt.datetime.now(dt.UTC)])
 
