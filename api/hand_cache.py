@@ -19,6 +19,7 @@ import anyio.to_thread
 from api import queries as q
 from api.connection import LazyCursor
 from api.replay_model import HandData
+from api.review import line_book
 
 __all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "stored_page", "version_of", "view_of"]
 
@@ -40,8 +41,7 @@ def hand_parts(b: q.MatchBundle, match: str, hand: int, cur: Any = None
 def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any], lines: bool = False) -> Any:
     """A hand drawn by `draw(data, info, seats)`, cached under `key`; None if unknown.
 
-    With `lines`, the hand carries what its principal lines need (the JSON
-    twin). Blocking (it may read the store): on a thread. The cache keeps strings
+    With `lines`, the hand carries its principal lines (the JSON twin). Blocking (it may read the store): on a thread. The cache keeps strings
     and bytes only: millions of small cached objects would make every full
     garbage collection a long pause for all requests.
     """
@@ -52,7 +52,11 @@ def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., A
         def make() -> Any:
             b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
             found = hand_parts(b, match, hand, cur() if lines else None) if b is not None else None
-            return draw(*found) if found is not None else None
+            if found is None:
+                return None
+            if lines:  # stored, or worked out now and stored (api.review.LineBook)
+                found = (line_book(state).attach(found[0], cur()), *found[1:])
+            return draw(*found)
 
         return state.hand_cache.fetch(key, gen, version, make)
 

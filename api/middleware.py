@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.player_key import PLAYER_KEY_PATHS, SCOPE_KEY, looks_like_key
+
 __all__ = ["MAX_INFLATED", "MAX_UPLOAD", "MULTIPART_SLACK", "TOKEN_HELP", "EmptyParams", "WriteGuard", "too_big_msg"]
 
 MAX_UPLOAD = 20 * 1024 * 1024  # raw bytes of one uploaded file
@@ -30,7 +32,11 @@ class _TooBig(Exception):
 
 
 class WriteGuard:
-    """Pure ASGI middleware for POST/PUT/PATCH/DELETE: bearer token, then a body cap."""
+    """Pure ASGI middleware for POST/PUT/PATCH/DELETE: bearer token, then a body cap.
+
+    A player's own key (api.player_key) is let through to the writes it may
+    make, left in the scope for the route, which checks it against the
+    player it writes for."""
 
     def __init__(self, app: ASGIApp, token: Callable[[], str | None], limit: int) -> None:
         self.app = app
@@ -48,12 +54,17 @@ class WriteGuard:
         headers = dict(scope["headers"])
         auth = headers.get(b"authorization", b"").decode("latin-1")
         scheme, _, given = auth.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
-            await _send_json(
-                send, 401, {"detail": "send 'Authorization: Bearer <REPLAY_TOKEN>'"},
-                extra=[(b"www-authenticate", b"Bearer")],
-            )
-            return
+        given = given.strip()
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), expected.encode()):
+            if scheme.lower() == "bearer" and scope["path"] in PLAYER_KEY_PATHS and looks_like_key(given):
+                # a player's own key: the route checks it against the player it writes for
+                scope = {**scope, SCOPE_KEY: given}
+            else:
+                await _send_json(
+                    send, 401, {"detail": "send 'Authorization: Bearer <REPLAY_TOKEN>'"},
+                    extra=[(b"www-authenticate", b"Bearer")],
+                )
+                return
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
             await _send_json(send, 413, {"detail": too_big_msg(self.limit)})

@@ -3,10 +3,10 @@ best move of each decision, and its principal lines with the reasons why.
 
 `marks(analysis, scoring)` gives each graded ply its mark (``?!``, ``?``,
 ``??``, or "too close to call"), the points lost and the best move;
-`move_list` draws the list beside the board; `lines_of(hand)` computes the
+`move_list` draws the list beside the board; `LineBook` gives a hand its
 principal lines and their sentences (:mod:`replay.analysis.line`,
-:mod:`replay.analysis.explain`) once per hand and process, and
-`why_panel` draws them under a ply's notes.
+:mod:`replay.analysis.explain`), worked out on its first view and kept in
+the store, and `why_panel` draws them under a ply's notes.
 
 What a seat's view shows: the seat's own decisions only, graded on what it
 could know (the sampled grade: its values speak of no tile it did not
@@ -16,17 +16,28 @@ line (they speak of every hand). A hand still on has no analysis at all.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import logging
 from collections import OrderedDict
+from contextlib import closing
 from html import escape
 from threading import Lock
 from typing import Any, Final
+
+import duckdb
+import orjson
 
 from api.replay_model import HandData, Ply, label
 from replay.analysis.explain import explain, themes, tile_words
 from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
+from replay.store.lines import prune_lines, put_lines, stored_lines
 
-__all__ = ["SIGN", "alternative_lines", "best_move", "lines_of", "marks", "move_list", "review_json", "why_panel"]
+__all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "line_book", "line_stamp", "lines_of", "marks",
+           "move_list", "review_json", "why_panel", "work_out_lines"]
+
+log = logging.getLogger("replay.review")
 
 SIGN: Final = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 CLOSE: Final = "too close to call"
@@ -129,33 +140,46 @@ def move_list(plies: list[Ply], graded: dict[int, dict[str, Any]], at: int, vq: 
             f'<ol>{"".join(rows)}</ol></nav>')
 
 
-# -- principal lines, once per hand and process --------------------------------------
+# -- principal lines: worked out once per hand, kept in the store --------------------------
 
 _LINES: OrderedDict[tuple[Any, ...], dict[int, dict[str, Any]]] = OrderedDict()
 _LOCK = Lock()
 _KEEP = 256
 
 
-def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
-    """Each graded ply's `line_played`, `line_best` (moves as the analysis
-    JSON writes them, the ends after each, who moved) and `why` (sentences
-    and the facts they state), by ply; {} without analysis.
+def _worth_lines(hand: HandData) -> bool:
+    a = hand.analysis
+    return a is not None and hand.review is not None and hand.finished and not a.get("skipped")
 
-    Computed on the first view of a hand (about 50 ms a 4-seat hand, C
-    solver) and kept for the next: a process keeps the last 256 hands.
-    """
+
+def _best_moves(a: dict[str, Any]) -> dict[int, str]:
+    return {p["ply"]: b for p in a["plies"] if (b := best_move(p)) is not None}
+
+
+def line_stamp(hand: HandData) -> str:
+    """A digest of everything a hand's lines are worked out from: the hand as
+    the solver replays it (rules, deal, boneyard, moves, match context), the
+    best move of each decision, the analysis version, its sampled deals and
+    seed, and the line code's version. Equal stamps, equal lines; the
+    frozen records' reprs hold only numbers, strings and tuples, the same
+    in every process."""
+    a = hand.analysis
+    assert a is not None
+    what = repr((LINE_VERSION, a["version"], a["samples"], a["seed"], sorted(_best_moves(a).items()), hand.review))
+    return hashlib.blake2b(what.encode(), digest_size=16).hexdigest()
+
+
+def work_out_lines(hand: HandData) -> dict[int, dict[str, Any]]:
+    """Each graded ply's `line_played`, `line_best` (moves as the analysis
+    JSON writes them), `steps_played`/`steps_best` (who moved, the ends
+    after), `why` (sentences), `facts` and `themes`, by ply, searched now
+    (about 60 ms of CPU a 4-seat hand, C solver: bench/review.py); {} for
+    a hand without analysis."""
     a, inp = hand.analysis, hand.review
-    if a is None or inp is None or not hand.finished or a.get("skipped"):
+    if a is None or inp is None or not _worth_lines(hand):
         return {}
-    key = (hand.match, hand.hand, a["version"], a["samples"], a["seed"], LINE_VERSION)
-    with _LOCK:
-        got = _LINES.get(key)
-        if got is not None:
-            _LINES.move_to_end(key)
-            return got
-    best = {p["ply"]: b for p in a["plies"] if (b := best_move(p)) is not None}
     out: dict[int, dict[str, Any]] = {}
-    for k, pl in hand_lines(inp, best).items():
+    for k, pl in hand_lines(inp, _best_moves(a)).items():
         claims = explain(inp.rules, pl)
         out[k] = {
             "line_played": pl.played.moves,
@@ -166,11 +190,150 @@ def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
             "facts": [c.fact for c in claims],
             "themes": themes(inp.rules, pl),
         }
+    return out
+
+
+def lines_of(hand: HandData) -> dict[int, dict[str, Any]]:
+    """The hand's principal lines (:func:`work_out_lines`): those the store
+    gave it (:class:`LineBook`), else worked out here, a process keeping the
+    last 256 hands' (for callers without a store)."""
+    if hand.lines is not None:
+        return hand.lines
+    a = hand.analysis
+    if a is None or not _worth_lines(hand):
+        return {}
+    key = (hand.match, hand.hand, a["version"], a["samples"], a["seed"], LINE_VERSION)
+    with _LOCK:
+        got = _LINES.get(key)
+        if got is not None:
+            _LINES.move_to_end(key)
+            return got
+    out = work_out_lines(hand)
     with _LOCK:
         _LINES[key] = out
         while len(_LINES) > _KEEP:
             _LINES.popitem(last=False)
     return out
+
+
+def encode_lines(lines: dict[int, dict[str, Any]]) -> bytes:
+    return orjson.dumps({str(k): v for k, v in lines.items()})
+
+
+def decode_lines(body: bytes) -> dict[int, dict[str, Any]]:
+    return {int(k): v for k, v in orjson.loads(body).items()}
+
+
+class LineBook:
+    """The principal lines of a store's hands, worked out on a hand's first
+    view and kept in the store (:mod:`replay.store.lines`): a restart, or
+    another server on the same file, reads them instead of searching again.
+    A row worked out from anything else (another analysis of the hand, or
+    another line code: `line_stamp`) is not used; the last 256 hands' are
+    kept in memory too.
+
+    Stored by the server, which owns the file, one hand at a time, and only
+    while no load or background analysis holds the store: a page does not
+    wait for them (a hand not stored then is stored on a later view). The
+    first write of a process drops the rows of matches no longer stored
+    (`prune_lines`).
+    """
+
+    def __init__(self, store: Any, keep: int = _KEEP) -> None:
+        self.store = store
+        self.keep = keep
+        self.memory: OrderedDict[tuple[str, int, str], dict[int, dict[str, Any]]] = OrderedDict()
+        self.matches: OrderedDict[str, dict[int, tuple[str, bytes]]] = OrderedDict()  # stored rows, by match
+        self.lock = Lock()
+        self.writing = Lock()
+        self.pruned = False
+        self.worked = self.read = self.written = 0  # hands worked out, read from the store, stored
+
+    def attach(self, hand: HandData, cur: Any = None) -> HandData:
+        """The hand with its lines (`HandData.lines`: what `lines_of` and the JSON twin give)."""
+        if not _worth_lines(hand) or hand.lines is not None:
+            return hand
+        return dataclasses.replace(hand, lines=self.of(hand, cur))
+
+    def of(self, hand: HandData, cur: Any = None) -> dict[int, dict[str, Any]]:
+        if not _worth_lines(hand):
+            return {}
+        stamp = line_stamp(hand)
+        key = (hand.match, hand.hand, stamp)
+        with self.lock:
+            got = self.memory.get(key)
+            if got is not None:
+                self.memory.move_to_end(key)
+                return got
+        rows = self._stored(hand.match, cur)
+        row = rows.get(hand.hand)
+        if row is not None and row[0] == stamp:
+            got = decode_lines(row[1])
+            self.read += 1
+        else:
+            got = work_out_lines(hand)
+            self.worked += 1
+            self._store(hand, stamp, got)
+        with self.lock:
+            self.memory[key] = got
+            while len(self.memory) > self.keep:
+                self.memory.popitem(last=False)
+        return got
+
+    def _stored(self, match: str, cur: Any) -> dict[int, tuple[str, bytes]]:
+        """The match's stored rows, read once for all its hands (a reviewer
+        steps through them) and kept for the last 32 matches."""
+        with self.lock:
+            rows = self.matches.get(match)
+            if rows is not None:
+                self.matches.move_to_end(match)
+                return rows
+        if cur is None:
+            with closing(self.store.cursor()) as own:
+                rows = stored_lines(own, match)
+        else:
+            rows = stored_lines(cur, match)
+        with self.lock:
+            self.matches[match] = rows
+            while len(self.matches) > 32:
+                self.matches.popitem(last=False)
+        return rows
+
+    def _store(self, hand: HandData, stamp: str, got: dict[int, dict[str, Any]]) -> None:
+        load = self.store.load_lock
+        with self.writing:
+            if not load.acquire(blocking=False):  # a load or the sampling is writing: not now
+                return
+            try:
+                with closing(self.store.cursor()) as cur:
+                    if not self.pruned:
+                        self.pruned = True
+                        gone = prune_lines(cur)
+                        if gone:
+                            log.info("dropped the stored lines of %d hands of matches no longer stored", gone)
+                    body = encode_lines(got)
+                    put_lines(cur, hand.match, hand.hand, stamp, body)
+                    self.written += 1
+                with self.lock:
+                    rows = self.matches.get(hand.match)
+                    if rows is not None:
+                        rows[hand.hand] = (stamp, body)
+            except duckdb.Error:  # kept in memory; stored on a later view
+                log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
+            finally:
+                load.release()
+
+
+_BOOKS = Lock()
+
+
+def line_book(state: Any) -> LineBook:
+    """The app's line book (one per app, made on first use)."""
+    with _BOOKS:
+        got: LineBook | None = getattr(state, "line_book", None)
+        if got is None or got.store is not state.store:
+            got = state.line_book = LineBook(state.store)
+        return got
 
 
 def alternative_lines(hand: HandData, ply: int, move: str) -> dict[str, Any] | None:

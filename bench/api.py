@@ -1,4 +1,5 @@
-"""Latency of the replay page and the player report under 20 concurrent clients.
+"""Latency of the replay page (with its move list, best moves and principal
+lines) and the player report under 20 concurrent clients.
 
 Builds (once, cached under /tmp) a store of N simulated hands with the
 simulator and the ingest module (the analysis rows synthesized, bench/synth.py:
@@ -11,8 +12,17 @@ kind; the headline figures come last, one per line.
 Replay pages are measured two ways: random hands (every request reads a
 match the server has not read yet: the worst case) and reviewer sessions
 (each client opens a match and steps through its hands in order, as the
-"hand n →" links do). `replay_p95_ms` is the sessions' p95; the random
-figure is printed just above it.
+"hand n →" links do).
+
+The review: a viewer of a hand gets the page (the move list and each
+decision's best move are drawn in it) and its JSON twin, which carries the
+principal lines and their reasons (the page's script fetches it). Sessions
+of other matches are viewed twice: first as nobody has before (the server
+works the lines out, about 60 ms of CPU a hand, and stores them), then
+after a restart of the server (a new process: the lines are read from the
+store, nothing is searched). `replay_p95_ms` is the p95 of the page and its
+twin in that second pass; `lines_first_view_p95_ms` the twin's p95 in the
+first.
 
     python bench/api.py            # 20,000 hands (< 1 min once cached)
     python bench/api.py --full     # 1,000,000 hands
@@ -163,9 +173,10 @@ def serve(db: Path, port: int) -> subprocess.Popen[bytes]:
     raise SystemExit("server did not start")
 
 
-def hammer(base: str, sessions: Sequence[Sequence[str]], clients: int) -> list[float]:
+def hammer(base: str, sessions: Sequence[Sequence[str]], clients: int, order: list[str] | None = None) -> list[float]:
     """Run every session (URLs fetched in order by one client), `clients` at a
-    time; the latency of every request in ms (asserting 200s).
+    time; the latency of every request in ms (asserting 200s), and in `order`
+    the URL of each.
 
     Each client thread keeps one connection (http.client: the lightest
     client, so that the clients, on the same two cores, steal little).
@@ -192,6 +203,8 @@ def hammer(base: str, sessions: Sequence[Sequence[str]], clients: int) -> list[f
                     ms = (time.perf_counter() - t) * 1000
                     with lock:
                         out.append(ms)
+                        if order is not None:
+                            order.append(url)
                         if resp.status != 200:
                             errors.append(f"{resp.status} {url}")
         finally:
@@ -227,6 +240,18 @@ def line(name: str, xs: Sequence[float], show: Callable[[str], None]) -> None:
          f"mean {statistics.fmean(xs):.1f} ms, max {max(xs):.1f} ms")
 
 
+def viewed(sessions: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Each session's hands viewed as a browser does: the page, then its JSON twin."""
+    return [[u for url in x for u in (url, "/api" + url)] for x in sessions]
+
+
+def split(xs: Sequence[float], order: Sequence[str]) -> tuple[list[float], list[float]]:
+    """The latencies of pages and of twins, by the URLs `hammer` fetched in `order`."""
+    pages = [ms for ms, u in zip(xs, order, strict=True) if not u.startswith("/api/")]
+    twins = [ms for ms, u in zip(xs, order, strict=True) if u.startswith("/api/")]
+    return pages, twins
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="1,000,000 hands")
@@ -234,46 +259,103 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--players", type=int, default=200, help="player pool of the simulator")
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--requests", type=int, default=600, help="replay requests (bounded)")
+    ap.add_argument("--views", type=int, default=None,
+                    help="hands viewed with their lines, twice (default 120; 600 with --full)")
     ap.add_argument("--cache", default="/tmp/replay-bench-api", help="where the built stores live")
     args = ap.parse_args(argv)
     hands = args.hands or (1_000_000 if args.full else 20_000)
+    views = args.views or (600 if args.full else 120)
     db = build(hands, args.players, Path(args.cache) / f"h{hands}-p{args.players}")
-    replay_urls, sessions, players = targets(db, args.requests, 7)
+    forget_lines(db)
+    replay_urls, sessions, players = targets(db, args.requests + views, 7)
+    # the review's sessions: matches of their own (their hands never read before)
+    review_sessions, taken = [], 0
+    while sessions and taken < views:
+        x = sessions.pop()
+        review_sessions.append(x)
+        taken += len(x)
     port = free_port()
-    proc = serve(db, port)
-    base = f"http://127.0.0.1:{port}"
     say = print
+    load0 = os.getloadavg()
     cpu: dict[str, float] = {}
+    base = f"http://127.0.0.1:{port}"
+    proc = serve(db, port)
 
-    def phase(name: str, work: Sequence[Sequence[str]]) -> list[float]:
+    def phase(name: str, work: Sequence[Sequence[str]], order: list[str] | None = None) -> list[float]:
         before = cpu_ms(proc.pid)
-        got = hammer(base, work, args.clients)
+        got = hammer(base, work, args.clients, order)
         cpu[name] = (cpu_ms(proc.pid) - before) / len(got)
         return got
 
     try:
         hammer(base, singles(replay_urls[-40:]), args.clients)  # warm the process up
-        random_hands = phase("random hands", singles(replay_urls[:-40]))
+        random_hands = phase("random hands", singles(replay_urls[:args.requests - 40]))
         review = phase("sessions", sessions)
+        first_order: list[str] = []
+        first = phase("first views", viewed(review_sessions), first_order)
         rng = random.Random(1)
         player_urls = [f"/players/{p}" for p in players]
         cold = phase("player cold", singles(player_urls))
         mixed = phase("player mixed", singles([rng.choice(player_urls) for _ in player_urls]))
+        proc.terminate()
+        proc.wait(timeout=60)
+        proc = serve(db, port)  # a restart: the lines are in the store, not in this process
+        hammer(base, singles(replay_urls[-40:]), args.clients)
+        again_order: list[str] = []
+        again = phase("after restart", viewed(review_sessions), again_order)
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
+    stored = stored_lines(db)
+    first_pages, first_twins = split(first, first_order)
+    again_pages, again_twins = split(again, again_order)
     say(f"store: {hands:,} hands, {len(players)} players, {args.clients} concurrent clients, "
-        f"{os.cpu_count()} cores shared by server and clients")
+        f"{os.cpu_count()} cores shared by server and clients; load average {load0[0]:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after")
     line("replay page, random hands (each one's match not read before)", random_hands, say)
     line("replay page, reviewer sessions (a match's hands in order)", review, say)
+    line("first views: page (move list, best moves)", first_pages, say)
+    line("first views: JSON twin (lines worked out and stored)", first_twins, say)
+    line("after a restart: page", again_pages, say)
+    line("after a restart: JSON twin (lines read from the store)", again_twins, say)
+    line("after a restart: page and twin", again, say)
+    say(f"hands whose lines the store holds: {stored:,}")
     line("player report, first visit of each player (not cached)", cold, say)
     line("player report, random revisits (cached per store generation)", mixed, say)
     say("server CPU per request: " + ", ".join(f"{k} {v:.1f} ms" for k, v in cpu.items()))
     say(f"replay_random_p95_ms: {pct(random_hands, 95):.1f} ms")
+    say(f"replay_sessions_p95_ms: {pct(review, 95):.1f} ms")
     say(f"player_report_cold_p95_ms: {pct(cold, 95):.1f} ms")
-    say(f"replay_p95_ms: {pct(review, 95):.1f} ms")
     say(f"player_report_p95_ms: {pct(cold + mixed, 95):.1f} ms")
+    say(f"lines_first_view_p50_ms: {pct(first_twins, 50):.1f} ms")
+    say(f"lines_first_view_p95_ms: {pct(first_twins, 95):.1f} ms")
+    say(f"replay_p50_ms: {pct(again, 50):.1f} ms")
+    say(f"replay_p95_ms: {pct(again, 95):.1f} ms")
     return 0
+
+
+def forget_lines(db: Path) -> None:
+    """No stored lines: every review session starts as a first view."""
+    import duckdb
+
+    conn = duckdb.connect(str(db))
+    try:
+        if conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'hand_lines'"
+                        ).fetchone()[0]:  # fmt: skip
+            conn.execute("DELETE FROM hand_lines")
+            conn.execute("CHECKPOINT")
+    finally:
+        conn.close()
+
+
+def stored_lines(db: Path) -> int:
+    import duckdb
+
+    conn = duckdb.connect(str(db), read_only=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM hand_lines").fetchone()[0])
+    finally:
+        conn.close()
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         model,
         serve,
         simulate,
+        train_key,
     )
 
     simulate.add_simulate_parser(sub)
@@ -74,6 +75,7 @@ def _add_heavy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     certify.add_certify_parsers(sub)
     keys.add_keys_parser(sub)
     model.add_model_parser(sub)
+    train_key.add_train_key_parser(sub)
 
 
 def _wire() -> None:

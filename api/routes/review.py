@@ -6,7 +6,8 @@ the store (/puzzles, /api/puzzles, answers to /api/puzzles/answer).
 
 Registered before the players' router: its `{player:path}` would take
 `p-1/costliest` for a player id. Answers are writes: they need the desk's
-token (api.middleware), as every write does.
+token (api.middleware), or the answering player's own key (api.player_key),
+which the token holder gets at /api/train/key.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
 import anyio.to_thread
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Security
 from fastapi.responses import HTMLResponse, Response
+from fastapi.security import HTTPBearer
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from api import schemas as s
 from api.deps import Cur, PageNo, Text, Writer
+from api.player_key import PLAYER_KEY_PATHS, SCOPE_KEY, key_matches, player_key
 from api.responses import json_response, not_found, page
-from api.review import alternative_lines, lines_of
+from api.review import alternative_lines, line_book
 from api.training_view import hand_data, position, reveal
 from replay.store.training import put_try, solve_rates
 from reports import costliest as cm
@@ -158,6 +161,27 @@ async def train_page(request: Request, player: Annotated[str | None, Query(max_l
                 board=Markup(pos.pop("board")) if pos else "")
 
 
+#: A player's own key as the API documents it: the answers take it or the token.
+PlayerKey = Security(HTTPBearer(
+    scheme_name="playerKey", auto_error=False,
+    description="A player's own key (`pk-` and 32 hex digits), sent as `Authorization: Bearer <key>`: it "
+                "answers training positions and puzzles as that player only (`player` in the body). The "
+                "token holder gets it from `POST /api/train/key` or `replay train-key PLAYER`.",
+))
+
+
+def _check_key(request: Request, player: str | None) -> None:
+    """A player's key (left by the write guard) writes for its player only:
+    403 for another player's key or a made-up one."""
+    given = request.scope.get(SCOPE_KEY)
+    if given is None:  # the token
+        return
+    if not player:
+        raise HTTPException(422, "player: a player's key answers as its player, who must be named")
+    if not key_matches(request.app.state.token or "", player, given):
+        raise HTTPException(403, f"this key is not the key of player {player!r}")
+
+
 class Answer(BaseModel):
     """A move picked at a position (a puzzle's or a training card's)."""
 
@@ -171,7 +195,7 @@ class Answer(BaseModel):
 async def _reveal(request: Request, a: Answer) -> dict[str, Any]:
     def make() -> dict[str, Any] | None:
         found = hand_data(request.app.state, a.match, a.hand)
-        return None if found is None else reveal(found[0], a.ply, a.move)
+        return None if found is None else reveal(line_book(request.app.state).attach(found[0]), a.ply, a.move)
 
     got = await anyio.to_thread.run_sync(make)
     if got is None:
@@ -181,12 +205,13 @@ async def _reveal(request: Request, a: Answer) -> dict[str, Any]:
 
 @router.post("/api/train/answer", tags=["review"], summary="Answer a training position",
              operation_id="answer_training", response_model=s.Revealed,
-             responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS}, dependencies=[Writer])
+             responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS}, dependencies=[Writer, PlayerKey])
 async def api_train_answer(request: Request, a: Answer) -> Response:
     """Answer a training position: the values, the lines and why, and the
-    position's next review (FSRS). Needs the token."""
+    position's next review (FSRS). Needs the token or the player's own key."""
     if not a.player:
         raise HTTPException(422, "player: whose training this is")
+    _check_key(request, a.player)
     got = await _reveal(request, a)
     player = a.player
 
@@ -253,15 +278,11 @@ def _puzzles(request: Request, cur: Any, profile: str | None) -> tuple[list[dict
         listed = found[:LISTED]
         for p in listed:
             got = hand_data(state, p["match"], p["hand"])
-            ln = {} if got is None else _lines(got[0]).get(p["ply"], {})
+            ln = {} if got is None else line_book(state).of(got[0]).get(p["ply"], {})
             p["themes"] = ln.get("themes", [])
         cache[1][profile] = (listed, len(found))
     listed, total = cache[1][profile]
     return list(listed), total
-
-
-def _lines(data: Any) -> dict[int, dict[str, Any]]:
-    return lines_of(data)
 
 
 def _puzzle_list(request: Request, cur: Any, profile: str | None, theme: str | None) -> dict[str, Any]:
@@ -309,10 +330,13 @@ async def puzzles_page(request: Request, profile: Text = None, theme: Text = Non
 
 
 @router.post("/api/puzzles/answer", tags=["review"], summary="Answer a puzzle", operation_id="answer_puzzle",
-             response_model=s.Revealed, responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS}, dependencies=[Writer])
+             response_model=s.Revealed, responses={**s.errors(400, 404, 422), **s.WRITE_ERRORS},
+             dependencies=[Writer, PlayerKey])
 async def api_puzzle_answer(request: Request, a: Answer) -> Response:
     """Answer a puzzle: solved or not, the values, the lines and why; the try
-    is kept for the solve rate. Needs the token."""
+    is kept for the solve rate. Needs the token, or the player's own key
+    (then `player` is required: the try is theirs)."""
+    _check_key(request, a.player)
     puzzles, _ = await anyio.to_thread.run_sync(_with_cur, request, lambda cur: _puzzles(request, cur, None))
     p = next((p for p in puzzles if (p["match"], p["hand"], p["ply"]) == (a.match, a.hand, a.ply)), None)
     if p is None:
@@ -327,3 +351,35 @@ async def api_puzzle_answer(request: Request, a: Answer) -> Response:
 
     await anyio.to_thread.run_sync(_with_cur, request, write)
     return json_response(got)
+
+
+# -- a player's own key ------------------------------------------------------------------
+
+
+class KeyFor(BaseModel):
+    """Whose key."""
+
+    player: str = Field(max_length=200)
+
+
+class PlayerKeyOut(BaseModel):
+    """A player's own key and how to send it."""
+
+    player: str
+    key: str = Field(description="`pk-` and 32 hex digits; valid until the server's token changes")
+    header: str = Field(description="the header that answers as this player")
+    writes: list[str] = Field(description="the writes the key may make, as this player only")
+
+
+@router.post("/api/train/key", tags=["review"], summary="A player's own key", operation_id="player_key",
+             response_model=PlayerKeyOut, responses={**s.errors(404, 422), **s.WRITE_ERRORS}, dependencies=[Writer])
+def api_player_key(cur: Cur, request: Request, k: KeyFor) -> Response:
+    """The key with which a player answers their training positions and
+    puzzles without the token (an HMAC of the player id under the token:
+    the same every time it is asked, revoked for everyone when the token
+    changes). Needs the token."""
+    if not _exists(cur, k.player):
+        raise HTTPException(404, f"no player {k.player!r}")
+    key = player_key(request.app.state.token, k.player)
+    return json_response({"player": k.player, "key": key, "header": f"Authorization: Bearer {key}",
+                          "writes": sorted(PLAYER_KEY_PATHS)})

@@ -40,7 +40,7 @@
     });
     if (!res.ok) {
       const err = await res.json().catch(() => ({}));
-      reveal.innerHTML = `<p class="warn">${esc(res.status === 401 || res.status === 403 ? "Answers are writes: enter the desk's token." : (err.detail || res.status))}</p>`;
+      reveal.innerHTML = `<p class="warn">${esc(res.status === 401 || res.status === 403 ? "Answers are writes: enter the desk's token, or your own player key (the token holder gives it: replay train-key)." : (err.detail || res.status))}</p>`;
       reveal.hidden = false;
       return;
     }

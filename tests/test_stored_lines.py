@@ -1,0 +1,207 @@
+"""The principal lines kept in the store (migration 020, replay.store.lines,
+api.review.LineBook): worked out on a hand's first view, read back by a
+restarted server, never served from another analysis of the hand."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from replay.ingest import ingest
+from replay.store import delete_match
+from replay.store.lines import match_key, prune_lines, put_lines, stored_lines
+from tests.test_analysis import INTL
+
+MATCH = "m-example-1"
+TWIN = f"/api/matches/{MATCH}/hands/1"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("lines") / "data" / "replay.duckdb"
+    path.parent.mkdir(parents=True)
+    ingest([str(INTL)], db=path, workers=0, analysis=(0, 0))
+    return path
+
+
+@pytest.fixture
+def db(built: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the store for each test (they write lines into it)."""
+    to = tmp_path / "data"
+    shutil.copytree(built.parent, to)
+    return to / built.name
+
+
+@contextlib.contextmanager
+def served(db: Path) -> Iterator[TestClient]:
+    from api.app import create_app
+
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def _book(c: TestClient) -> Any:
+    from api.review import line_book
+
+    return line_book(c.app.state)  # type: ignore[attr-defined]
+
+
+def _rows(c: TestClient) -> list[tuple[Any, ...]]:
+    """(match, hand, stamp, lines as JSON bytes) of every stored row."""
+    cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        keys = cur.execute("SELECT match, hand FROM hand_lines ORDER BY ALL").fetchall()
+        return [(m, h, *stored_lines(cur, m)[h]) for m, h in keys]
+    finally:
+        cur.close()
+
+
+def _plant(c: TestClient, stamp: str, lines: dict[str, Any], hand: int = 1) -> None:
+    """Store `lines` for the hand under `stamp` (as the server would have)."""
+    cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        put_lines(cur, MATCH, hand, stamp, orjson.dumps(lines))
+    finally:
+        cur.close()
+
+
+def _sql(c: TestClient, sql: str, params: list[Any] | None = None) -> None:
+    cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        cur.execute(sql, params or [])
+    finally:
+        cur.close()
+    c.app.state.store.bump()  # type: ignore[attr-defined]
+
+
+def _lines(twin: dict[str, Any]) -> dict[int, Any]:
+    return {r["ply"]: (r["line_played"], r["line_best"], r["why"]) for r in twin["review"] if r["line_played"]}
+
+
+def test_the_first_view_stores_the_lines_and_a_restart_reads_them(db: Path) -> None:
+    with served(db) as c:
+        first = c.get(TWIN).json()
+        book = _book(c)
+        assert (book.worked, book.read, book.written) == (1, 0, 1)
+        rows = _rows(c)
+        assert [(m, h) for m, h, _, _ in rows] == [(MATCH, 1)]
+        assert len(rows[0][2]) == 32  # a digest
+        stored = {int(k): v for k, v in orjson.loads(rows[0][3]).items()}
+        assert {k: (v["line_played"], v["line_best"], v["why"]) for k, v in stored.items()} == _lines(first)
+        assert any(v[2] for v in _lines(first).values())
+    with served(db) as c:  # a restart: read, not searched again
+        again = c.get(TWIN).json()
+        book = _book(c)
+        assert (book.worked, book.read, book.written) == (0, 1, 0)
+        assert _lines(again) == _lines(first)
+
+
+def test_what_the_store_holds_is_what_is_served(db: Path) -> None:
+    """The read path is real: a row planted under the current stamp is served as is."""
+    with served(db) as c:
+        c.get(TWIN)
+        (_, _, stamp, text), = _rows(c)
+    planted = orjson.loads(text)
+    ply = next(iter(planted))
+    planted[ply]["why"] = ["planted"]
+    with served(db) as c:
+        _plant(c, stamp, planted)
+        twin = c.get(TWIN).json()
+        assert next(r for r in twin["review"] if r["ply"] == int(ply))["why"] == ["planted"]
+
+
+def test_lines_of_another_analysis_are_not_served_but_replaced(db: Path) -> None:
+    with served(db) as c:
+        first = c.get(TWIN).json()
+        (_, _, stamp, text), = _rows(c)
+        planted = orjson.loads(text)
+        for v in planted.values():
+            v["why"] = ["stale"]
+        _plant(c, stamp, planted)
+        # the hand analysed again (its sampled deals: part of what the lines are worked out from)
+        _sql(c, "UPDATE hand_analysis SET samples = samples + 1 WHERE match = ? AND hand = 1", [MATCH])
+        _sql(c, "UPDATE matches SET analysis = 'analysed-again' WHERE match = ?", [MATCH])
+        twin = c.get(TWIN).json()
+        assert _lines(twin) == _lines(first)  # worked out again, not the stale row
+        assert _book(c).worked == 2
+        (_, _, now, _), = _rows(c)  # one row a hand, replaced
+        assert now != stamp
+
+
+def test_the_same_analysis_stored_again_keeps_its_lines(db: Path) -> None:
+    """The stamp is what the lines are made of: a new analysis run with the
+    same result (the same best moves) needs no new search."""
+    with served(db) as c:
+        c.get(TWIN)
+    with served(db) as c:
+        _sql(c, "UPDATE matches SET analysis = 'the-same-again' WHERE match = ?", [MATCH])
+        c.get(TWIN)
+        assert (_book(c).worked, _book(c).read) == (0, 1)
+
+
+def test_a_new_line_version_works_them_out_again(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import api.review
+
+    with served(db) as c:
+        c.get(TWIN)
+        (_, _, before, _), = _rows(c)
+    monkeypatch.setattr(api.review, "LINE_VERSION", 999)
+    with served(db) as c:
+        c.get(TWIN)
+        assert _book(c).worked == 1
+        (_, _, stamp, _), = _rows(c)
+        assert stamp != before
+
+
+def test_rows_of_matches_no_longer_stored_are_pruned(db: Path) -> None:
+    with served(db) as c:
+        c.get(TWIN)
+        c.get(f"/api/matches/{MATCH}/hands/2")
+        assert len(_rows(c)) == 2
+        cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+        try:
+            assert prune_lines(cur) == 0
+            assert delete_match(cur, MATCH)
+            assert prune_lines(cur) == 2
+        finally:
+            cur.close()
+        assert _rows(c) == []
+
+
+def test_training_answers_use_the_stored_lines(db: Path) -> None:
+    with served(db) as c:
+        twin = c.get(TWIN).json()
+        ply = next(r["ply"] for r in twin["review"] if r["best"] is not None and r["line_best"])
+        assert _book(c).worked == 1
+    with served(db) as c:
+        c.app.state.token = "t0k3n-for-the-lines"  # type: ignore[attr-defined]
+        move = next(p for p in twin["info"]["analysis"]["plies"] if p["ply"] == ply)["alternatives"][0]["move"]
+        seat = next(p for p in twin["info"]["analysis"]["plies"] if p["ply"] == ply)["seat"]
+        player = next(s["player"] for s in c.get(f"/api/matches/{MATCH}").json()["seats"] if s["seat"] == seat)
+        got = c.post("/api/train/answer", json={"match": MATCH, "hand": 1, "ply": ply, "move": move, "player": player},
+                     headers={"Authorization": "Bearer t0k3n-for-the-lines"})
+        assert got.status_code == 200, got.text
+        assert (_book(c).worked, _book(c).read) == (0, 1)
+
+
+def test_a_colliding_key_is_told_apart_by_match(db: Path) -> None:
+    with served(db) as c:
+        c.get(TWIN)
+        (_, _, stamp, text), = _rows(c)
+        # rows of another match under this one's key, as a hash collision would put them
+        _sql(c, "INSERT INTO hand_lines SELECT 'm-other', hand, mkey, stamp || '~other', size, lines, computed "
+                "FROM hand_lines")
+        cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+        try:
+            assert cur.execute("SELECT count(*) FROM hand_lines WHERE mkey = ?", [match_key(MATCH)]).fetchall() == [(2,)]
+            assert stored_lines(cur, MATCH) == {1: (stamp, text)}
+            assert stored_lines(cur, "m-other") == {}  # its own key finds nothing
+        finally:
+            cur.close()
