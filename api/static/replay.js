@@ -9,6 +9,11 @@
   const no = document.getElementById("ply-no");
   const style = document.getElementById("ply-style");
   let cur = plies.findIndex((p) => !p.hidden);
+  // the board sticks below the controls: their height, as wrapped at this width
+  const controls = box.querySelector(".controls");
+  const fit = () => { if (controls) box.style.setProperty("--controls-h", controls.offsetHeight + "px"); };
+  fit();
+  window.addEventListener("resize", fit);
   function rule(n) {
     const hide = [];
     for (let k = n + 1; k <= last; k++) hide.push("svg.board .on" + k);
