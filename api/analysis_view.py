@@ -314,8 +314,7 @@ def _whose_values(seat: int, players: int, teams: str) -> str:
         mine = seat % 2 if teams == "pairs" else seat
         who = _whose(teams)
         side = f"side {mine}" if teams == "pairs" else f"seat {seat}"
-        return (f"points for {who}, as on the graph: seat {seat} ({side}) to move wants them "
-                f"{'high' if mine == 0 else 'low'}")
+        return f"points for {who}, as on the graph (seat {seat}, {side}, wants them {'high' if mine == 0 else 'low'})"
     return f"points for seat {seat}, the seat to move"
 
 
@@ -352,8 +351,7 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
         f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points for {_whose(teams) if two else f'seat {first}, who made the first move'}; "
-        f"par is the value of the deal under best play by everyone). "
-        f"The graph and every move's values below count the same way: {convention(players, teams)}.</p>"
+        f"par is the value of the deal under best play by everyone). Graph and move values: {convention(players, teams)}.</p>"
         f"{value_graph(a, players, teams)}"
         '<table class="grid narrow acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'
         f"<th>accuracy (perfect information)</th></tr></thead><tbody>{cells}</tbody></table>"

@@ -224,7 +224,7 @@ def test_the_graph_says_whose_points_as_the_sentence_and_the_tables_do(base_url:
         assert words in page.locator(".analysis-summary p").first.inner_text()
         # the move table counts from the same side, and says which way the mover wants it
         table = page.locator("section.ply:not([hidden]) .analysis .whose").inner_text()
-        assert table.startswith("points for side 0 (seats 0 and 2), as on the graph")
+        assert table.startswith("points for side 0 (seats 0 and 2), as on the graph (seat ")
         # the label sits above the plot, clear of the line
         line = page.locator("svg.vgraph polyline").bounding_box()
         assert line is not None and box["y"] + box["height"] <= line["y"] + 1
