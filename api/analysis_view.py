@@ -107,8 +107,8 @@ def ply_panel(p: dict[str, Any], players: int = 4, teams: str = "pairs") -> str:
     weighted by the other seats' plays: the headline).
 
     The values count as the whole page does (`convention`): in a game of
-    two sides, for side 0 whoever moves, so a side-1 mover's best move is
-    the lowest; the points lost are the mover's, always a loss.
+    two sides, for seat 0's side whoever moves, so the other side's best
+    move is the lowest; the points lost are the mover's, always a loss.
     """
     cls = p["class"]
     flip = _side_value(1, p["seat"], players, teams)  # the mover's values as the page counts them
@@ -288,33 +288,36 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
 
 
 def _whose(teams: str) -> str:
-    return "side 0 (seats 0 and 2)" if teams == "pairs" else "seat 0"
+    return "seats 0 and 2" if teams == "pairs" else "seat 0"
 
 
 def convention(players: int, teams: str) -> str:
     """How the hand page counts points, in the words its graph, its sentence
-    and its move tables use: in a game of two sides, always for side 0 (as
-    a chess board counts for White), up being side 0 ahead; else each seat
-    for itself.
+    and its move tables share: in a game of two sides, always for the side
+    of seat 0 (as a chess board counts for White), up being that side
+    ahead; else each seat for itself.
 
     >>> convention(4, "pairs")
-    'points for side 0 (seats 0 and 2): up is side 0 ahead'
+    'points for seats 0 and 2 (up: they are ahead)'
+    >>> convention(2, "individual")
+    'points for seat 0 (up: it is ahead)'
     >>> convention(3, "individual")
     "each seat's own line, in points for that seat"
     """
     if teams == "pairs" or players == 2:
-        who = _whose(teams)
-        return f"points for {who}: up is {who.split(' (')[0]} ahead"
+        return f"points for {_whose(teams)} (up: {'they are' if teams == 'pairs' else 'it is'} ahead)"
     return "each seat's own line, in points for that seat"
 
 
 def _whose_values(seat: int, players: int, teams: str) -> str:
-    """Whose points a move table counts, and which way the mover wants them."""
+    """Whose points a move table counts, and which way the mover wants them.
+
+    >>> _whose_values(3, 4, "pairs")
+    'points for seats 0 and 2, as on the graph (seat 3 wants them low)'
+    """
     if teams == "pairs" or players == 2:
         mine = seat % 2 if teams == "pairs" else seat
-        who = _whose(teams)
-        side = f"side {mine}" if teams == "pairs" else f"seat {seat}"
-        return f"points for {who}, as on the graph (seat {seat}, {side}, wants them {'high' if mine == 0 else 'low'})"
+        return f"points for {_whose(teams)}, as on the graph (seat {seat} wants them {'high' if mine == 0 else 'low'})"
     return f"points for seat {seat}, the seat to move"
 
 

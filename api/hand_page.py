@@ -224,8 +224,10 @@ def _lay_lines(plies: list[Ply], players: int, review: list[dict[str, Any]]) -> 
         k = r["ply"]
         for which in ("played", "best"):
             moves, steps = r.get(f"line_{which}"), r.get(f"steps_{which}")
-            ok = moves and steps and len(moves) == len(steps) and 0 < k < len(plies)
-            r[f"ghosts_{which}"] = line_ghosts(plies, players, k, moves, [s[0] for s in steps], lay) if ok else None
+            if moves and steps and len(moves) == len(steps) and 0 < k < len(plies):
+                r[f"ghosts_{which}"] = line_ghosts(plies, players, k, moves, [s[0] for s in steps], lay)
+            else:
+                r[f"ghosts_{which}"] = None
 
 
 def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:
