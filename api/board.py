@@ -375,7 +375,7 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     if plies and plies[0].hands is None:
         parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
                      "the hands stay hidden until the hand is over</text>")
-    rings = _ghosts(best or {}, ends, left_ends, right_ends, opener, dy, last, parts, symbols)
+    rings = _ghosts(best or {}, ends, left_ends, right_ends, opener, dy, last, parts, symbols, (lo + hi) / 2)
     for seat in range(players):
         seat_parts, used = _seat(plies, seat, seats[seat] if seat < len(seats) else SeatLabel(seat, "?"), where[seat],
                                  viewer, teams, last, lo, hi, top, felt_h, rings, flagged)
@@ -390,7 +390,7 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
 
 def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, int] | None],
             left_ends: list[tuple[float, float]], right_ends: list[tuple[float, float]], opener: int, dy: float,
-            last: int, parts: list[str], symbols: set[str]) -> dict[int, int]:
+            last: int, parts: list[str], symbols: set[str], cx: float) -> dict[int, int]:
     """Each graded ply's best move, where another was played, as a ghost tile
     at the end it would have gone to (appended to `parts`); the best tile of
     each such ply, to ring in the mover's hand."""
@@ -401,9 +401,10 @@ def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, in
             continue
         rings[k] = tile
         e = ends[k - 1]
-        if e is None:  # the opening: no end to go to yet
-            continue
-        if end == "left":
+        if e is None:  # the opening: the line's first tile, drawn above the one played
+            x, y = cx, -U - 2.0
+            sym, end = f"h{HIGH[tile]}{LOW[tile]}", "opening"
+        elif end == "left":
             x, y = left_ends[opener - e[0]]
             sym = f"h{_other_half(tile, e[2])}{e[2]}"
         else:
@@ -413,7 +414,8 @@ def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, in
         parts.append(shown_over(
             f'<g class="ghost"><use href="#{sym}" x="{x - U:g}" y="{y + dy - U / 2 - 14:g}" width="{2 * U}" height="{U}"/>'
             f'<text x="{x:g}" y="{y + dy - U / 2 - 18:g}" text-anchor="middle" class="ghostlab">best {label(tile)}</text>'
-            f"<title>the best move: {label(tile)} on the {end} end</title></g>", span(k, k + 1, last)))
+            f"<title>the best move: {label(tile)} {'to open the line' if end == 'opening' else f'on the {end} end'}</title></g>",
+            span(k, k + 1, last)))
     return rings
 
 

@@ -94,7 +94,11 @@ def test_the_best_move_is_on_the_board(client: TestClient) -> None:
     other = [r for r in twin["review"] if r["best"] and r["best"] != r["played"]]
     assert other
     page = client.get(HAND).text
-    assert page.count('class="ghost"') >= len([r for r in other if r["ply"] > 1])
+    assert page.count('class="ghost"') == len(other)
+    # the opening's best tile too, drawn above the tile that opened the line
+    opening = next(r for r in twin["review"] if r["ply"] == 1)
+    assert opening["best"] != opening["played"]
+    assert f"<title>the best move: [{opening['best'][0]}|{opening['best'][1]}] to open the line</title>" in page
     # the best tile ringed in the mover's hand, unless it is the tile played (on the other end)
     assert page.count('class="bestring"') == len([r for r in other if r["best"][:2] != r["played"][:2]])
 
