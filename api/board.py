@@ -322,7 +322,7 @@ def line_ghosts(plies: list[Ply], players: int, ply: int, moves: list[str], move
         s = slot_of[put.tile]
         held = hands[who] if who < len(hands) else None
         at = [who, *_hand_at(lay.where[who], held.index(put.tile))] if held is not None and put.tile in held else None
-        out.append([s.sym, round(s.x, 1), round(s.y + lay.cy, 1), s.w, s.h, at])
+        out.append([s.sym, s.x, s.y + lay.cy, s.w, s.h, at])  # halves of a pixel at most
     return out
 
 
