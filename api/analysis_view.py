@@ -11,6 +11,7 @@ above the board. Nothing here is ever built for a hand that is not over
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -100,11 +101,17 @@ def read_gap(p: dict[str, Any]) -> str:
             "weighted alike: their plays make some deals likelier than others.")
 
 
-def ply_panel(p: dict[str, Any]) -> str:
+def ply_panel(p: dict[str, Any], players: int = 4, teams: str = "pairs") -> str:
     """One ply's alternatives with their values (HTML): exact, known (every
     deal alike) and, where the family has a play model, read (the deals
-    weighted by the other seats' plays: the headline)."""
+    weighted by the other seats' plays: the headline).
+
+    The values count as the whole page does (`convention`): in a game of
+    two sides, for seat 0's side whoever moves, so the other side's best
+    move is the lowest; the points lost are the mover's, always a loss.
+    """
     cls = p["class"]
+    flip = _side_value(1, p["seat"], players, teams)  # the mover's values as the page counts them
     k = known_loss(p)
     loss = k if k is not None else p["dd_loss"]
     if p["forced"]:
@@ -138,15 +145,16 @@ def ply_panel(p: dict[str, Any]) -> str:
         if best_pi is not None and a[key] is not None and a[key] >= best_pi - 1e-9:
             tags.append('<span class="tag known" title="the best move on what the seat could know">☆</span>')
         mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
-        rcell = f'<td class="num">{_num(a["read"])}{_span(a["read_ci"])}</td>' if read else ""
+        rcell = f'<td class="num">{_num(_times(a["read"], flip))}{_span(a["read_ci"], flip)}</td>' if read else ""
         rows.append(
             f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{mark}{" ←" if mine else ""}'
-            f' {" ".join(tags)}</td><td class="num">{a["dd"]:+d}</td>{rcell}'
-            f'<td class="num">{_num(a["pimc"])}{_span(a["pimc_ci"])}</td></tr>'
+            f' {" ".join(tags)}</td><td class="num">{flip * a["dd"]:+d}</td>{rcell}'
+            f'<td class="num">{_num(_times(a["pimc"], flip))}{_span(a["pimc_ci"], flip)}</td></tr>'
         )
     rhead = ('<th title="what a strong reader could know: the deals the seat could face, each weighted by how '
              'likely the other seats\' plays were in it, with its 95% interval">read</th>') if read else ""
     gap = read_gap(p)
+    whose = _whose_values(p["seat"], players, teams)
     return (
         f'<div class="analysis"><h3>Analysis <small>{head}</small></h3>'
         f'<table class="alts-values"><thead><tr><th>move</th><th title="perfect information: the exact value, every hand known">exact</th>'
@@ -157,15 +165,22 @@ def ply_panel(p: dict[str, Any]) -> str:
         + (f'<p class="muted">read: what a strong reader could know, the deals weighted by how likely the other '
            f"seats' plays were in each (worth {p['read_ess']:.0f} equal deals); alike: every deal weighted "
            f"alike. The grade follows read.</p>" if read and p.get("read_ess") is not None else "")
-        + (f'<p class="muted">points from the mover\'s side; ← played; exact: every hand known; known: '
+        + (f'<p class="muted whose">{whose}; ← played; exact: every hand known; known: '
            f"the mean over {how}, with its 95% interval</p>" if how else
-           '<p class="muted">points from the mover\'s side; ← played; exact: every hand known</p>')
+           f'<p class="muted whose">{whose}; ← played; exact: every hand known</p>')
         + "</div>"
     )  # fmt: skip
 
 
-def _span(ci: list[float] | None) -> str:
-    return f" <small>[{ci[0]:+.1f}, {ci[1]:+.1f}]</small>" if ci and ci[0] != ci[1] else ""
+def _times(x: float | None, flip: int) -> float | None:
+    return None if x is None else flip * x
+
+
+def _span(ci: list[float] | None, flip: int = 1) -> str:
+    if not ci or ci[0] == ci[1]:
+        return ""
+    lo, hi = sorted((flip * ci[0], flip * ci[1]))
+    return f" <small>[{lo:+.1f}, {hi:+.1f}]</small>"
 
 
 def own_panel(p: dict[str, Any]) -> str:
@@ -228,7 +243,7 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
     lo, hi = min(vals), max(vals)
     if hi == lo:
         hi, lo = hi + 1, lo - 1
-    pad_l, pad_r, pad_t, pad_b = 40, 10, 10, 22
+    pad_l, pad_r, pad_t, pad_b = 40, 10, 24, 22
     n = len(plies)
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
@@ -238,9 +253,10 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
     def y(v: float) -> float:
         return pad_t + h * (hi - v) / (hi - lo)
 
-    whose = _whose(teams) if two else "each seat, its own line"
-    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="group" aria-label="value of the hand ply by ply, points for {whose}">'
-           f'<text x="{pad_l + 4}" y="{pad_t + 8}" class="lab whose">points for {whose}{" (up: ahead)" if two else ""}</text>']  # fmt: skip
+    whose = convention(players, teams)
+    # the axis's title, above the plot: whose points, and which way is ahead
+    out = [f'<svg class="vgraph" viewBox="0 0 {width} {height}" role="group" aria-label="value of the hand ply by ply, {whose}">'
+           f'<text x="{pad_l}" y="{pad_t - 9}" class="lab whose">{whose} ↑</text>']  # fmt: skip
     out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0):.1f}" y2="{y(0):.1f}" class="zero"/>')
     out.append(f'<text x="4" y="{y(hi) + 4:.1f}" class="lab">{hi:+d}</text>')
     out.append(f'<text x="4" y="{y(lo) + 4:.1f}" class="lab">{lo:+d}</text>')
@@ -272,19 +288,52 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
 
 
 def _whose(teams: str) -> str:
-    return "side 0 (seats 0 and 2)" if teams == "pairs" else "seat 0"
+    return "seats 0 and 2" if teams == "pairs" else "seat 0"
 
 
-def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, teams: str) -> str:
-    """Par against result and the seats' accuracy (HTML)."""
+def convention(players: int, teams: str) -> str:
+    """How the hand page counts points, in the words its graph, its sentence
+    and its move tables share: in a game of two sides, always for the side
+    of seat 0 (as a chess board counts for White), up being that side
+    ahead; else each seat for itself.
+
+    >>> convention(4, "pairs")
+    'points for seats 0 and 2 (up: they are ahead)'
+    >>> convention(2, "individual")
+    'points for seat 0 (up: it is ahead)'
+    >>> convention(3, "individual")
+    "each seat's own line, in points for that seat"
+    """
+    if teams == "pairs" or players == 2:
+        return f"points for {_whose(teams)} (up: {'they are' if teams == 'pairs' else 'it is'} ahead)"
+    return "each seat's own line, in points for that seat"
+
+
+def _whose_values(seat: int, players: int, teams: str) -> str:
+    """Whose points a move table counts, and which way the mover wants them.
+
+    >>> _whose_values(3, 4, "pairs")
+    'points for seats 0 and 2, as on the graph (seat 3 wants them low)'
+    """
+    if teams == "pairs" or players == 2:
+        mine = seat % 2 if teams == "pairs" else seat
+        return f"points for {_whose(teams)}, as on the graph (seat {seat} wants them {'high' if mine == 0 else 'low'})"
+    return f"points for seat {seat}, the seat to move"
+
+
+def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, teams: str,
+                  flag: Callable[[str], str] | None = None) -> str:
+    """Par against result and the seats' accuracy (HTML); `flag(player)`:
+    the mark beside a flagged player's name (the templates' `flag` macro)."""
     if a.get("skipped"):
         return f'<section class="analysis-summary"><h2>Analysis</h2><p class="muted">Not analysed: {_esc(a["skipped"])}.</p></section>'
     first = a["first_seat"] or 0
     two = teams == "pairs" or players == 2  # two sides: the graph's side, side 0, for the sentence too
     par, res = (a["par"][0], a["result"][0]) if two else (a["par"][first], a["result"][first])
     names = {s["seat"]: s.get("name") or s.get("player") for s in seats}
+    marks = {s["seat"]: flag(s["player"]) if flag is not None and s.get("player") else "" for s in seats}
     cells = "".join(
-        f"<tr><td>seat {s}: {_esc(names.get(s, ''))}</td>"
+        f"<tr><td>seat {s}: {_esc(names.get(s, ''))}{marks.get(s, '')}</td>"
         f'<td class="num">{"–" if acc is None else f"{acc:.1f}%"}</td>'
         f'<td class="num">{"–" if dd is None else f"{dd:.1f}%"}</td></tr>'
         for s, (acc, dd) in enumerate(zip(a["accuracy"], a["accuracy_dd"], strict=False))
@@ -305,7 +354,7 @@ def summary_panel(a: dict[str, Any], seats: list[dict[str, Any]], players: int, 
     return (
         '<section class="analysis-summary"><h2>Analysis</h2>'
         f"<p>Par <b>{par:+d}</b>, result <b>{res:+d}</b> (points for {_whose(teams) if two else f'seat {first}, who made the first move'}; "
-        f"par is the value of the deal under best play by everyone).</p>"
+        f"par is the value of the deal under best play by everyone). Graph and move values: {convention(players, teams)}.</p>"
         f"{value_graph(a, players, teams)}"
         '<table class="grid narrow acc"><thead><tr><th>seat</th><th>accuracy (what each could know)</th>'
         f"<th>accuracy (perfect information)</th></tr></thead><tbody>{cells}</tbody></table>"

@@ -33,7 +33,7 @@ from api.replay_model import Placed, Ply, SeatLabel, esc, label
 from api.tile_svg import clip, runs, shown_over, span, tile_defs
 from replay.tiles import HIGH, IS_DOUBLE, LOW, parse_tile
 
-__all__ = ["Slot", "places", "snake", "table_svg"]
+__all__ = ["Layout", "Slot", "layout", "line_ghosts", "places", "snake", "table_svg"]
 
 U = 22  # half a tile, in px
 G = 3  # the gap between tiles on the line
@@ -215,17 +215,28 @@ _BACK = ('<symbol id="back" viewBox="0 0 20 40"><rect x=".5" y=".5" width="19" h
          'stroke="#7d8fb3"/></symbol>')
 
 
-def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, teams: str = "pairs",
-              best: dict[int, tuple[str, str]] | None = None) -> str:
-    """The whole hand on one table (see the module's docstring).
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a hand's table puts things: the felt, the line's slots as it
+    ends (laid from the tile that opened it), each seat's place."""
 
-    `best`: for a graded ply, (its best move, the move played), as the
-    analysis writes them ("62 left"). At that ply, where the best move is
-    another, its tile is ringed in the mover's hand and drawn as a ghost at
-    the end it would have gone to, beside the tile played (ringed as every
-    new tile is).
-    """
-    last = len(plies) - 1
+    where: dict[int, str]
+    lo: float
+    hi: float
+    top: float
+    felt_h: float
+    height: float
+    cy: float
+    final: list[Placed]
+    laid_at: dict[int, int]
+    opener: int
+    slots: list[Slot]
+    left_ends: list[tuple[float, float]]
+    right_ends: list[tuple[float, float]]
+
+
+def layout(plies: list[Ply], players: int) -> Layout:
+    """The table's geometry for `plies` (as `table_svg` draws them)."""
     viewer = plies[0].viewer if plies else None
     where = places(players, viewer or 0)
     sides = set(where.values())
@@ -236,7 +247,6 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     for p in plies:
         if p.new_tile is not None:
             laid_at.setdefault(p.line[p.new_tile].tile, p.n)
-    index = {t.tile: i for i, t in enumerate(final)}
     opener = min(range(len(final)), key=lambda i: laid_at.get(final[i].tile, 0)) if final else 0
     slots, left_ends, right_ends = snake(final, opener, lo, hi, 0.0) if final else ([], [], [])
     # the felt: tall enough for the line and for the hands at the sides
@@ -248,6 +258,92 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     top = BAND_H if "top" in sides else 8
     cy = top + felt_h / 2
     height = top + felt_h + (BAND_H if "bottom" in sides else 8)
+    return Layout(where, lo, hi, top, felt_h, height, cy, final, laid_at, opener, slots, left_ends, right_ends)
+
+
+def _hand_at(at: str, i: int) -> tuple[float, float]:
+    """Where the `i`th tile of a hand lies in its seat's place (`_seat`'s group)."""
+    cols = 28 if at in ("top", "bottom") else SIDE_COLS
+    return (i % cols) * SMALL_STEP, (22 if at in ("top", "bottom") else 40) + (i // cols) * (SMALL_H + 4)
+
+
+def line_ghosts(plies: list[Ply], players: int, ply: int, moves: list[str], movers: list[int],
+                lay: Layout | None = None) -> list[list[object] | None]:
+    """A principal line from ply `ply` on (its first move is the one made or
+    proposed there; `movers` the seat making each move), as the page lays it
+    on the board shown at ply `ply - 1`: for each move that lays a tile, its
+    slot on the line (the symbol as `hAB`/`vAB`, x, y, width, height) and
+    where that tile sits in its seat's hand (the seat, x and y in the seat's
+    place; None for a tile not in the hand at `ply - 1`); None for a pass or
+    a draw.
+
+    The line's tiles continue the snake the hand's own line follows, so a
+    tile already on the line keeps its slot. The slots may reach past the
+    felt (the page grows the felt to fit). It speaks of every seat's tiles:
+    only for the whole view of a hand that is over.
+    """
+    lay = lay or layout(plies, players)
+    before = plies[ply - 1]
+    line = list(before.line)
+    left, right = before.left, before.right
+    hands = before.hands or []
+    placed: list[tuple[int, Placed] | None] = []
+    for mv, who in zip(moves, movers, strict=True):
+        tile, end = _parse_move(mv)
+        if tile is None:
+            placed.append(None)
+            continue
+        if not line:  # the opening: the high half on the left, as the hand's own line lays it
+            put = Placed(tile, HIGH[tile], LOW[tile])
+            left, right = put.a, put.b
+            line = [put]
+        elif end == "left":
+            put = Placed(tile, _other_half(tile, left), left)
+            left = put.a
+            line.insert(0, put)
+        else:
+            put = Placed(tile, right, _other_half(tile, right))
+            right = put.b
+            line.append(put)
+        placed.append((who, put))
+    if not line:
+        return [None for _ in moves]
+    # the tile that opened the hand's line stays the snake's pivot (else the line's own first tile)
+    pivot = (lay.final[lay.opener] if before.line and lay.final else next(g for g in placed if g is not None)[1]).tile
+    opener = next(i for i, t in enumerate(line) if t.tile == pivot)
+    slots, _, _ = snake(line, opener, lay.lo, lay.hi, 0.0)
+    slot_of = {t.tile: s for t, s in zip(line, slots, strict=True)}
+    out: list[list[object] | None] = []
+    for got in placed:
+        if got is None:
+            out.append(None)
+            continue
+        who, put = got
+        s = slot_of[put.tile]
+        held = hands[who] if who < len(hands) else None
+        at = [who, *_hand_at(lay.where[who], held.index(put.tile))] if held is not None and put.tile in held else None
+        out.append([s.sym, s.x, s.y + lay.cy, s.w, s.h, at])  # halves of a pixel at most
+    return out
+
+
+def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, teams: str = "pairs",
+              best: dict[int, tuple[str, str]] | None = None, flagged: frozenset[str] = frozenset()) -> str:
+    """The whole hand on one table (see the module's docstring).
+
+    `best`: for a graded ply, (its best move, the move played), as the
+    analysis writes them ("62 left"). At that ply, where the best move is
+    another, its tile is ringed in the mover's hand and drawn as a ghost at
+    the end it would have gone to, beside the tile played (ringed as every
+    new tile is). `flagged`: the players the cheat signals flag, marked
+    beside their names.
+    """
+    last = len(plies) - 1
+    viewer = plies[0].viewer if plies else None
+    lay = layout(plies, players)
+    where, lo, hi, top, felt_h, cy = lay.where, lay.lo, lay.hi, lay.top, lay.felt_h, lay.cy
+    final, laid_at, opener = lay.final, lay.laid_at, lay.opener
+    slots, left_ends, right_ends = lay.slots, lay.left_ends, lay.right_ends
+    index = {t.tile: i for i, t in enumerate(final)}
     dy = cy  # the snake was laid on the row through 0
     parts: list[str] = [
         f'<rect x="{lo - PAD + 4}" y="{top}" width="{hi - lo + 2 * PAD - 8}" height="{felt_h:g}" rx="18" class="felt"/>'
@@ -279,14 +375,14 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
     if plies and plies[0].hands is None:
         parts.append(f'<text x="{(lo + hi) / 2:g}" y="{top + felt_h - 10:g}" class="muted" text-anchor="middle">'
                      "the hands stay hidden until the hand is over</text>")
-    rings = _ghosts(best or {}, ends, left_ends, right_ends, opener, dy, last, parts, symbols)
+    rings = _ghosts(best or {}, ends, left_ends, right_ends, opener, dy, last, parts, symbols, (lo + hi) / 2)
     for seat in range(players):
         seat_parts, used = _seat(plies, seat, seats[seat] if seat < len(seats) else SeatLabel(seat, "?"), where[seat],
-                                 viewer, teams, last, lo, hi, top, felt_h, rings)
+                                 viewer, teams, last, lo, hi, top, felt_h, rings, flagged)
         parts.append(seat_parts)
         symbols |= used
     return (
-        f'<svg class="board table" viewBox="0 0 {WIDTH} {height:g}" width="{WIDTH}" height="{height:g}" '
+        f'<svg class="board table" viewBox="0 0 {WIDTH} {lay.height:g}" width="{WIDTH}" height="{lay.height:g}" '
         f'role="img" aria-label="the table at the ply shown">'
         + tile_defs(symbols).replace("</defs>", _BACK + "</defs>") + "".join(parts) + "</svg>"
     )
@@ -294,7 +390,7 @@ def table_svg(plies: list[Ply], seats: tuple[SeatLabel, ...], players: int, team
 
 def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, int] | None],
             left_ends: list[tuple[float, float]], right_ends: list[tuple[float, float]], opener: int, dy: float,
-            last: int, parts: list[str], symbols: set[str]) -> dict[int, int]:
+            last: int, parts: list[str], symbols: set[str], cx: float) -> dict[int, int]:
     """Each graded ply's best move, where another was played, as a ghost tile
     at the end it would have gone to (appended to `parts`); the best tile of
     each such ply, to ring in the mover's hand."""
@@ -305,9 +401,10 @@ def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, in
             continue
         rings[k] = tile
         e = ends[k - 1]
-        if e is None:  # the opening: no end to go to yet
-            continue
-        if end == "left":
+        if e is None:  # the opening: the line's first tile, drawn above the one played
+            x, y = cx, -U - 2.0
+            sym, end = f"h{HIGH[tile]}{LOW[tile]}", "opening"
+        elif end == "left":
             x, y = left_ends[opener - e[0]]
             sym = f"h{_other_half(tile, e[2])}{e[2]}"
         else:
@@ -317,13 +414,16 @@ def _ghosts(best: dict[int, tuple[str, str]], ends: list[tuple[int, int, int, in
         parts.append(shown_over(
             f'<g class="ghost"><use href="#{sym}" x="{x - U:g}" y="{y + dy - U / 2 - 14:g}" width="{2 * U}" height="{U}"/>'
             f'<text x="{x:g}" y="{y + dy - U / 2 - 18:g}" text-anchor="middle" class="ghostlab">best {label(tile)}</text>'
-            f"<title>the best move: {label(tile)} on the {end} end</title></g>", span(k, k + 1, last)))
+            f"<title>the best move: {label(tile)} {'to open the line' if end == 'opening' else f'on the {end} end'}</title></g>",
+            span(k, k + 1, last)))
     return rings
 
 
 def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None, teams: str, last: int,
-          lo: float, hi: float, top: float, felt_h: float, rings: dict[int, int] | None = None) -> tuple[str, set[str]]:
-    """A seat's label, hand, pips (or tile count) and known voids, where it sits."""
+          lo: float, hi: float, top: float, felt_h: float, rings: dict[int, int] | None = None,
+          flagged: frozenset[str] = frozenset()) -> tuple[str, set[str]]:
+    """A seat's label, hand, pips (or tile count) and known voids, where it
+    sits; a player the cheat signals flag is marked beside the name."""
     held = [(None if p.hands is None or s >= len(p.hands) else p.hands[s],
              p.counts[s] if s < len(p.counts) else 0,
              None if p.pips is None or s >= len(p.pips) else p.pips[s]) for p in plies]
@@ -341,11 +441,12 @@ def _seat(plies: list[Ply], s: int, lab: SeatLabel, at: str, viewer: int | None,
     side = f" side{s % 2}" if teams == "pairs" else ""
     you = " · this view" if viewer == s else ""
     tag = " [bot]" if lab.bot else ""
+    flag = ' <tspan class="flagtext">⚑ flagged</tspan>' if lab.player in flagged else ""
     # across the top or the bottom the name follows the seat; at a side, the line below it
     nx, ny = (50, 14) if across else (0, 32)
     row = [f'<text x="0" y="14" class="seat{side}">seat {s}{"" if across else you}</text>',
-           f'<text x="{nx}" y="{ny}" class="name">{esc(clip(shown(lab.label), most))}{esc(tag)}'
-           f'{"<tspan class=you>" + you + "</tspan>" if you and across else ""}</text>']
+           f'<text x="{nx}" y="{ny}" class="name">{esc(clip(shown(lab.label), most - 8 if flag else most))}{esc(tag)}'
+           f'{flag}{"<tspan class=you>" + you + "</tspan>" if you and across else ""}</text>']
     for a, b, acting in runs([p.move is not None and p.move.seat == s for p in plies]):
         if acting:
             row.append(shown_over(f'<text x="0" y="14" class="seat act">seat {s}</text>', span(a, b, last)))

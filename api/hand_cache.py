@@ -18,10 +18,12 @@ import anyio.to_thread
 
 from api import queries as q
 from api.connection import LazyCursor
+from api.pages import flagged_now
 from api.replay_model import HandData
 from api.review import line_book
 
-__all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "stored_page", "version_of", "view_of"]
+__all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "page_version", "stored_page", "version_of",
+           "view_of"]
 
 
 def hand_parts(b: q.MatchBundle, match: str, hand: int, cur: Any = None
@@ -66,17 +68,26 @@ def version_of(cur: LazyCursor, match: str) -> Callable[[], Any]:
     return functools.cache(lambda: q.match_version(cur(), match))
 
 
+def page_version(match_version: Callable[[], Any]) -> Callable[[], Any]:
+    """A replay page's version: its match's, and who is flagged (a page marks
+    its flagged players, and a new grade may flag one with no change to the
+    match)."""
+    return functools.cache(lambda: (match_version(), flagged_now()))
+
+
 def stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | None, q.MatchBundle | None, Any]:
     """What the store says of a page not cached for this generation: the page
-    itself if its match is unchanged, else the match (None if unknown) and its
-    version if it was asked. Blocking: on a thread."""
+    itself if its match is unchanged (and so are the flags), else the match
+    (None if unknown) and the page's version if it was asked. Blocking: on a
+    thread."""
     with LazyCursor(state.store) as cur:
-        version = version_of(cur, match)
+        mv = version_of(cur, match)
+        version = page_version(mv)
         page = state.hand_cache.revalidate(key, gen, version)
         if page is not None:
             return page, None, None
         known = state.hand_cache.get(key) is not None  # a stale page: its version was asked
-        b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
+        b = state.bundle_cache.fetch(match, gen, mv, lambda: q.match_bundle(cur(), match))
         return None, b, version() if known and b is not None else None
 
 
@@ -123,6 +134,8 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         return None
     if viewer is not None and viewer >= found[0].players:
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
-    body = cast(bytes, await state.render_pool.page(*found, ply, viewer))
+    # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
+    flags = flagged_now() & {s["player"] for s in found[2]}
+    body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
     state.hand_cache.put(key, (gen, ver, body))
     return body

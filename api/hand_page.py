@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from api.analysis_view import own_panel, ply_panel
-from api.board import places, table_svg
+from api.board import layout, line_ghosts, places, table_svg
 from api.replay_model import FindingRow, HandData, MoveRow, Note, Ply, esc, label
 from api.review import marks, review_json, scoring_of, why_panel
 from replay.hand_walk import Position, shows_hands, walk
@@ -158,7 +158,7 @@ class Drawing(NamedTuple):
     graded: dict[int, dict[str, Any]]
 
 
-def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
+def hand_drawing(hand: HandData, viewer: int | None = None, flagged: frozenset[str] = frozenset()) -> Drawing:
     """The replay page's drawing: the table (`api.board.table_svg`, with each
     decision's best move) and every ply's notes as its HTML section, ply 0
     first; with `viewer`, as that seat saw the hand (`build_plies`). The
@@ -166,7 +166,8 @@ def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
     principal lines with their reasons (api.review), a ply's panels in its
     section; a seat's view, once the hand is over, its own decisions graded
     on what it could know, and nothing else of the analysis (the other
-    values speak of tiles the seat did not see)."""
+    values speak of tiles the seat did not see). `flagged`: the players
+    the cheat signals flag, marked beside their names on the table."""
     plies = build_plies(hand, viewer)
     sections = [ply_section(p) for p in plies]
     graded: dict[int, dict[str, Any]] = {}
@@ -175,7 +176,8 @@ def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
         by_ply = {a["ply"]: a for a in hand.analysis["plies"]}
         if viewer is None:
             # the lines cost a search a ply: the page's script fetches them from the JSON twin
-            panels = {k: ply_panel(a) + why_panel(graded.get(k), None, pending=True) for k, a in by_ply.items()}
+            panels = {k: ply_panel(a, hand.players, hand.teams) + why_panel(graded.get(k), None, pending=True)
+                      for k, a in by_ply.items()}
         else:
             panels = {k: own_panel(by_ply[k]) + why_panel(g, None) for k, g in graded.items()}
         sections = [
@@ -183,7 +185,7 @@ def hand_drawing(hand: HandData, viewer: int | None = None) -> Drawing:
             for p, s in zip(plies, sections, strict=True)
         ]
     best = {k: (g["best"], g["played"]) for k, g in graded.items() if g["best"] is not None}
-    return Drawing(table_svg(plies, hand.seats, hand.players, hand.teams, best), sections, plies, graded)
+    return Drawing(table_svg(plies, hand.seats, hand.players, hand.teams, best, flagged), sections, plies, graded)
 
 
 def hand_sections(hand: HandData, viewer: int | None = None) -> tuple[str, list[str]]:
@@ -201,6 +203,8 @@ def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
     if viewer is not None and info.get("analysis") is not None:
         info = {**info, "analysis": None}  # its values speak of tiles the seat did not see
     review = review_json(hand, viewer)
+    if viewer is None and review and shows_hands(hand):
+        _lay_lines(plies, hand.players, review)
     out = [p.to_json() for p in plies]
     for r in review:  # each graded ply carries its review (a seat's view: its own decisions)
         if 0 <= r["ply"] < len(out):
@@ -208,6 +212,22 @@ def hand_json(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
     return orjson.dumps({"info": info, "seats": seats, "view": view,
                          "places": {str(k): v for k, v in places(hand.players, viewer or 0).items()},
                          "plies": out, "review": review})
+
+
+def _lay_lines(plies: list[Ply], players: int, review: list[dict[str, Any]]) -> None:
+    """Each principal line of `review` as the page lays it on the board
+    (`ghosts_played`, `ghosts_best`: `api.board.line_ghosts`), beside its
+    moves. The whole view of a hand that is over only: a line speaks of
+    every seat's tiles."""
+    lay = layout(plies, players)
+    for r in review:
+        k = r["ply"]
+        for which in ("played", "best"):
+            moves, steps = r.get(f"line_{which}"), r.get(f"steps_{which}")
+            if moves and steps and len(moves) == len(steps) and 0 < k < len(plies):
+                r[f"ghosts_{which}"] = line_ghosts(plies, players, k, moves, [s[0] for s in steps], lay)
+            else:
+                r[f"ghosts_{which}"] = None
 
 
 def _finding_notes(found: list[FindingRow], show: bool) -> list[Note]:

@@ -25,7 +25,7 @@ from api.review import move_list
 from api.tile_svg import ply_style
 from replay.tiles import tile_name
 
-__all__ = ["draw_hand_page", "env", "hand_page", "mark_flagged", "render", "u", "warm"]
+__all__ = ["draw_hand_page", "env", "flagged_now", "hand_page", "mark_flagged", "render", "u", "warm"]
 
 env = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -75,13 +75,19 @@ def mark_flagged(source: Callable[[], frozenset[str]]) -> None:
     _flag_source[:] = [source]
 
 
-def _flagged(player: object) -> bool:
+def flagged_now() -> frozenset[str]:
+    """The players flagged now (none without a source): a render worker has
+    no store, so the server sends it the flags of the hand it draws."""
     if not _flag_source:
-        return False
+        return frozenset()
     try:
-        return player in _flag_source[0]()
+        return _flag_source[0]()
     except Exception:  # no analysis tables yet, a store being replaced: no mark, never a broken page
-        return False
+        return frozenset()
+
+
+def _flagged(player: object) -> bool:
+    return player in flagged_now()
 
 env.globals.update(u=u, side_of=_side_of, has_fairness=True, term=term_link, flagged=_flagged)
 env.filters["tile"] = lambda t: "" if t is None else tile_name(t)
@@ -104,29 +110,38 @@ def render(name: str, **ctx: Any) -> str:
 
 
 def hand_page(board: str, sections: list[str], info: dict[str, Any], seats: list[dict[str, Any]],
-              ply: int | None, viewer: int | None = None, drawing: Drawing | None = None) -> str:
+              ply: int | None, viewer: int | None = None, drawing: Drawing | None = None,
+              flagged: frozenset[str] | None = None) -> str:
     """The replay page of a drawn hand (`hand_sections`) showing ply `ply`
     (0 if None; the last if past it), as seat `viewer` saw it (None: all).
 
     Every ply is sent; without JavaScript the style and the one unhidden
-    section show the ply asked for.
+    section show the ply asked for. `flagged`: the players to mark as
+    flagged (None: ask the app's source, which a render worker lacks).
     """
     last = len(sections) - 1
     at = 0 if ply is None else max(0, min(ply, last))
     notes = "".join(s.replace(" hidden>", ">", 1) if i == at else s for i, s in enumerate(sections))
     view = None if viewer is None else f"seat{viewer}"
     a = info.get("analysis") if viewer is None else None  # a seat's view: what it knew, no more
-    panel = summary_panel(a, seats, info["players"], info["teams"]) if a is not None else ""
+    flags = flagged_now() if flagged is None else flagged
+    mark = env.get_template("macros.html").module.flag  # type: ignore[attr-defined]
+    panel = (summary_panel(a, seats, info["players"], info["teams"], lambda p: str(mark(p, p in flags)))
+             if a is not None else "")
     vq = f"view={view}&" if view else ""
     moves = move_list(drawing.plies, drawing.graded, at, vq) if drawing is not None else ""
     return render("hand.html", nav="matches", ply=at, last=last, info=info, seats=seats,
                   view=view, viewer=viewer, vq=vq,
                   board=Markup(board), style=Markup(ply_style(at, last)), notes=Markup(notes),
-                  analysis=Markup(panel), moves=Markup(moves), graded=bool(drawing and drawing.graded))
+                  analysis=Markup(panel), moves=Markup(moves), graded=bool(drawing and drawing.graded),
+                  flags=flags)
 
 
 def draw_hand_page(hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None,
-                   viewer: int | None = None) -> bytes:
-    """The replay page of `hand` at ply `ply` (as seat `viewer` saw it), as the bytes sent (UTF-8)."""
-    d = hand_drawing(hand, viewer)
-    return hand_page(d.board, d.sections, info, seats, ply, viewer, d).encode()
+                   viewer: int | None = None, flagged: frozenset[str] | None = None) -> bytes:
+    """The replay page of `hand` at ply `ply` (as seat `viewer` saw it), as
+    the bytes sent (UTF-8); `flagged`: the seats' players the cheat signals
+    flag (None: ask the app's source)."""
+    flags = flagged_now() if flagged is None else flagged
+    d = hand_drawing(hand, viewer, flags)
+    return hand_page(d.board, d.sections, info, seats, ply, viewer, d, flags).encode()

@@ -118,14 +118,15 @@ class RenderPool:
         return bool(self._procs)
 
     async def page(self, hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]], ply: int | None,
-                   viewer: int | None = None) -> bytes:
-        """The hand's replay page (api.pages.draw_hand_page), drawn by a free worker.
+                   viewer: int | None = None, flagged: frozenset[str] = frozenset()) -> bytes:
+        """The hand's replay page (api.pages.draw_hand_page), drawn by a free worker;
+        `flagged`: the seats' players to mark (a worker has no store to ask).
 
         Call on the event loop that owns the pool; requests wait their turn
         for a worker, first come first served.
         """
         if self._procs:
-            payload = pickle.dumps((hand, info, seats, ply, viewer), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((hand, info, seats, ply, viewer, flagged), protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 sock = await self._acquire()
                 # shielded: a request cancelled mid-page still reads its reply,
@@ -139,7 +140,7 @@ class RenderPool:
                 if reply[:1] == _FAILED:
                     raise RuntimeError(f"render worker: {reply[1:].decode(errors='replace')}")
                 return reply[1:]
-        return await anyio.to_thread.run_sync(draw_hand_page, hand, info, seats, ply, viewer)
+        return await anyio.to_thread.run_sync(draw_hand_page, hand, info, seats, ply, viewer, flagged)
 
     async def _acquire(self) -> socket.socket:
         if self._idle:

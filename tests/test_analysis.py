@@ -322,8 +322,15 @@ def test_nothing_of_a_hand_still_on_leaks(client: TestClient) -> None:
     d = client.get("/api/matches/m-example-2/hands/2").json()
     assert d["info"]["finished"] is False
     assert d["info"]["analysis"] is None
-    page = client.get("/matches/m-example-2/hands/2").text
-    assert "vgraph" not in page and "what the seat could know" not in page
+    assert d["review"] == [] and all("review" not in p for p in d["plies"])
+    for view in ("", "?view=seat0", "?view=seat1"):
+        body = client.get(f"/api/matches/m-example-2/hands/2{view}").text
+        assert "ghosts_" not in body and "line_played" not in body
+        page = client.get(f"/matches/m-example-2/hands/2{view}").text
+        assert "vgraph" not in page and "what the seat could know" not in page
+        # no best move drawn, no line to fetch, no toggle to show the hands
+        assert 'class="ghost"' not in page and 'class="bestring"' not in page
+        assert "data-json" not in page and 'id="mover-only"' not in page
 
 
 def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> None:

@@ -116,6 +116,32 @@ def test_the_review_flow_from_the_keyboard_alone(site: str, browser: Any) -> Non
     page.close()
 
 
+def test_axe_with_a_line_on_the_board_light_and_dark(site: str, browser: Any) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    found = []
+    for scheme in ("light", "dark"):
+        page = browser.new_page(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
+        page.goto(site + f"/matches/{SIM_MATCH}/hands/1")
+        for i in range(2, 30):
+            page.locator(f'#movelist li[data-ply="{i}"] a').click()
+            if page.locator("section.ply:not([hidden]) .why[data-pending]").count() == 0 and \
+                    page.locator("section.ply:not([hidden]) .why").count():
+                break
+        page.locator("section.ply:not([hidden]) .why[data-ready]").wait_for()
+        line = page.locator("section.ply:not([hidden]) .pline").first
+        for _ in range(3):
+            line.locator('[data-lstep="1"]').click()
+        assert page.locator("svg.board .lghost").count() >= 1
+        page.locator("#mover-only").click()
+        for v in axe.run(page).response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                found.append((scheme, v["id"], [n["target"] for n in v["nodes"][:3]]))
+        page.close()
+    assert not found, found
+
+
 def _bg(page: Any) -> str:
     return str(page.evaluate("getComputedStyle(document.body).backgroundColor"))
 
@@ -150,6 +176,7 @@ def _pdf_pages(data: bytes) -> int:
 def test_the_print_layout(site: str, browser: Any) -> None:
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.goto(site + f"/matches/{SIM_MATCH}/hands/1?ply=12")
+    page.locator("section.ply:not([hidden]) .why[data-ready]").wait_for()  # the reasons why print too
     page.emulate_media(media="print")
     assert page.evaluate("getComputedStyle(document.querySelector('header.top')).display") == "none"
     assert page.evaluate("getComputedStyle(document.querySelector('footer')).display") == "none"
@@ -212,10 +239,13 @@ def test_the_glossary_and_the_moves_behind_a_count(site: str, browser: Any) -> N
 
 def test_a_flagged_player_is_marked_wherever_their_name_appears(site: str, browser: Any) -> None:
     page = browser.new_page(viewport={"width": 1366, "height": 900})
-    for path in ("/players", f"/players/{PAIR[0]}", f"/matches/{SIM_MATCH}", "/suspicious", "/leaderboard"):
+    for path in ("/players", f"/players/{PAIR[0]}", f"/matches/{SIM_MATCH}", "/suspicious", "/leaderboard",
+                 f"/matches/{SIM_MATCH}/hands/1", f"/matches/{SIM_MATCH}/hands/1?view=seat1"):
         page.goto(site + path)
         marks = page.locator(f"a.flagmark[href='/suspicious/player?player={PAIR[0]}']")
         assert marks.count() >= 1, path
+    # on the hand's table too, beside the name (the board is a picture: a mark, no link)
+    assert page.locator("svg.board .flagtext").count() == 1
     # the other players of the table are not
     page.goto(site + "/players")
     assert page.locator("a.flagmark").count() == 1

@@ -84,13 +84,36 @@ def test_one_tile_notation_and_no_command_lines(client: TestClient) -> None:
     titles = re.findall(r"<title>(ply \d+: seat \d [^<]*)</title>", text)
     assert titles and all(re.search(r"\[\d\|\d\]|pass|draw", t) for t in titles)
     # the graph says whose points it draws, in its label and on itself
-    assert re.search(r'class="vgraph"[^>]*role="group"[^>]*aria-label="[^"]*points for side 0', text)
-    assert 'class="lab whose">points for side 0' in text
-    # and the sentence above it counts from the same side
-    assert re.search(r"Par <b>[-+]\d+</b>, result <b>[-+]\d+</b> \(points for side 0 \(seats 0 and 2\)", text)
+    # one convention for the page, in the same words on the graph, in its label, above it and under each move table
+    words = "points for seats 0 and 2 (up: they are ahead)"
+    assert re.search(r'class="vgraph"[^>]*role="group"[^>]*aria-label="[^"]*' + re.escape(words), text)
+    assert f'class="lab whose">{words}' in text
+    assert re.search(r"Par <b>[-+]\d+</b>, result <b>[-+]\d+</b> \(points for seats 0 and 2;", text)
+    assert f"Graph and move values: {words}." in text
+    tables = re.findall(r'<p class="muted whose">(points for [^;<]*)', text)
+    assert tables and all(re.fullmatch(r"points for seats 0 and 2, as on the graph \(seat \d wants them (high|low)\)", t)
+                          for t in tables)
+    assert "side 0" not in text and "mover's side" not in text
     match = client.get("/matches/m-example-1").text
     for page in (match, client.get("/suspicious").text, client.get("/players").text):
         assert "replay serve" not in page and "replay analyze" not in page and "--samples" not in page
+
+
+def test_the_move_tables_count_for_the_graphs_side(client: TestClient) -> None:
+    """The exact value of the move played, in its ply's table, is the graph's
+    point after it: seats 0 and 2's points, whoever moved."""
+    twin = client.get("/api/matches/m-example-1/hands/1").json()
+    text = client.get("/matches/m-example-1/hands/1").text
+    flipped = 0
+    for p in twin["info"]["analysis"]["plies"]:
+        section = text[text.index(f'id="ply-{p["ply"]}"'):]
+        section = section[: section.index("</section>")]
+        row = re.search(r'<tr class="played"><td>.*?</td><td class="num">([-+]\d+)</td>', section)
+        assert row is not None, p["ply"]
+        want = p["dd"] if p["seat"] % 2 == 0 else -p["dd"]
+        assert int(row.group(1)) == want, p["ply"]
+        flipped += p["seat"] % 2 == 1 and p["dd"] != 0
+    assert flipped  # some side-1 decision, its value turned round
 
 
 def test_what_is_not_known_yet_is_said(client: TestClient) -> None:

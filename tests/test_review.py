@@ -94,7 +94,11 @@ def test_the_best_move_is_on_the_board(client: TestClient) -> None:
     other = [r for r in twin["review"] if r["best"] and r["best"] != r["played"]]
     assert other
     page = client.get(HAND).text
-    assert page.count('class="ghost"') >= len([r for r in other if r["ply"] > 1])
+    assert page.count('class="ghost"') == len(other)
+    # the opening's best tile too, drawn above the tile that opened the line
+    opening = next(r for r in twin["review"] if r["ply"] == 1)
+    assert opening["best"] != opening["played"]
+    assert f"<title>the best move: [{opening['best'][0]}|{opening['best'][1]}] to open the line</title>" in page
     # the best tile ringed in the mover's hand, unless it is the tile played (on the other end)
     assert page.count('class="bestring"') == len([r for r in other if r["best"][:2] != r["played"][:2]])
 
@@ -112,6 +116,94 @@ def test_a_seat_sees_its_own_grades_on_what_it_could_know(client: TestClient) ->
                 assert r["best"][:2] in held or r["best"][:2][::-1] in held
         page = client.get(f"{HAND}?view=seat{seat}").text
         assert "Your move" in page and ">exact<" not in page and 'class="pline"' not in page
+
+
+_LINE_TILE = re.compile(r'<use href="#([hv]\d\d)" x="([\d.]+)" y="([\d.]+)" width="(22|44)" height="(22|44)">'
+                        r"<title>\[(\d)\|(\d)\]</title>")
+
+
+def test_a_line_lies_where_the_board_lays_its_tiles(client: TestClient) -> None:
+    """The JSON twin lays each principal line on the board: where the played
+    line follows the hand as it went, its tiles take the very slots the
+    board draws them in, and each tile leaves the hand of the seat that plays it."""
+    twin = client.get("/api/" + HAND.lstrip("/")).json()
+    page = client.get(HAND).text
+    slot = {f"{m[5]}{m[6]}": [m[0], float(m[1]), float(m[2]), int(m[3]), int(m[4])] for m in _LINE_TILE.findall(page)}
+    plies = twin["plies"]
+    compared = 0
+    for r in twin["review"]:
+        if not r["line_played"]:
+            continue
+        k = r["ply"]
+        for which in ("played", "best"):
+            moves, steps, ghosts = r[f"line_{which}"], r[f"steps_{which}"], r[f"ghosts_{which}"]
+            assert len(ghosts) == len(moves)
+            for m, (seat, _, _), g in zip(moves, steps, ghosts, strict=True):
+                assert (g is None) == (m in ("pass", "draw"))
+                if g is not None and g[5] is not None:
+                    assert g[5][0] == seat
+        # the played line, as long as it is the hand's own continuation
+        for j, (m, g) in enumerate(zip(r["line_played"], r["ghosts_played"], strict=True)):
+            real = plies[k + j] if k + j < len(plies) else None
+            if real is None or real["kind"] != "play" or f"{real['tile']} {real['end']}" != m:
+                break
+            tile = real["tile"]
+            assert g[:5] == slot.get(tile) or g[:5] == slot.get(tile[::-1]), (k, j, m)
+            compared += 1
+    assert compared > 20
+
+
+def test_a_seats_view_draws_no_line_and_no_tile_it_did_not_see(client: TestClient) -> None:
+    """A seat's view draws its own best moves only, from its own hand: no
+    line (a line speaks of every hand), no ghost or ring of a tile it did not hold."""
+    full = client.get("/api/" + HAND.lstrip("/")).json()
+    assert any(r["ghosts_best"] for r in full["review"])  # the whole view has them
+    drawn = 0
+    for seat in range(4):
+        body = client.get(f"/api/{HAND.lstrip('/')}?view=seat{seat}").text
+        assert "ghosts_" not in body and "line_played" not in body and "steps_" not in body
+        page = client.get(f"{HAND}?view=seat{seat}").text
+        assert "data-json" not in page and 'id="mover-only"' not in page
+        held = {t for p in full["plies"] for t in (p["hands"] or [[]] * 4)[seat]}
+        held |= {t[::-1] for t in held}
+        shown = re.findall(r"<title>the best move: \[(\d)\|(\d)\]", page)
+        assert all(a + b in held for a, b in shown), seat
+        drawn += len(shown)
+        for g in re.findall(r'<g class="ghost"><use href="#h(\d\d)"', page):
+            assert g in held, (seat, g)
+    assert drawn  # some seat's own best move is on its board
+
+
+def test_a_flagged_player_is_marked_on_a_hand_page_a_render_worker_draws(db: Path) -> None:
+    """A render worker has no store to ask who is flagged: the server sends
+    the hand's flags with it. The mark is beside the name in the seats, the
+    accuracy table and on the board, and a cached page is redrawn when the
+    flags change though the match did not."""
+    import api.pages
+    from api.app import create_app
+
+    try:
+        with TestClient(create_app(db, render_workers=1)) as c:
+            pool = c.app.state.render_pool  # type: ignore[attr-defined]
+            store = c.app.state.store  # type: ignore[attr-defined]
+            player = _player(c, 1)
+            api.pages.mark_flagged(lambda: frozenset())
+            for _ in range(2):  # drawn, then kept across a generation with its version learnt
+                store.bump()
+                page = c.get(HAND).text
+                assert "flagmark" not in page and "flagtext" not in page
+            api.pages.mark_flagged(lambda: frozenset({player, "someone-else"}))
+            store.bump()  # a new grade: the flags change, the match does not
+            page = c.get(HAND).text
+            assert pool.live  # drawn by the worker, not in this process
+            mark = f'<a class="flagmark" href="/suspicious/player?player={player}"'
+            seats = page[page.index("<h2>Seats in this hand</h2>"):]
+            assert seats.count(mark) == 1 and seats.count("flagmark") == 1
+            acc = page[page.index('<table class="grid narrow acc">'):]
+            assert mark in acc[: acc.index("</table>")]
+            assert page.count('<tspan class="flagtext">') == 1
+    finally:
+        api.pages._flag_source.clear()
 
 
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:

@@ -9,6 +9,11 @@
   const no = document.getElementById("ply-no");
   const style = document.getElementById("ply-style");
   let cur = plies.findIndex((p) => !p.hidden);
+  // the board sticks below the controls: their height, as wrapped at this width
+  const controls = box.querySelector(".controls");
+  const fit = () => { if (controls) box.style.setProperty("--controls-h", controls.offsetHeight + "px"); };
+  fit();
+  window.addEventListener("resize", fit);
   function rule(n) {
     const hide = [];
     for (let k = n + 1; k <= last; k++) hide.push("svg.board .on" + k);
@@ -16,6 +21,7 @@
     return hide.length ? hide.join(",") + "{display:none}" : "";
   }
   function show(n, setHash) {
+    leaveLine();
     cur = Math.max(0, Math.min(last, n));
     plies.forEach((p, i) => { p.hidden = i !== cur; });
     style.textContent = rule(cur);
@@ -46,25 +52,131 @@
   let twin = null;
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const tile = (m) => (/^\d\d /.test(m) ? `[${m[0]}|${m[1]}] ${m.slice(3)}` : m);
+  const NAMES = { played: "the line after the played move", best: "the line after the best move" };
   function lineBox(moves, steps, which) {
     const items = moves.map((m, i) => {
       const [seat, l, r] = steps[i];
       return `<li data-step="${i}"><span class="who">${seat}</span> ${esc(tile(m))} <small class="muted">${l < 0 ? "" : `ends ${l}·${r}`}</small></li>`;
     }).join("");
-    return `<div class="pline" data-line="${which}"><h4>${which === "played" ? "Played" : "Best"} line `
-      + '<button type="button" class="btn small" data-lstep="-1" aria-label="back one move">◀</button>'
-      + '<button type="button" class="btn small" data-lstep="1" aria-label="on one move">▶</button></h4>'
+    const name = NAMES[which];
+    return `<div class="pline" data-line="${which}" role="group" aria-label="${name}"><h4>${which === "played" ? "Line after the played move" : "Line after the best move"} `
+      + `<button type="button" class="btn small" data-lstep="-1" aria-label="${name}: back one move">◀</button>`
+      + `<button type="button" class="btn small" data-lstep="1" aria-label="${name}: on one move">▶</button></h4>`
+      + '<p class="lstatus muted" aria-live="polite"></p>'
       + `<ol>${items}</ol></div>`;
   }
-  function stepper(box) {
-    const items = [...box.querySelectorAll("li")];
+  // a line on the board: the position before the decision, and the line's
+  // moves laid one by one as ghost tiles (the JSON twin's ghosts_played,
+  // ghosts_best: each tile's slot, and where it sat in its seat's hand)
+  const SVG = "http://www.w3.org/2000/svg";
+  const board = box.querySelector("svg.board");
+  let active = null; // the line on the board: {reset}
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function ghostTile(g, now, parent) {
+    const [sym, x, y, w, h] = g;
+    const across = sym[0] === "h";
+    const a = sym[1], b = sym[2];
+    const t = el("g", { class: "lghost" + (now ? " now" : ""), transform: `translate(${x} ${y})` }, parent);
+    el("title", {}, t).textContent = `[${Math.max(a, b)}|${Math.min(a, b)}]`;
+    const s = el("svg", { width: w, height: h, viewBox: across ? "0 0 40 20" : "0 0 20 40" }, t);
+    el("use", { href: across ? "#bh" : "#bv", width: across ? 40 : 20, height: across ? 20 : 40 }, s);
+    el("use", { href: "#f" + a, width: 20, height: 20 }, s);
+    el("use", { href: "#f" + b, width: 20, height: 20, [across ? "x" : "y"]: 20 }, s);
+    if (now) el("rect", { x: -2, y: -2, width: w + 4, height: h + 4, rx: 4, class: "lnow" }, t);
+  }
+  // the felt grows (the bands round it move out) while a line reaches past it
+  function grow(ghosts) {
+    const felt = board && board.querySelector("rect.felt");
+    if (!felt) return;
+    const top = parseFloat(felt.getAttribute("y")), bottom = top + parseFloat(felt.getAttribute("height"));
+    let need = 0;
+    ghosts.forEach((g) => { if (g) need = Math.max(need, top + 6 - g[2], g[2] + g[4] - bottom + 6); });
+    if (need <= 0) return;
+    need = Math.ceil(need);
+    const vb = board.getAttribute("viewBox").split(" ").map(Number);
+    board.dataset.grown = JSON.stringify({ vb: board.getAttribute("viewBox"), h: board.getAttribute("height"),
+      fy: felt.getAttribute("y"), fh: felt.getAttribute("height") });
+    board.setAttribute("viewBox", `${vb[0]} ${vb[1] - need} ${vb[2]} ${vb[3] + 2 * need}`);
+    board.setAttribute("height", vb[3] + 2 * need);
+    felt.setAttribute("y", top - need);
+    felt.setAttribute("height", bottom - top + 2 * need);
+    board.querySelectorAll(".place.top, .place.bottom").forEach((p) => {
+      const m = /translate\(([-\d.]+) ([-\d.]+)\)/.exec(p.getAttribute("transform"));
+      p.dataset.at = p.getAttribute("transform");
+      p.setAttribute("transform", `translate(${m[1]} ${parseFloat(m[2]) + (p.classList.contains("top") ? -need : need)})`);
+    });
+  }
+  function shrink() {
+    if (!board || !board.dataset.grown) return;
+    const o = JSON.parse(board.dataset.grown);
+    board.setAttribute("viewBox", o.vb);
+    board.setAttribute("height", o.h);
+    const felt = board.querySelector("rect.felt");
+    felt.setAttribute("y", o.fy);
+    felt.setAttribute("height", o.fh);
+    board.querySelectorAll(".place[data-at]").forEach((p) => { p.setAttribute("transform", p.dataset.at); delete p.dataset.at; });
+    delete board.dataset.grown;
+  }
+  function clearBoard() {
+    if (!board) return;
+    board.querySelectorAll(".lghosts, .lused").forEach((e) => e.remove());
+    board.classList.remove("on-line");
+    shrink();
+  }
+  function drawLine(ply, ghosts, at) {
+    clearBoard();
+    if (at < 0 || !board) { style.textContent = rule(cur); return; }
+    style.textContent = rule(ply - 1); // the position the decision was made in
+    board.classList.add("on-line");
+    grow(ghosts);
+    const layer = el("g", { class: "lghosts" }, board);
+    for (let i = 0; i <= at; i++) {
+      const g = ghosts[i];
+      if (!g) continue;
+      ghostTile(g, i === at, layer);
+      if (g[5]) { // the tile leaves its seat's hand
+        const [seat, hx, hy] = g[5];
+        const place = board.querySelector(`.place[data-seat="${seat}"] > g`);
+        if (place) el("rect", { x: hx - 1, y: hy - 1, width: 18, height: 37, rx: 3, class: "lused" }, place);
+      }
+    }
+  }
+  function stepper(lbox, ghosts, ply) {
+    const items = [...lbox.querySelectorAll("li")];
+    const status = lbox.querySelector(".lstatus");
+    const name = NAMES[lbox.dataset.line];
     let at = -1;
-    const paint = () => items.forEach((li, i) => { li.classList.toggle("on", i === at); li.classList.toggle("later", at >= 0 && i > at); });
-    box.querySelectorAll("[data-lstep]").forEach((b) => b.addEventListener("click", () => {
-      at = Math.max(-1, Math.min(items.length - 1, at + parseInt(b.dataset.lstep, 10)));
+    const paint = () => {
+      items.forEach((li, i) => { li.classList.toggle("on", i === at); li.classList.toggle("later", at >= 0 && i > at); });
+      lbox.classList.toggle("shown", at >= 0);
+      status.textContent = at < 0 ? "" : `move ${at + 1} of ${items.length} of ${name}, on the board (the table before the decision)`;
+      if (ghosts) drawLine(ply, ghosts, at);
+    };
+    const me = { reset: () => { at = -1; paint(); } };
+    const go = (n) => {
+      if (active && active !== me) { const other = active; active = null; other.reset(); }
+      at = Math.max(-1, Math.min(items.length - 1, n));
+      active = at >= 0 ? me : null;
       paint();
-    }));
-    items.forEach((li, i) => li.addEventListener("click", () => { at = i; paint(); }));
+    };
+    lbox.querySelectorAll("[data-lstep]").forEach((b) => b.addEventListener("click", () => go(at + parseInt(b.dataset.lstep, 10))));
+    items.forEach((li, i) => li.addEventListener("click", () => go(i)));
+    // the keys step the line while the focus is in it; Escape goes back to the hand
+    lbox.addEventListener("keydown", (e) => {
+      const d = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+      if (d) { e.preventDefault(); go(at + d); }
+      else if (e.key === "Home") { e.preventDefault(); go(0); }
+      else if (e.key === "End") { e.preventDefault(); go(items.length - 1); }
+      else if (e.key === "Escape" && at >= 0) { e.preventDefault(); go(-1); }
+    });
+  }
+  function leaveLine() {
+    if (active) { const a = active; active = null; a.reset(); }
   }
   function lines(section) {
     const why = section && section.querySelector(".why[data-pending]");
@@ -72,13 +184,14 @@
     why.removeAttribute("data-pending");
     if (!twin) twin = fetch(box.dataset.json).then((r) => r.json());
     twin.then((d) => {
-      const r = (d.review || []).find((x) => x.ply === parseInt(section.dataset.ply, 10));
+      const ply = parseInt(section.dataset.ply, 10);
+      const r = (d.review || []).find((x) => x.ply === ply);
       if (!r || !r.line_played) return;
       const reasons = r.why.map((t) => `<li>${esc(t)}</li>`).join("");
       const same = r.best === r.played;
       why.insertAdjacentHTML("beforeend", `<ul class="reasons">${reasons}</ul><div class="plines">`
         + lineBox(r.line_played, r.steps_played, "played") + (same ? "" : lineBox(r.line_best, r.steps_best, "best")) + "</div>");
-      why.querySelectorAll(".pline").forEach(stepper);
+      why.querySelectorAll(".pline").forEach((lb) => stepper(lb, r["ghosts_" + lb.dataset.line], ply));
       why.dataset.ready = "";
     });
   }
@@ -111,7 +224,7 @@
     document.querySelectorAll("svg.board").forEach((b) => b.classList.toggle("mover-only", on));
   });
   document.addEventListener("keydown", (e) => {
-    if (e.target.closest("input, select, textarea") || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target.closest("input, select, textarea, .pline") || e.altKey || e.ctrlKey || e.metaKey) return;
     const k = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last" }[e.key];
     if (k) { e.preventDefault(); show(go[k](), true); }
   });
