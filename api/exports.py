@@ -172,9 +172,10 @@ def _csv_stream(cur: Any, reader: pa.RecordBatchReader) -> Iterator[bytes]:
 def match_filters(
     player: Text = None, table: Text = None, profile: Text = None, verdict: Verdict | None = None,
     date_from: dt.date | None = None, date_to: dt.date | None = None, match: Text = None,
+    rated: Annotated[str | None, Query(max_length=200, description='a rating pool: "*" or a profile')] = None,
 ) -> q.MatchFilters:
     return q.MatchFilters(player or None, table or None, profile or None, verdict, date_from, date_to,
-                          match or None)
+                          match or None, rated or None)
 
 
 Matches = Annotated[q.MatchFilters, Depends(match_filters)]
