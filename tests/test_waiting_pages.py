@@ -384,3 +384,10 @@ def test_a_players_rated_matches_open_the_matches_their_rating_counts(client: Te
         page = client.get(href).text
         assert re.search(rf"<small>{n} found</small>", page), href
         assert 'id="rated"' in page
+
+
+def test_the_costliest_and_training_pages_mark_a_flagged_player(client: TestClient) -> None:
+    badge = f'class="flagmark" href="/suspicious/player?player={CHEAT}"'
+    for path in (f"/players/{CHEAT}/costliest", f"/train?player={CHEAT}"):
+        assert badge in client.get(path).text, path
+    assert 'class="flagmark"' not in client.get("/train?player=p-00003").text
