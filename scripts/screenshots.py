@@ -1,6 +1,9 @@
 """Take the screenshots in docs/ (docs/screenshot-*.png) of a server over the sample logs.
 
-    python scripts/screenshots.py [--out docs]
+    python scripts/screenshots.py [--out docs] [NAME ...]
+
+NAMEs (e.g. screenshot-pair.png) take those only. "{pair}" in a path is the
+best-rated pair of the store (a=...&b=...).
 
 Builds a store from sample_logs/ in a temporary folder, serves it on a free
 loopback port and drives Debian's chromium (/usr/bin/chromium) through
@@ -34,12 +37,15 @@ SHOTS = [
     ("screenshot-player-390.png", "/players/p-00001", "@viewport", 390, ""),
     ("screenshot-player-dark.png", "/players/p-00001", "@viewport", 1280, "dark"),
     ("screenshot-print-hand.png", "/matches/m-8000-0001/hands/1?ply=40", "", 1280, "print"),
+    ("screenshot-pair.png", "/pair?{pair}", "main", 1280, ""),
+    ("screenshot-suspicious.png", "/suspicious", "main", 1280, ""),
 ]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "docs"))
+    ap.add_argument("names", nargs="*", help="the screenshots to take (all by default)")
     args = ap.parse_args()
     import uvicorn
     from playwright.sync_api import sync_playwright
@@ -54,6 +60,12 @@ def main() -> int:
         db = Path(tmp) / "data" / "replay.duckdb"
         db.parent.mkdir()
         ingest([str(ROOT / "sample_logs")], db=db, workers=0)
+        import duckdb
+
+        with duckdb.connect(str(db), read_only=True) as con:
+            top = con.execute("SELECT player, partner FROM ratings WHERE partner IS NOT NULL AND pool = '*' "
+                              "ORDER BY rating DESC, player LIMIT 1").fetchall()
+        pair = f"a={top[0][0]}&b={top[0][1]}" if top else ""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -67,6 +79,9 @@ def main() -> int:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                             args=["--no-sandbox", "--headless", "--disable-gpu"])
                 for name, path, what, width, how in SHOTS:
+                    if args.names and name not in args.names:
+                        continue
+                    path = path.replace("{pair}", pair)
                     page = browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 900},
                                             color_scheme="dark" if how == "dark" else "light")
                     page.goto(f"http://127.0.0.1:{port}{path}")
