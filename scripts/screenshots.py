@@ -38,7 +38,6 @@ SHOTS = [
     ("screenshot-player-dark.png", "/players/p-00001", "@viewport", 1280, "dark"),
     ("screenshot-print-hand.png", "/matches/m-8000-0001/hands/1?ply=40", "", 1280, "print"),
     ("screenshot-pair.png", "/pair?{pair}", "main", 1280, ""),
-    ("screenshot-suspicious.png", "/suspicious", "main", 1280, ""),
 ]
 
 
