@@ -146,6 +146,8 @@ class MatchFilters:
     #: profile): with `player`, those that count in that player's own rating
     #: (a player page's "rated matches"), not those where they held a seat too briefly
     rated: str | None = None
+    #: with `rated`: the rated matches won ("win"), tied ("tie") or lost ("loss")
+    rated_outcome: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         """The condition on `matches m` and its parameters."""
@@ -161,6 +163,9 @@ class MatchFilters:
         if self.rated:
             sql = "m.match IN (SELECT match FROM rating_history WHERE pool = ? AND partner IS NULL"
             params.append(self.rated)
+            if self.rated_outcome:
+                sql += " AND outcome = ?"
+                params.append(self.rated_outcome)
             if self.player:
                 ids, id_params = players_matching(self.player)
                 sql += f" AND player IN ({ids})"
@@ -191,7 +196,7 @@ class MatchFilters:
         return {k: str(v) for k, v in (
             ("player", self.player), ("table", self.table), ("profile", self.profile),
             ("verdict", self.verdict), ("date_from", self.date_from), ("date_to", self.date_to),
-            ("match", self.match), ("rated", self.rated)) if v not in (None, "")}
+            ("match", self.match), ("rated", self.rated), ("rated_outcome", self.rated_outcome)) if v not in (None, "")}
 
 
 def matches_sql(filters: MatchFilters, sort: str | None = None, order: str | None = None) -> tuple[str, list[Any]]:
@@ -242,8 +247,10 @@ def list_matches(
     sort: str | None = None,
     order: str | None = None,
     rated: str | None = None,
+    rated_outcome: str | None = None,
 ) -> dict[str, Any]:
-    filters = MatchFilters(player, table, profile, verdict, date_from, date_to, rated=rated)
+    filters = MatchFilters(player, table, profile, verdict, date_from, date_to, rated=rated,
+                           rated_outcome=rated_outcome)
     cond, params = filters.where()
     n = int_scalar(cur, f"SELECT count(*) FROM matches m WHERE {cond}", params)
     sql, params = matches_sql(filters, sort, order)
