@@ -246,6 +246,9 @@ def test_deal_luck_says_how_its_deals_meet_the_hands_played(cancelled: TestClien
     # and the count of deals opens those deals
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=dealt") == luck["hands"]
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=played") == rep["hands"]
+    href = f"/hands?player={player}&outcome=dealt&doubles=1"
+    assert (href, str(luck["doubles_hands"])) in _links(html, "/hands?")
+    assert _hands_listed(cancelled, href) == luck["doubles_hands"] > 0
 
 
 def test_the_background_grader_measures_its_pace(tmp_path: Path) -> None:

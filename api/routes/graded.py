@@ -169,7 +169,7 @@ def _hand_rows(cur: Cursor, player: str | None, match: str | None, seat: int | N
 def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = None, outcome: Outcome | None = None,
                result: HandResult | None = None, profile: Text = None, partner: Text = None, date_from: Text = None,
                date_to: Text = None, bonus: Text = None, passed: Flag = False, analysed: Flag = False,
-               shutout: Shutout | None = None, page_no: PageNo = 1) -> HTMLResponse:
+               shutout: Shutout | None = None, doubles: Flag = False, page_no: PageNo = 1) -> HTMLResponse:
     chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
                            partner or None)
     df = _hand_rows(cur, player, match, seat, chosen)
@@ -189,6 +189,8 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
         df = df.filter(df["played"] & (df["passes"] > 0))
     if analysed:
         df = analysed_only(cur, df)
+    if doubles:  # at tables that keep the doubles in play (the deal luck's doubles row)
+        df = df.filter((df["stock"] != "doubles_aside").fill_null(False))
     df = df.reverse()  # newest first
     total = df.height
     pages = max(1, -(-total // PER_PAGE))
@@ -197,6 +199,7 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
     filters = {k: v for k, v in (("player", player), ("match", match), ("seat", seat), ("outcome", outcome),
                                  ("result", result), ("bonus", bonus), ("passed", "1" if passed else None),
                                  ("analysed", "1" if analysed else None), ("shutout", shutout),
+                                 ("doubles", "1" if doubles else None),
                                  ("profile", profile), ("partner", partner), ("date_from", date_from),
                                  ("date_to", date_to)) if v is not None and v != ""}
     return page("hands.html", nav="players" if player else "matches", rows=rows, total=total, page_no=page_no,
