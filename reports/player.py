@@ -164,13 +164,17 @@ def analysed_only(cur: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFr
     return df.join(keys, on=["match", "hand"], how="semi", maintain_order="left")
 
 
-def shutout_hands(df: pl.DataFrame, which: str) -> pl.DataFrame:
-    """The last hand held in each match won (given) or lost (taken) by a shutout,
-    as the player report counts them (`which`: "given" or "taken")."""
+def match_end_hands(df: pl.DataFrame, which: str, shutout: bool = False) -> pl.DataFrame:
+    """The last hand held in each match the player won (`which` "won") or
+    lost ("lost"), by a shutout only with `shutout`, as the player report
+    counts its match wins, losses and shutouts given and taken."""
     last = df.sort("hand", maintain_order=True).group_by("match", maintain_order=True).last()
     mine = last["match_winner"] == last["side"]
-    ended = last.filter(last["match_shutout"].fill_null(False) & last["match_winner"].is_not_null()
-                        & (mine if which == "given" else ~mine))
+    if shutout:
+        ended = last["match_shutout"].fill_null(False) & last["match_winner"].is_not_null()
+    else:
+        ended = (last["match_result"] == "win").fill_null(False)
+    ended = last.filter(ended & (mine if which == "won" else ~mine).fill_null(False))
     return df.join(ended.select("match", "hand"), on=["match", "hand"], how="semi", maintain_order="left")
 
 

@@ -303,6 +303,10 @@ def test_the_player_pages_passes_shutouts_bonuses_and_went_out_open_their_hands(
         for which in ("given", "taken"):
             n = rep[f"shutouts_{which}"]
             assert _hands_listed(client, f"{q}&shutout={which}") == _in_matches(client, f"{q}&shutout={which}") == n
+        for which, key in (("won", "match_wins"), ("lost", "match_losses")):
+            href = f"{q}&match_outcome={which}"
+            assert links[href] == f"{rep[key]} {which}"
+            assert _hands_listed(client, href) == _in_matches(client, href) == rep[key], href
         assert links[f"{q}&outcome=out"] == f"{rep['went_out']} times"
         assert _hands_listed(client, f"{q}&outcome=out") == rep["went_out"] > 0
         for word, n in rep["bonuses"].items():

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from api import schemas as s
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
-from reports.player import ReportFilters, analysed_only, hand_outcomes, seat_outcomes, shutout_hands
+from reports.player import ReportFilters, analysed_only, hand_outcomes, seat_outcomes, match_end_hands
 from reports.skill import PHASES, seat_ranges
 
 router = APIRouter()
@@ -153,6 +153,8 @@ Outcome = Literal["won", "lost", "tied", "played", "dealt", "out"]
 HandResult = Literal["domino", "block"]  # how the hand ended: a player out, or blocked (tranque)
 #: the matches won (`given`) or lost (`taken`) by a shutout, each by the last hand the player held in it
 Shutout = Literal["given", "taken"]
+#: the matches won or lost, each by the last hand the player held in it (the player page's match wins, losses)
+MatchOutcome = Literal["won", "lost"]
 Flag = Annotated[bool, Query()]
 
 
@@ -169,12 +171,16 @@ def _hand_rows(cur: Cursor, player: str | None, match: str | None, seat: int | N
 def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = None, outcome: Outcome | None = None,
                result: HandResult | None = None, profile: Text = None, partner: Text = None, date_from: Text = None,
                date_to: Text = None, bonus: Text = None, passed: Flag = False, analysed: Flag = False,
-               shutout: Shutout | None = None, doubles: Flag = False, page_no: PageNo = 1) -> HTMLResponse:
+               shutout: Shutout | None = None, match_outcome: MatchOutcome | None = None, doubles: Flag = False,
+               page_no: PageNo = 1) -> HTMLResponse:
     chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
                            partner or None)
     df = _hand_rows(cur, player, match, seat, chosen)
-    if shutout:  # first: a match's last hand is the last of all the hands kept
-        df = shutout_hands(df, shutout)
+    # first: a match's last hand is the last of all the hands kept
+    if shutout:
+        df = match_end_hands(df, "won" if shutout == "given" else "lost", shutout=True)
+    if match_outcome:
+        df = match_end_hands(df, match_outcome)
     if outcome == "dealt":
         df = df.filter(df["result"].is_not_null() & (df["dealt_tiles"] == 7))
     elif outcome == "out":
@@ -199,7 +205,7 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
     filters = {k: v for k, v in (("player", player), ("match", match), ("seat", seat), ("outcome", outcome),
                                  ("result", result), ("bonus", bonus), ("passed", "1" if passed else None),
                                  ("analysed", "1" if analysed else None), ("shutout", shutout),
-                                 ("doubles", "1" if doubles else None),
+                                 ("match_outcome", match_outcome),                                 ("doubles", "1" if doubles else None),
                                  ("profile", profile), ("partner", partner), ("date_from", date_from),
                                  ("date_to", date_to)) if v is not None and v != ""}
     return page("hands.html", nav="players" if player else "matches", rows=rows, total=total, page_no=page_no,
