@@ -171,10 +171,10 @@ def match_end_hands(df: pl.DataFrame, which: str, shutout: bool = False) -> pl.D
     last = df.sort("hand", maintain_order=True).group_by("match", maintain_order=True).last()
     mine = last["match_winner"] == last["side"]
     if shutout:
-        ended = last["match_shutout"].fill_null(False) & last["match_winner"].is_not_null()
+        over = last["match_shutout"].fill_null(False) & last["match_winner"].is_not_null()
     else:
-        ended = (last["match_result"] == "win").fill_null(False)
-    ended = last.filter(ended & (mine if which == "won" else ~mine).fill_null(False))
+        over = (last["match_result"] == "win").fill_null(False)
+    ended = last.filter(over & (mine if which == "won" else ~mine).fill_null(False))
     return df.join(ended.select("match", "hand"), on=["match", "hand"], how="semi", maintain_order="left")
 
 

@@ -25,7 +25,13 @@ from pydantic import BaseModel, Field
 from api import schemas as s
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
-from reports.player import ReportFilters, analysed_only, hand_outcomes, seat_outcomes, match_end_hands
+from reports.player import (
+    ReportFilters,
+    analysed_only,
+    hand_outcomes,
+    match_end_hands,
+    seat_outcomes,
+)
 from reports.skill import PHASES, seat_ranges
 
 router = APIRouter()
