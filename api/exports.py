@@ -169,12 +169,19 @@ def _csv_stream(cur: Any, reader: pa.RecordBatchReader) -> Iterator[bytes]:
 # --- the parameters, as the JSON lists take them ---------------------------------------
 
 
+#: a rating pool: "*" for every profile together, else a profile
+Rated = Annotated[str | None, Query(max_length=200, description='the matches rated in a pool: "*" or a profile')]
+#: with `rated`, the rated matches won, tied or lost (by `player` when given)
+RatedOutcome = Literal["win", "tie", "loss"]
+
+
 def match_filters(
     player: Text = None, table: Text = None, profile: Text = None, verdict: Verdict | None = None,
     date_from: dt.date | None = None, date_to: dt.date | None = None, match: Text = None,
+    rated: Rated = None, rated_outcome: RatedOutcome | None = None,
 ) -> q.MatchFilters:
     return q.MatchFilters(player or None, table or None, profile or None, verdict, date_from, date_to,
-                          match or None)
+                          match or None, rated or None, rated_outcome)
 
 
 Matches = Annotated[q.MatchFilters, Depends(match_filters)]

@@ -147,6 +147,37 @@ def hand_outcomes(cur: duckdb.DuckDBPyConnection, player: str, filters: ReportFi
     return _with_outcome(hands_of(cur, [player], filters).lazy()).collect(engine=ENGINE)
 
 
+def seat_outcomes(cur: duckdb.DuckDBPyConnection, match: str, seat: int) -> pl.DataFrame:
+    """`hand_outcomes` of one seat of one match, whoever held it (`of_player`)
+    in each hand: the rows behind a match page's count of a seat's hands."""
+    sql = _Q_HELD.replace("SELECT ", f"SELECT {_KEY}, ", 1).replace(
+        "WHERE of_player = $player", "WHERE match = $match AND seat = $seat")
+    df = _prepared(_frame(cur.sql(sql, params={"match": match, "seat": seat}).to_arrow_table()))
+    return _with_outcome(df.sort("hand").lazy()).collect(engine=ENGINE)
+
+
+def analysed_only(cur: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFrame:
+    """The rows of hands with a hand analysis (what the pages' skill figures count)."""
+    got = cur.execute("SELECT match, hand FROM hand_analysis WHERE skip IS NULL AND match IN (SELECT unnest(?))",
+                      [df["match"].unique().to_list()]).fetchall()
+    keys = pl.DataFrame(got, schema={"match": pl.String, "hand": df.schema["hand"]}, orient="row")
+    return df.join(keys, on=["match", "hand"], how="semi", maintain_order="left")
+
+
+def match_end_hands(df: pl.DataFrame, which: str, shutout: bool = False) -> pl.DataFrame:
+    """The last hand held in each match the player won (`which` "won") or
+    lost ("lost"), by a shutout only with `shutout`, as the player report
+    counts its match wins, losses and shutouts given and taken."""
+    last = df.sort("hand", maintain_order=True).group_by("match", maintain_order=True).last()
+    mine = last["match_winner"] == last["side"]
+    if shutout:
+        over = last["match_shutout"].fill_null(False) & last["match_winner"].is_not_null()
+    else:
+        over = (last["match_result"] == "win").fill_null(False)
+    ended = last.filter(over & (mine if which == "won" else ~mine).fill_null(False))
+    return df.join(ended.select("match", "hand"), on=["match", "hand"], how="semi", maintain_order="left")
+
+
 def _prepared(df: pl.DataFrame) -> pl.DataFrame:
     closing = (pl.col("result") == "block") & (pl.col("block_end") == "all_pass")
     return (

@@ -114,7 +114,9 @@ def test_axe_finds_nothing_serious_on_these_pages(site: str, browser: Any) -> No
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     for path in ("/suspicious", f"/matches/{PENDING}", f"/pair?a={CHEAT}&b={PARTNER}",
                  f"/pair?a={CHEAT}&b={PARTNER}&outcome=win", f"/players/{CHEAT}",
-                 f"/hands?player={CHEAT}&outcome=dealt"):  # fmt: skip
+                 f"/hands?player={CHEAT}&outcome=dealt", f"/hands?player={CHEAT}&passed=1",
+                 f"/hands?match={PENDING}&seat=0&analysed=1", f"/matches?player={CHEAT}&rated=*",
+                 f"/players/{CHEAT}/costliest", f"/train?player={CHEAT}"):  # fmt: skip
         page.goto(site + path)
         for v in axe.run(page).response["violations"]:
             if v["impact"] in ("serious", "critical"):

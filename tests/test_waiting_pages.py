@@ -175,8 +175,9 @@ def test_every_count_of_the_pair_page_opens_its_list(client: TestClient) -> None
     html = client.get("/pair", params={"a": CHEAT, "b": "p-00003"}).text
     hands = [(h, n) for h, n in _links(html, "/hands?") if n.isdigit()]
     assert len(hands) >= 4, hands
-    for href, n in hands:
-        assert _hands_listed(client, href) == int(n), href
+    for href, n in hands:  # a count of hands, or (no outcome) of the matches they fill
+        counted = _hands_listed if "outcome=" in href or "analysed=" in href else _in_matches
+        assert counted(client, href) == int(n), href
     t = pair["together"]
     want = {"outcome=played": t["hands"], "outcome=won": t["wins"], "outcome=lost": t["losses"]}
     for key, n in want.items():
@@ -185,6 +186,15 @@ def test_every_count_of_the_pair_page_opens_its_list(client: TestClient) -> None
     assert any("outcome=win" in h for h, _ in rated) and any("against=" in h for h, _ in rated)
     for href, n in rated:
         assert _rated_listed(client, href) == int(n), href
+
+
+def _counted(client: TestClient, href: str) -> int:
+    """What a list opened from a count counts: its passes, its matches (shutouts) or its hands."""
+    if "passed=1" in href:
+        got = re.search(r'<span id="passes">(\d+) pass', client.get(href).text)
+        assert got is not None, href
+        return int(got.group(1))
+    return _in_matches(client, href) if "shutout=" in href else _hands_listed(client, href)
 
 
 def _rated_listed(client: TestClient, href: str) -> int:
@@ -202,7 +212,7 @@ def test_the_player_pages_counts_open_their_hands(client: TestClient) -> None:
     assert _hands_listed(client, "/hands?player=p-00001&outcome=played") == rep["hands"]
     for (href, n) in _links(html, "/hands?"):
         if n.isdigit():
-            assert _hands_listed(client, href) == int(n), href
+            assert _counted(client, href) == int(n), href
     pairs = [(h, n) for h, n in _links(html, "/pair?") if n.isdigit()]
     assert any("outcome=win" in h for h, _ in pairs)
     for href, n in pairs:  # the rated matches as a pair
@@ -236,6 +246,9 @@ def test_deal_luck_says_how_its_deals_meet_the_hands_played(cancelled: TestClien
     # and the count of deals opens those deals
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=dealt") == luck["hands"]
     assert _hands_listed(cancelled, f"/hands?player={player}&outcome=played") == rep["hands"]
+    href = f"/hands?player={player}&outcome=dealt&doubles=1"
+    assert (href, str(luck["doubles_hands"])) in _links(html, "/hands?")
+    assert _hands_listed(cancelled, href) == luck["doubles_hands"] > 0
 
 
 def test_the_background_grader_measures_its_pace(tmp_path: Path) -> None:
@@ -264,3 +277,140 @@ def test_the_background_grader_measures_its_pace(tmp_path: Path) -> None:
         hands, per_second = pace.per_second()
         assert hands > 0 and per_second > 0
         assert sum(r[3] for r in pace.rounds) == total  # every decision it graded, counted once
+
+
+# --- the remaining counts and the lists they open --------------------------------------
+
+
+def _in_matches(client: TestClient, href: str) -> int:
+    got = re.search(r'<span id="in-matches">(\d+) match', client.get(href).text)
+    assert got is not None, href
+    return int(got.group(1))
+
+
+def test_the_player_pages_passes_shutouts_bonuses_and_went_out_open_their_hands(client: TestClient) -> None:
+    for player in (CHEAT, "p-00003"):
+        rep = client.get(f"/api/players/{player}").json()
+        html = client.get(f"/players/{player}").text
+        links = dict((h, n) for h, n in _links(html, "/hands?"))
+        q = f"/hands?player={player}"
+        passes = client.get(f"{q}&passed=1").text
+        got = re.search(r'<span id="passes">(\d+) pass', passes)
+        assert got is not None and int(got.group(1)) == rep["passes"] > 0
+        assert links[f"{q}&passed=1"] == str(rep["passes"])
+        assert links[f"{q}&shutout=given"] == str(rep["shutouts_given"])
+        assert links[f"{q}&shutout=taken"] == str(rep["shutouts_taken"])
+        for which in ("given", "taken"):
+            n = rep[f"shutouts_{which}"]
+            assert _hands_listed(client, f"{q}&shutout={which}") == _in_matches(client, f"{q}&shutout={which}") == n
+        for which, key in (("won", "match_wins"), ("lost", "match_losses")):
+            href = f"{q}&match_outcome={which}"
+            assert links[href] == f"{rep[key]} {which}"
+            assert _hands_listed(client, href) == _in_matches(client, href) == rep[key], href
+        assert links[f"{q}&outcome=out"] == f"{rep['went_out']} times"
+        assert _hands_listed(client, f"{q}&outcome=out") == rep["went_out"] > 0
+        for word, n in rep["bonuses"].items():
+            href = f"{q}&bonus={word}"
+            assert links[href] == str(n) and _hands_listed(client, href) == n
+    # the same counts under a partner's filter open the hands beside that partner
+    partner = client.get(f"/api/players/{CHEAT}").json()["partners"][0]["partner"]
+    rep = client.get(f"/api/players/{CHEAT}", params={"partner": partner}).json()
+    html = client.get(f"/players/{CHEAT}", params={"partner": partner}).text
+    links = dict(_links(html, "/hands?"))
+    for key, n in (("passed=1", rep["passes"]), ("shutout=given", rep["shutouts_given"]),
+                   ("shutout=taken", rep["shutouts_taken"]), ("outcome=out", rep["went_out"])):
+        href = next(h for h in links if h.endswith(key) and f"partner={partner}" in h)
+        counted = re.search(r'<span id="passes">(\d+)', client.get(href).text) if key == "passed=1" else None
+        assert (int(counted.group(1)) if counted else _in_matches(client, href) if "shutout" in key
+                else _hands_listed(client, href)) == n, key
+
+
+@pytest.fixture(scope="module")
+def shutouts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """A store whose matches end by shutouts (chiva, zapato)."""
+    db = tmp_path_factory.mktemp("shutouts") / "replay.duckdb"
+    ingest([str(SAMPLES / "chiva.jsonl"), str(SAMPLES / "mexico.jsonl")], db=db, workers=0, analysis=(0, 0))
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def test_the_shutouts_open_the_matches_they_count(shutouts: TestClient) -> None:
+    seen = 0
+    for p in shutouts.get("/api/players").json()["players"]:
+        rep = shutouts.get(f"/api/players/{p['player']}").json()
+        links = dict(_links(shutouts.get(f"/players/{p['player']}").text, "/hands?"))
+        for which in ("given", "taken"):
+            href = f"/hands?player={p['player']}&shutout={which}"
+            n = rep[f"shutouts_{which}"]
+            assert links[href] == str(n)
+            assert _hands_listed(shutouts, href) == _in_matches(shutouts, href) == n, href
+            seen += n
+    assert seen > 0  # else the lists prove nothing
+
+
+def test_the_pair_pages_matches_and_analysed_hands_open_their_hands(client: TestClient) -> None:
+    pair = client.get("/api/pair", params={"a": CHEAT, "b": "p-00003"}).json()
+    html = client.get("/pair", params={"a": CHEAT, "b": "p-00003"}).text
+    t = pair["together"]
+    q = f"/hands?player={CHEAT}&partner=p-00003"
+    assert (q, str(t["matches"])) in _links(html, "/hands?")
+    assert _in_matches(client, q) == t["matches"]
+    for p in t["profiles"]:
+        href = f"{q}&profile={p['profile']}"
+        assert (href, str(p["matches"])) in _links(html, "/hands?")
+        assert _in_matches(client, href) == p["matches"]
+    sk = pair["skill"]
+    assert sk["combined"]["hands"] > 0
+    assert (f"{q}&analysed=1", str(sk["combined"]["hands"])) in _links(html, "/hands?")
+    assert _hands_listed(client, f"{q}&analysed=1") == sk["combined"]["hands"]
+    for p in sk["players"]:
+        other = "p-00003" if p["player"] == CHEAT else CHEAT
+        href = f"/hands?player={p['player']}&partner={other}&analysed=1"
+        assert (href, str(p["hands"])) in _links(html, "/hands?")
+        assert _hands_listed(client, href) == p["hands"]
+
+
+def test_the_match_pages_hands_per_seat_open_the_seats_analysed_hands(client: TestClient) -> None:
+    match = client.get("/api/matches", params={"player": CHEAT}).json()["matches"][0]["match"]
+    got = client.get(f"/api/matches/{match}").json()
+    html = client.get(f"/matches/{match}").text
+    links = _links(html, "/hands?")
+    assert len(got["accuracy"]) >= 2
+    for a in got["accuracy"]:
+        href = f"/hands?match={match}&seat={a['seat']}&analysed=1"
+        assert (href, str(a["hands"])) in links
+        page = client.get(href).text
+        assert _hands_listed(client, href) == a["hands"] > 0
+        holders = {h["player"] for h in a["holders"]}
+        assert holders and all(f'href="/players/{h}"' in page for h in holders)
+    assert client.get("/hands").status_code == 422  # neither a player nor a match and seat
+
+
+def test_a_players_rated_matches_open_the_matches_their_rating_counts(client: TestClient) -> None:
+    html = client.get(f"/players/{CHEAT}").text
+    standings = re.search(r'<h2 id="ratings">.*?</table>', html, re.S)
+    assert standings is not None
+    rated = [(h, n) for h, n in _links(standings.group(0), "/matches?")]
+    assert len(rated) >= 4 and all("rated=" in h for h, _ in rated)
+    assert any("rated_outcome=win" in h and int(n) > 0 for h, n in rated)
+    for href, n in rated:
+        listed = client.get("/api" + href + "&per_page=500").json()
+        assert listed["total"] == int(n), href
+        if "rated_outcome=" in href:
+            want = {"win": "won", "loss": "lost"}.get(href.split("rated_outcome=")[1].split("&")[0])
+            assert all(m["outcome"] == want for m in listed["matches"] if want), href
+        page = client.get(href).text
+        assert re.search(rf"<small>{n} found</small>", page), href
+        assert 'id="rated"' in page
+
+
+def test_the_costliest_and_training_pages_mark_a_flagged_player(client: TestClient) -> None:
+    from api import insights
+    from api.pages import mark_flagged
+
+    # the marks follow the last server started in this process (one a process when served)
+    mark_flagged(insights.FlaggedPlayers(client.app.state.store))  # type: ignore[attr-defined]
+    badge = f'class="flagmark" href="/suspicious/player?player={CHEAT}"'
+    for path in (f"/players/{CHEAT}/costliest", f"/train?player={CHEAT}"):
+        assert badge in client.get(path).text, path
+    assert 'class="flagmark"' not in client.get("/train?player=p-00003").text

@@ -142,6 +142,12 @@ class MatchFilters:
     date_from: dt.date | None = None
     date_to: dt.date | None = None
     match: str | None = None
+    #: the matches rated in this pool ("*": every profile together, else a
+    #: profile): with `player`, those that count in that player's own rating
+    #: (a player page's "rated matches"), not those where they held a seat too briefly
+    rated: str | None = None
+    #: with `rated`: the rated matches won ("win"), tied ("tie") or lost ("loss")
+    rated_outcome: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         """The condition on `matches m` and its parameters."""
@@ -154,6 +160,17 @@ class MatchFilters:
             ids, id_params = players_matching(self.player)
             where.append(f"m.match IN (SELECT match FROM seats WHERE player IN ({ids}))")
             params += id_params
+        if self.rated:
+            sql = "m.match IN (SELECT match FROM rating_history WHERE pool = ? AND partner IS NULL"
+            params.append(self.rated)
+            if self.rated_outcome:
+                sql += " AND outcome = ?"
+                params.append(self.rated_outcome)
+            if self.player:
+                ids, id_params = players_matching(self.player)
+                sql += f" AND player IN ({ids})"
+                params += id_params
+            where.append(sql + ")")
         if self.table:
             where.append("m.table_id = ?")
             params.append(self.table)
@@ -179,7 +196,7 @@ class MatchFilters:
         return {k: str(v) for k, v in (
             ("player", self.player), ("table", self.table), ("profile", self.profile),
             ("verdict", self.verdict), ("date_from", self.date_from), ("date_to", self.date_to),
-            ("match", self.match)) if v not in (None, "")}
+            ("match", self.match), ("rated", self.rated), ("rated_outcome", self.rated_outcome)) if v not in (None, "")}
 
 
 def matches_sql(filters: MatchFilters, sort: str | None = None, order: str | None = None) -> tuple[str, list[Any]]:
@@ -229,8 +246,11 @@ def list_matches(
     per_page: int = 50,
     sort: str | None = None,
     order: str | None = None,
+    rated: str | None = None,
+    rated_outcome: str | None = None,
 ) -> dict[str, Any]:
-    filters = MatchFilters(player, table, profile, verdict, date_from, date_to)
+    filters = MatchFilters(player, table, profile, verdict, date_from, date_to, rated=rated,
+                           rated_outcome=rated_outcome)
     cond, params = filters.where()
     n = int_scalar(cur, f"SELECT count(*) FROM matches m WHERE {cond}", params)
     sql, params = matches_sql(filters, sort, order)

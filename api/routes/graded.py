@@ -1,8 +1,9 @@
 """The hands and moves behind a page's counts.
 
 /hands lists the hands a player page counts (played, won, lost, tied, the
-deals of its deal luck),
-under the page's filters, newest first. /moves lists the analysed decisions a
+deals of its deal luck, went out, with a bonus, passed, the matches ended
+by a shutout, analysed) under the page's filters, or the hands of one seat
+of a match (the match page's accuracy table), newest first. /moves lists the analysed decisions a
 player page, a pair page or a match page counts ("206 blunders", a phase's
 bar), with the same filters in the address, costliest first; each links to
 its replay at that move. /api/graded-moves is its JSON twin.
@@ -17,14 +18,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 
 from api import schemas as s
 from api.deps import Cur, Cursor, PageNo, Text, form_date
 from api.responses import json_response, page
-from reports.player import ReportFilters, hand_outcomes
+from reports.player import (
+    ReportFilters,
+    analysed_only,
+    hand_outcomes,
+    match_end_hands,
+    seat_outcomes,
+)
 from reports.skill import PHASES, seat_ranges
 
 router = APIRouter()
@@ -146,30 +153,67 @@ def api_graded_moves(cur: Cur, match: Text = None, seat: Seat = None, player: Te
 
 
 #: `played`: the hands played out (the player page's "hands played"); `dealt`: the
-#: deals its deal luck counts (played or cancelled, dealt 7 tiles).
-Outcome = Literal["won", "lost", "tied", "played", "dealt"]
+#: deals its deal luck counts (played or cancelled, dealt 7 tiles); `out`: the
+#: hands the player went out in themselves (a dominó of their own, not their partner's).
+Outcome = Literal["won", "lost", "tied", "played", "dealt", "out"]
 HandResult = Literal["domino", "block"]  # how the hand ended: a player out, or blocked (tranque)
+#: the matches won (`given`) or lost (`taken`) by a shutout, each by the last hand the player held in it
+Shutout = Literal["given", "taken"]
+#: the matches won or lost, each by the last hand the player held in it (the player page's match wins, losses)
+MatchOutcome = Literal["won", "lost"]
+Flag = Annotated[bool, Query()]
+
+
+def _hand_rows(cur: Cursor, player: str | None, match: str | None, seat: int | None,
+               chosen: ReportFilters) -> Any:
+    if player:
+        return hand_outcomes(cur, player, chosen if chosen else None)
+    if match and seat is not None:
+        return seat_outcomes(cur, match, seat)
+    raise HTTPException(422, "give a player, or a match and a seat")
 
 
 @router.get("/hands", response_class=HTMLResponse, include_in_schema=False)
-def hands_page(cur: Cur, player: Annotated[str, Query(max_length=200)], outcome: Outcome | None = None,
+def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = None, outcome: Outcome | None = None,
                result: HandResult | None = None, profile: Text = None, partner: Text = None, date_from: Text = None,
-               date_to: Text = None, page_no: PageNo = 1) -> HTMLResponse:
+               date_to: Text = None, bonus: Text = None, passed: Flag = False, analysed: Flag = False,
+               shutout: Shutout | None = None, match_outcome: MatchOutcome | None = None, doubles: Flag = False,
+               page_no: PageNo = 1) -> HTMLResponse:
     chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
                            partner or None)
-    df = hand_outcomes(cur, player, chosen if chosen else None)
+    df = _hand_rows(cur, player, match, seat, chosen)
+    # first: a match's last hand is the last of all the hands kept
+    if shutout:
+        df = match_end_hands(df, "won" if shutout == "given" else "lost", shutout=True)
+    if match_outcome:
+        df = match_end_hands(df, match_outcome)
     if outcome == "dealt":
         df = df.filter(df["result"].is_not_null() & (df["dealt_tiles"] == 7))
+    elif outcome == "out":
+        df = df.filter(df["went_out"])
     elif outcome:
         df = df.filter(df["played"] & df[outcome])
     if result:
         df = df.filter(df["result"] == result)
+    if bonus:  # went out with it
+        df = df.filter(df["went_out"] & df["notes"].list.contains(bonus).fill_null(False))
+    if passed:  # the hands played in which they passed (the passes counted as the report counts them)
+        df = df.filter(df["played"] & (df["passes"] > 0))
+    if analysed:
+        df = analysed_only(cur, df)
+    if doubles:  # at tables that keep the doubles in play (the deal luck's doubles row)
+        df = df.filter((df["stock"] != "doubles_aside").fill_null(False))
     df = df.reverse()  # newest first
     total = df.height
     pages = max(1, -(-total // PER_PAGE))
     rows = df.slice((page_no - 1) * PER_PAGE, PER_PAGE).to_dicts()
-    named = cur.execute("SELECT name FROM players WHERE player = ?", [player]).fetchall()
-    filters = {k: v for k, v in (("player", player), ("outcome", outcome), ("result", result), ("profile", profile),
-                                 ("partner", partner), ("date_from", date_from), ("date_to", date_to)) if v}
-    return page("hands.html", nav="players", rows=rows, total=total, page_no=page_no, pages=pages,
-                filters=filters, who=named[0][0] if named else None)
+    named = cur.execute("SELECT name FROM players WHERE player = ?", [player]).fetchall() if player else []
+    filters = {k: v for k, v in (("player", player), ("match", match), ("seat", seat), ("outcome", outcome),
+                                 ("result", result), ("bonus", bonus), ("passed", "1" if passed else None),
+                                 ("analysed", "1" if analysed else None), ("shutout", shutout),
+                                 ("match_outcome", match_outcome),                                 ("doubles", "1" if doubles else None),
+                                 ("profile", profile), ("partner", partner), ("date_from", date_from),
+                                 ("date_to", date_to)) if v is not None and v != ""}
+    return page("hands.html", nav="players" if player else "matches", rows=rows, total=total, page_no=page_no,
+                pages=pages, filters=filters, who=named[0][0] if named else None,
+                matches=df["match"].n_unique(), passes=int(df["passes"].sum() or 0) if passed else None)

@@ -21,13 +21,17 @@ from replay.store import delete_match
 
 router = APIRouter()
 
+Rated = exports.Rated
+RatedOutcome = exports.RatedOutcome | None
+
 
 def _matches(cur: Cursor, player: str | None, table: str | None, profile: str | None,
              verdict: str | None, date_from: dt.date | None, date_to: dt.date | None,
-             page_no: int, per_page: int, sort: str | None = None, order: str | None = None) -> dict[str, Any]:
+             page_no: int, per_page: int, sort: str | None = None, order: str | None = None,
+             rated: str | None = None, rated_outcome: str | None = None) -> dict[str, Any]:
     return q.list_matches(cur, player=player, table=table, profile=profile, verdict=verdict,
                           date_from=date_from, date_to=date_to, page=page_no, per_page=per_page,
-                          sort=sort, order=order)
+                          sort=sort, order=order, rated=rated, rated_outcome=rated_outcome)
 
 
 @router.get("/matches", response_class=HTMLResponse, include_in_schema=False)
@@ -35,11 +39,14 @@ def matches_page(
     cur: Cur, player: Text = None, table: Text = None, profile: Text = None,
     verdict: Verdict | None = None, date_from: dt.date | None = None,
     date_to: dt.date | None = None, page_no: PageNo = 1,
-    sort: exports.MatchSort | None = None, order: exports.Order | None = None,
+    sort: exports.MatchSort | None = None, order: exports.Order | None = None, rated: Rated = None,
+    rated_outcome: RatedOutcome = None,
 ) -> HTMLResponse:
-    data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50, sort, order)
+    data = _matches(cur, player, table, profile, verdict, date_from, date_to, page_no, 50, sort, order, rated,
+                    rated_outcome)
     filters = {"player": player, "table": table, "profile": profile, "verdict": verdict,
-               "date_from": date_from, "date_to": date_to}
+               "date_from": date_from, "date_to": date_to, "rated": rated,
+               "rated_outcome": rated_outcome}
     return page("matches.html", nav="matches", filters=filters, choices=q.filter_choices(cur),
                 sorting=q.sort_state(q.MATCH_SORTS, sort, order), **data)
 
@@ -51,13 +58,17 @@ def api_matches(
     verdict: Verdict | None = None, date_from: dt.date | None = None,
     date_to: dt.date | None = None, page_no: PageNo = 1,
     per_page: Annotated[int, Query(ge=1, le=500)] = 50,
-    sort: exports.MatchSort | None = None, order: exports.Order | None = None,
+    sort: exports.MatchSort | None = None, order: exports.Order | None = None, rated: Rated = None,
+    rated_outcome: RatedOutcome = None,
 ) -> Response:
     """The matches the filters select, a page at a time. `player` finds any part of a
     player's name or id, case and accents aside; with it, each row says how that
-    player did (`outcome`) and beside whom (`partner`)."""
+    player did (`outcome`) and beside whom (`partner`). `rated`: only the matches rated in
+    that pool ("*" every profile together, else a profile's name), with `player` those
+    counted in that player's own rating; `rated_outcome` narrows them to those won,
+    tied or lost."""
     return json_response(_matches(cur, player, table, profile, verdict, date_from, date_to, page_no, per_page,
-                                  sort, order))
+                                  sort, order, rated, rated_outcome))
 
 
 # a match id may hold "/" (so "{match_id:path}"): the hand routes go before the match's own
