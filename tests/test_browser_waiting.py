@@ -106,6 +106,24 @@ def test_the_pair_pages_counts_open_their_lists(site: str, browser: Any) -> None
     page.close()
 
 
+@pytest.mark.parametrize("width", [1180, 1366])
+def test_side_by_side_tables_fit_their_columns(site: str, browser: Any, width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    cut = {}
+    for path in (f"/pair?a={CHEAT}&b={PARTNER}", f"/players/{CHEAT}"):
+        page.goto(site + path)
+        over = page.evaluate(
+            """[...document.querySelectorAll('.cols > section table')]
+               .filter(t => t.getBoundingClientRect().right > t.closest('section').getBoundingClientRect().right + 1)
+               .map(t => (t.previousElementSibling || t.parentElement).textContent.trim().slice(0, 40))"""
+        )
+        if over:
+            cut[path] = over
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, path
+    page.close()
+    assert cut == {}
+
+
 def test_axe_finds_nothing_serious_on_these_pages(site: str, browser: Any) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
