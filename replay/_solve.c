@@ -356,7 +356,7 @@ static int child(Solver *sv, const Pos *p, int mv, int alpha, int beta, int view
     return search(sv, &c, alpha, beta, view);
 }
 
-static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
+static int order_key(const Solver *sv, const Pos *p, int mv, int nxt, int ally)
 {
     if (mv < 0)
         return -1000;
@@ -372,7 +372,7 @@ static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
         r = p->right;
     }
     int hurt = nbits(p->hand[nxt] & (SUIT_MASK[l] | SUIT_MASK[r]));
-    return -hurt * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
+    return (ally ? hurt : -hurt) * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
 }
 
 /* Enhanced transposition cutoffs: before searching any move, look each
@@ -456,13 +456,16 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
     }
     int a0 = alpha, b0 = beta;
     /* order: the table's best move, then the moves that leave the next seat
-     * (an opponent in pair games) the fewest tiles to play, then doubles and
-     * heavy tiles */
+     * the fewest tiles to play when it is an opponent (always, in pair and
+     * two-player games) and the most when it is an ally (two seats of the
+     * coalition in a row, with individual players), then doubles and heavy
+     * tiles */
     int ord[16] = {0}, key8[16];
     int nxt = (p->turn + 1) % sv->r.n;
+    int ally = (sv->r.sides > 2 || !sv->r.pairs) && (p->turn == view) == (nxt == view);
     for (int i = 0; i < nm; i++) {
         ord[i] = i;
-        key8[i] = order_key(sv, p, mv[i], nxt);
+        key8[i] = order_key(sv, p, mv[i], nxt, ally);
     }
     for (int i = 1; i < nm; i++) {
         int x = ord[i], kx = key8[x], j = i - 1;
