@@ -429,9 +429,33 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
     }
     uint64_t key[2] = {0, 0};
     int first = -1, size = 0, elo = -INF, ehi = INF;
+    Entry *bk = NULL;
     if (sv->use_tt && (size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3])) >= S_TTMIN) {
-        size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]);
         make_key(p, view, key);
+        bk = bucket(sv, key);
+        __builtin_prefetch(bk); /* its line comes in while the moves are ordered */
+    }
+    /* order: the table's best move, then the moves that leave the next seat
+     * the fewest tiles to play when it is an opponent (always, in pair and
+     * two-player games) and the most when it is an ally (two seats of the
+     * coalition in a row, with individual players), then doubles and heavy
+     * tiles */
+    int ord[16] = {0}, key8[16];
+    int nxt = (p->turn + 1) % sv->r.n;
+    int ally = (sv->r.sides > 2 || !sv->r.pairs) && (p->turn == view) == (nxt == view);
+    for (int i = 0; i < nm; i++) {
+        ord[i] = i;
+        key8[i] = order_key(sv, p, mv[i], nxt, ally);
+    }
+    for (int i = 1; i < nm; i++) {
+        int x = ord[i], kx = key8[x], j = i - 1;
+        while (j >= 0 && key8[ord[j]] < kx) {
+            ord[j + 1] = ord[j];
+            j--;
+        }
+        ord[j + 1] = x;
+    }
+    if (bk) {
         Entry *e = probe(sv, key); /* read now: the search below may reuse its slot */
         if (e) {
             elo = e->lo;
@@ -455,26 +479,6 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
             return cut;
     }
     int a0 = alpha, b0 = beta;
-    /* order: the table's best move, then the moves that leave the next seat
-     * the fewest tiles to play when it is an opponent (always, in pair and
-     * two-player games) and the most when it is an ally (two seats of the
-     * coalition in a row, with individual players), then doubles and heavy
-     * tiles */
-    int ord[16] = {0}, key8[16];
-    int nxt = (p->turn + 1) % sv->r.n;
-    int ally = (sv->r.sides > 2 || !sv->r.pairs) && (p->turn == view) == (nxt == view);
-    for (int i = 0; i < nm; i++) {
-        ord[i] = i;
-        key8[i] = order_key(sv, p, mv[i], nxt, ally);
-    }
-    for (int i = 1; i < nm; i++) {
-        int x = ord[i], kx = key8[x], j = i - 1;
-        while (j >= 0 && key8[ord[j]] < kx) {
-            ord[j + 1] = ord[j];
-            j--;
-        }
-        ord[j + 1] = x;
-    }
     if (first >= 0 && first < nm) {
         int j = 0;
         while (ord[j] != first)
