@@ -68,6 +68,8 @@ static inline int nbits(uint32_t m) { return S_BITS[m & 0x3fff] + S_BITS[m >> 14
 
 /* -- the rules and the hand's context ------------------------------------ */
 
+enum { BOUND_PIPS = 1, BOUND_MILO };
+
 typedef struct {
     RulesC spec;      /* the rules as replay.rules.RulesSpec gives them */
     int n;            /* seats */
@@ -80,7 +82,7 @@ typedef struct {
     int opening;      /* the tile the hand must open with; -1 any */
     int hand_bonus;   /* paid to a domino's winners (hand_bonuses[hands played before]) */
     int first_block;  /* paid to a won block's winners (0 once the match's first is paid) */
-    int bounded;      /* |value| <= pips left + bonus_max (pips scoring without pass bonuses) */
+    int bounded;      /* value_range() knows bounds: BOUND_PIPS, BOUND_MILO, or 0 */
     int bonus_max;
 } Rules;
 
@@ -121,6 +123,7 @@ typedef struct {
     int use_tt;
     int mtd;
     int etc;
+    int bounds;
     unsigned long long probes;
 } Solver;
 
@@ -406,6 +409,40 @@ static int etc_cut(Solver *sv, const Pos *p, const int *mv, int nm, int maxing, 
     return 0;
 }
 
+/* Bounds on the value, from `view`'s side, of every end the position can
+ * reach, for rules without pass bonuses. A seat's pips only fall, except by
+ * drawing, and the boneyard goes to one seat at most. Pips scoring: a side
+ * scores at most the pips it counts (every seat's, or its opponents') and
+ * one hand end's bonuses; with two sides, the other side at most the pips
+ * of this one. Milo pays 1 or 2 to one side. (royal_rumble has bounds too,
+ * from each seat's pips and the blocker's four times, but they are so loose
+ * that the weaker values they return cost more null-window searches than
+ * they save: docs/analysis.md.) */
+static void value_range(const Solver *sv, const Pos *p, int view, int *lo, int *hi)
+{
+    const Rules *r = &sv->r;
+    if (r->bounded == BOUND_MILO) {
+        *lo = -2 * (r->sides - 1);
+        *hi = 2;
+        return;
+    }
+    int b = r->bonus_max;
+    if (r->spec.count == COUNT_ALL) {
+        *hi = b + p->pips;
+        *lo = -*hi;
+        return;
+    }
+    int stock = pips(p->stockmask), mine = side_of(r, view), counted = stock, own = stock;
+    for (int s = 0; s < r->n; s++) {
+        if (side_of(r, s) != mine)
+            counted += pips(p->hand[s]);
+        else
+            own += pips(p->hand[s]);
+    }
+    *hi = b + counted;
+    *lo = r->sides == 2 ? -(b + own) : -(b + p->pips);
+}
+
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
 {
     if (settle(sv, p)) { /* nobody can play: scored as a block by the last seat to move */
@@ -420,12 +457,13 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         return finish(sv, p, 0, p->turn, 0, p->left, p->right, p->left, p->right, view);
     if (nm == 1) /* forced: its child is the position worth keeping */
         return child(sv, p, mv[0], alpha, beta, view);
-    if (sv->r.bounded) { /* no value is beyond every pip left plus every bonus */
-        int b = sv->r.bonus_max + p->pips;
-        if (b <= alpha)
-            return b;
-        if (-b >= beta)
-            return -b;
+    if (sv->r.bounded && sv->bounds) { /* no end the position can reach is worth more (less) than these */
+        int lo, hi;
+        value_range(sv, p, view, &lo, &hi);
+        if (hi <= alpha)
+            return hi;
+        if (lo >= beta)
+            return lo;
     }
     uint64_t key[2] = {0, 0};
     int first = -1, size = 0, elo = -INF, ehi = INF;
@@ -576,12 +614,15 @@ static int root_value(Solver *sv, Pos *p, int view)
 static void set_bound(Rules *r)
 {
     r->bounded = 0;
-    if (r->spec.scoring == SCORING_PIPS && !r->pass_on) {
+    if (r->pass_on)
+        return;
+    if (r->spec.scoring == SCORING_PIPS) {
         long dom = r->spec.capicua_bonus > r->spec.chuchazo_bonus ? r->spec.capicua_bonus : r->spec.chuchazo_bonus;
         dom += r->spec.ones_bonus + r->hand_bonus;
         r->bonus_max = (int)(dom > r->first_block ? dom : r->first_block);
-        r->bounded = 1;
-    }
+        r->bounded = BOUND_PIPS;
+    } else if (r->spec.scoring == SCORING_MILO)
+        r->bounded = BOUND_MILO;
 }
 
 static int get_int(PyObject *t, Py_ssize_t i, int *out)
@@ -634,6 +675,7 @@ static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
     sv->use_tt = 1;
     sv->mtd = 1;
     sv->etc = 0;
+    sv->bounds = 1;
     sv->nodes = 0;
     return 0;
 }
@@ -858,7 +900,18 @@ static int set_etc(Solver *sv, PyObject *v, void *closure)
     return 0;
 }
 
+static PyObject *get_bounds(Solver *sv, void *closure) { return PyBool_FromLong(sv->bounds); }
+static int set_bounds(Solver *sv, PyObject *v, void *closure)
+{
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    sv->bounds = on;
+    return 0;
+}
+
 static PyGetSetDef solver_getset[] = {
+    {"bounds", (getter)get_bounds, (setter)set_bounds, "cutoffs on bounds of the value (value_range)", NULL},
     {"etc", (getter)get_etc, (setter)set_etc, "enhanced transposition cutoffs", NULL},
     {"mtd", (getter)get_mtd, (setter)set_mtd, "null-window searches for exact values", NULL},
     {"nodes", (getter)get_nodes, NULL, "positions searched so far", NULL},

@@ -170,6 +170,46 @@ def test_the_search_switches_change_no_value(etc: bool, mtd: bool) -> None:
         assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat)
 
 
+BOUNDED = sorted(p for p in PROFILES if resolve(p).pass_bonus is None and (resolve(p).count == "opponents" or resolve(p).scoring == "milo"))
+
+
+@pytest.mark.parametrize("profile", BOUNDED)
+def test_endgames_where_the_value_bounds_are_tightest(profile: str) -> None:
+    """Counting the opponents' pips, or milo's 1 or 2, the search cuts on
+    bounds tighter than every pip left: the brute force's values still."""
+    rules = resolve(profile)
+    rng = random.Random(f"bounds {profile}")
+    done = 0
+    while done < 100:
+        s = endgame(rules, rng, rng.randint(4, 10))
+        if s is None:
+            continue
+        check(s, HandContext(rng.randrange(5), rng.random() < 0.5), rng.randrange(rules.players))
+        done += 1
+
+
+@needs_native
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_the_value_bounds_change_no_value(profile: str) -> None:
+    """Cutoffs on bounds of the value on and off, deeper than the brute force
+    goes, against a search with neither them nor a table."""
+    rules = resolve(profile)
+    rng = random.Random(f"bounds off {profile}")
+    done = 0
+    while done < 25:
+        s = endgame(rules, rng, rng.randint(8, 14))
+        if s is None:
+            continue
+        seat = rng.randrange(rules.players)
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        solver = make_solver(rules, table_bits=10)
+        plain = make_solver(rules)
+        plain.table = False
+        plain.bounds = False  # type: ignore[attr-defined]
+        assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat), (profile, s, ctx, seat)
+        done += 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(seeds, st.sampled_from(["international", "pagat", "domena_2p", "pr_3p", "milo"]))
 def test_two_sides_are_zero_sum_and_the_best_move_is_the_value(seed: int, profile: str) -> None:
