@@ -124,6 +124,7 @@ typedef struct {
     int mtd;
     int etc;
     int bounds;
+    int ttmin;        /* positions of fewer tiles left are not kept */
     unsigned long long probes;
 } Solver;
 
@@ -271,6 +272,13 @@ static int settle(const Solver *sv, Pos *p)
 
 /* -- the table ------------------------------------------------------------ */
 
+/* Tiles still in hands and boneyard: the size of the subtree below a position
+ * (a boneyard's tiles are drawn and played in it too). */
+static inline int tiles_left(const Pos *p)
+{
+    return nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3] | p->stockmask);
+}
+
 static inline uint64_t mix(uint64_t x)
 {
     x ^= x >> 30;
@@ -337,8 +345,14 @@ static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int b
 /* -- the search ------------------------------------------------------------- */
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
+/* Smaller subtrees (tiles in hands and boneyard) are cheaper to search again
+ * than to look up; with two seats, whose plays commute more often, small
+ * positions recur enough to be worth keeping down to 5 tiles. */
 #ifndef S_TTMIN
-#define S_TTMIN 7 /* smaller subtrees are cheaper to search again than to look up */
+#define S_TTMIN 7
+#endif
+#ifndef S_TTMIN2
+#define S_TTMIN2 5
 #endif
 #ifndef S_ETCMIN
 #define S_ETCMIN 9 /* below, looking every child up costs more than it saves */
@@ -396,7 +410,7 @@ static int etc_cut(Solver *sv, const Pos *p, const int *mv, int nm, int maxing, 
             }
             continue;
         }
-        if (settle(sv, &c) || nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) < S_TTMIN)
+        if (settle(sv, &c) || tiles_left(&c) < sv->ttmin)
             continue;
         uint64_t key[2];
         make_key(&c, view, key);
@@ -468,7 +482,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
     uint64_t key[2] = {0, 0};
     int first = -1, size = 0, elo = -INF, ehi = INF;
     Entry *bk = NULL;
-    if (sv->use_tt && (size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3])) >= S_TTMIN) {
+    if (sv->use_tt && (size = tiles_left(p)) >= sv->ttmin) {
         make_key(p, view, key);
         bk = bucket(sv, key);
         __builtin_prefetch(bk); /* its line comes in while the moves are ordered */
@@ -540,7 +554,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         if (alpha >= beta)
             break;
     }
-    if (sv->use_tt && size >= S_TTMIN) {
+    if (sv->use_tt && size >= sv->ttmin) {
         int lo = elo, hi = ehi;
         if (best <= a0) { /* failed low: an upper bound */
             if (best < hi)
@@ -570,7 +584,7 @@ static int mtd(Solver *sv, const Pos *p, int mv, int view, int guess)
     } else if (mv != MOVE_ROOT && do_play(sv, &c, mv, view, &v))
         return v;
     int lo = -INF, hi = INF, g = guess;
-    if (sv->use_tt && !settle(sv, &c) && nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) >= S_TTMIN) {
+    if (sv->use_tt && !settle(sv, &c) && tiles_left(&c) >= sv->ttmin) {
         uint64_t key[2]; /* start from what the table already proved of it */
         make_key(&c, view, key);
         const Entry *e = probe(sv, key);
@@ -676,6 +690,7 @@ static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
     sv->mtd = 1;
     sv->etc = 0;
     sv->bounds = 1;
+    sv->ttmin = r->n == 2 ? S_TTMIN2 : S_TTMIN;
     sv->nodes = 0;
     return 0;
 }

@@ -170,6 +170,26 @@ def test_the_search_switches_change_no_value(etc: bool, mtd: bool) -> None:
         assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat)
 
 
+def test_two_seat_boneyard_endgames_through_one_kept_table() -> None:
+    """With two seats the table keeps positions down to 5 tiles left (hands
+    and boneyard): one small solver kept across hundreds of such endgames,
+    every value the brute force's."""
+    rng = random.Random(5)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(["pr_2p", "domena_2p"]))
+        s = endgame(rules, rng, rng.randint(5, 10))
+        if s is None:
+            continue
+        solver = solvers.setdefault(rules, make_solver(rules, table_bits=6))
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        want = tuple((m, brute(apply(s, m), ctx, seat)) for m in legal_moves(s))
+        assert move_values(solver, s, ctx, seat) == want, (s, ctx, seat)
+        done += 1
+
+
 BOUNDED = sorted(p for p in PROFILES if resolve(p).pass_bonus is None and (resolve(p).count == "opponents" or resolve(p).scoring == "milo"))
 
 
