@@ -614,11 +614,11 @@ static int mtd(Solver *sv, const Pos *p, int mv, int view, int guess)
 }
 
 /* The exact value of a position, by null-window searches when `mtd` is on. */
-static int root_value(Solver *sv, Pos *p, int view)
+static int root_value(Solver *sv, Pos *p, int view, int guess)
 {
     if (!sv->mtd)
         return search(sv, p, -INF, INF, view);
-    return mtd(sv, p, MOVE_ROOT, view, 0);
+    return mtd(sv, p, MOVE_ROOT, view, guess);
 }
 
 /* -- Python ----------------------------------------------------------------- */
@@ -804,13 +804,17 @@ static int viewer(const Solver *sv, int seat, int *sign)
     return seat;
 }
 
-/* The arguments (position, seat) of values() and value(): the position read,
- * the seat searched for and the sign that gives `seat`'s values; -1 on error. */
-static int call_args(Solver *sv, PyObject *args, Pos *p, int *view, int *sign)
+/* The arguments (position, seat) of values() and (position, seat, guess=0)
+ * of value() (guess NULL: none taken): the position read, the seat searched
+ * for and the sign that gives `seat`'s values; -1 on error. */
+static int call_args(Solver *sv, PyObject *args, Pos *p, int *view, int *sign, int *guess)
 {
     PyObject *t;
     int seat;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &seat) || read_pos(sv, t, p) < 0)
+    if (guess)
+        *guess = 0;
+    if (!(guess ? PyArg_ParseTuple(args, "Oi|i", &t, &seat, guess) : PyArg_ParseTuple(args, "Oi", &t, &seat)) ||
+        read_pos(sv, t, p) < 0)
         return -1;
     if (seat < 0 || seat >= sv->r.n) {
         PyErr_SetString(PyExc_ValueError, "seat out of range");
@@ -827,7 +831,7 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
 {
     Pos p;
     int view, sign, mv[16], vals[16], nm;
-    if (call_args(sv, args, &p, &view, &sign) < 0)
+    if (call_args(sv, args, &p, &view, &sign, NULL) < 0)
         return NULL;
     if (stuck(&p)) { /* one draw (a fitting tile must then be played), or a pass */
         mv[0] = p.stockmask ? MOVE_DRAW : MOVE_PASS;
@@ -855,14 +859,16 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
     return out;
 }
 
-/* value(position, seat) -> the position's exact value from `seat`'s side */
+/* value(position, seat, guess=0) -> the position's exact value from `seat`'s
+ * side; the null-window searches start from `guess` (any value gives the
+ * same answer; a close one, fewer searches) */
 static PyObject *solver_value(Solver *sv, PyObject *args)
 {
     Pos p;
-    int view, sign;
-    if (call_args(sv, args, &p, &view, &sign) < 0)
+    int view, sign, guess;
+    if (call_args(sv, args, &p, &view, &sign, &guess) < 0)
         return NULL;
-    return PyLong_FromLong((long)sign * root_value(sv, &p, view));
+    return PyLong_FromLong((long)sign * root_value(sv, &p, view, sign * guess));
 }
 
 static PyObject *solver_clear(Solver *sv, PyObject *Py_UNUSED(ignored))
@@ -890,7 +896,7 @@ static PyMethodDef solver_methods[] = {
     {"set_hand", (PyCFunction)solver_set_hand, METH_VARARGS,
      "set_hand(leader, opening, hand_bonus, first_block): the hand's place in its match"},
     {"values", (PyCFunction)solver_values, METH_VARARGS, "values(position, seat) -> ((move, value), ...)"},
-    {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat) -> int"},
+    {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat, guess=0) -> int"},
     {"clear", (PyCFunction)solver_clear, METH_NOARGS, "forget the table"},
     {NULL, NULL, 0, NULL},
 };

@@ -21,7 +21,7 @@ from replay.accel import native
 from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
 from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
-from replay.solver import HandContext, final_value, make_solver, move_values, points_value, position
+from replay.solver import HandContext, final_value, hand_args, make_solver, move_values, points_value, position
 from replay.tiles import parse_tile
 from tests.conftest import SCORE_OPTIONS, deal, needs_native, seeds
 from tests.conftest import random_rules as draw_rules
@@ -187,6 +187,29 @@ def test_two_seat_boneyard_endgames_through_one_kept_table() -> None:
         seat = rng.randrange(rules.players)
         want = tuple((m, brute(apply(s, m), ctx, seat)) for m in legal_moves(s))
         assert move_values(solver, s, ctx, seat) == want, (s, ctx, seat)
+        done += 1
+
+
+@pytest.mark.parametrize("pure", PURE)
+def test_a_value_is_the_same_from_any_guess(pure: bool) -> None:
+    """value() starts its null-window searches from a guess (the hand's par
+    gives each seat's first decision): near, far or beyond every bound, the
+    answer is the brute force's, endgames of every profile through one kept table."""
+    rng = random.Random(41)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(sorted(PROFILES)))
+        s = endgame(rules, rng, rng.randint(3, 9))
+        if s is None:
+            continue
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        want = brute(s, ctx, seat)
+        solver = solvers.setdefault(rules, make_solver(rules, pure=pure, table_bits=8))
+        solver.set_hand(*hand_args(s, ctx))
+        for guess in (want, want + rng.randint(-3, 3), rng.randint(-300, 300), -(10**6), 10**6):
+            assert solver.value(position(s), seat, guess) == want, (s, ctx, seat, guess)
         done += 1
 
 

@@ -441,7 +441,10 @@ class Analyzer:
                 return _skipped(base, f"ply {k}: {exc}")
         if state.result is None:
             return _skipped(base, "the hand's moves stop before it is over")
-        par = _par(dd_solver, start, ctx, plies[0].dd_best if plies else None)
+        firsts: dict[int, int] = {}  # each seat's best value at its first decision
+        for p in plies:
+            firsts.setdefault(p.seat, p.dd_best)
+        par = _par(dd_solver, start, ctx, firsts)
         result = tuple(final_value(state, ctx, s) for s in range(n))
         sums = [[0.0] * n for _ in range(6)]
         for p in plies:
@@ -653,19 +656,25 @@ def _skipped(base: HandAnalysis, why: str) -> HandAnalysis:
     return HandAnalysis(base.match, base.hand, base.version, base.samples, base.seed, why)
 
 
-def _par(solver: Solver, state: HandState, ctx: HandContext, first: int | None) -> tuple[int, ...]:
-    """The value of the hand's start from every seat's side; `first`: its
-    value from the side of the seat to move, when already known (the best of
-    the first decision's values), so that only the other seats of a table of
-    individual players are searched again."""
+def _par(solver: Solver, state: HandState, ctx: HandContext, firsts: Mapping[int, int]) -> tuple[int, ...]:
+    """The value of the hand's start from every seat's side. `firsts`: each
+    seat's best value at its first decision. The first mover's is the start's
+    own value, so with two sides nothing is searched again; with individual
+    players every other seat's start is searched, from its first decision's
+    value as the guess its null-window searches start from (close to the
+    answer: fewer of them)."""
     r = state.rules
     solver.set_hand(*hand_args(state, ctx))
     pos = position(state)
     mover = state.turn
+    first = firsts.get(mover)
     if r.sides == 2:
         v0 = (first if r.side_of(mover) == 0 else -first) if first is not None else solver.value(pos, 0)
         return tuple(v0 if r.side_of(s) == 0 else -v0 for s in range(r.players))
-    return tuple(first if s == mover and first is not None else solver.value(pos, s) for s in range(r.players))
+    return tuple(
+        first if s == mover and first is not None else solver.value(pos, s, firsts.get(s, 0))
+        for s in range(r.players)
+    )
 
 
 # -- inputs ---------------------------------------------------------------------------
