@@ -21,7 +21,15 @@ from replay.accel import native
 from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
 from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
-from replay.solver import HandContext, final_value, hand_args, make_solver, move_values, points_value, position
+from replay.solver import (
+    HandContext,
+    final_value,
+    hand_args,
+    make_solver,
+    move_values,
+    points_value,
+    position,
+)
 from replay.tiles import parse_tile
 from tests.conftest import SCORE_OPTIONS, deal, needs_native, seeds
 from tests.conftest import random_rules as draw_rules
