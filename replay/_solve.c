@@ -103,7 +103,7 @@ typedef struct {
     uint64_t k0, k1;
     int32_t lo, hi;
     uint32_t gen;
-    int8_t best; /* index into the move list of the best move found */
+    uint8_t best; /* the best move found, by move_code() */
     int8_t size; /* tiles left: deeper entries are kept */
 } Entry;
 
@@ -294,12 +294,16 @@ static inline uint64_t mix(uint64_t x)
  * (different deals simply meet different entries). The union of the hands
  * says which tiles are still held; two more masks give each held tile's
  * seat (seat = bit of `a` + 2 * bit of `b`); the boneyard is the solver's
- * (a new one clears the table) and `sp` says how much of it is drawn. */
+ * (a new one clears the table) and `sp` says how much of it is drawn. The
+ * ends are keyed as a pair, lower first: no score tells the left end from
+ * the right (a capicua fits both, milo's and the ones bonus's last ends
+ * are compared as a pair), so a line and its mirror have one value. */
 static inline void make_key(const Pos *p, int view, uint64_t *k)
 {
     uint32_t un = p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3];
     uint32_t a = p->hand[1] | p->hand[3], b = p->hand[2] | p->hand[3];
-    k[0] = un | (uint64_t)(p->left + 1) << 28 | (uint64_t)(p->right + 1) << 31 | (uint64_t)p->turn << 34 |
+    int e0 = p->left < p->right ? p->left : p->right, e1 = p->left ^ p->right ^ e0;
+    k[0] = un | (uint64_t)(e0 + 1) << 28 | (uint64_t)(e1 + 1) << 31 | (uint64_t)p->turn << 34 |
            (uint64_t)view << 36 | (uint64_t)p->may_yield << 38 | (uint64_t)(p->must + 1) << 39 |
            (uint64_t)(uint8_t)p->np[0] << 44 | (uint64_t)(uint8_t)p->np[1] << 51 |
            (uint64_t)(p->first_side + 1) << 58;
@@ -338,13 +342,22 @@ static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int b
     e->lo = lo;
     e->hi = hi;
     e->gen = sv->gen;
-    e->best = (int8_t)best;
+    e->best = (uint8_t)best;
     e->size = (int8_t)size;
 }
 
 /* -- the search ------------------------------------------------------------- */
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
+
+/* A move as the table keeps it: the tile and the number of the end it is
+ * laid on (not the end's side, as the key does not tell the ends apart). */
+static inline int move_code(const Pos *p, int mv)
+{
+    if (mv < 0)
+        return 250 - mv;
+    return (mv >> 1) * 8 + (p->left < 0 ? 7 : mv & 1 ? p->right : p->left);
+}
 /* Smaller subtrees (tiles in hands and boneyard) are cheaper to search again
  * than to look up; with two seats, whose plays commute more often, small
  * positions recur enough to be worth keeping down to 5 tiles. */
@@ -522,7 +535,9 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 alpha = elo;
             if (ehi < beta)
                 beta = ehi;
-            first = e->best;
+            for (int i = 0; i < nm; i++)
+                if (move_code(p, mv[i]) == e->best)
+                    first = i;
         }
     }
     if (sv->etc && size >= S_ETCMIN) { /* enhanced transposition cutoffs: a child already known to refute */
@@ -564,7 +579,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 lo = best;
         } else
             lo = hi = best;
-        store(sv, key, size, lo, hi, bi);
+        store(sv, key, size, lo, hi, move_code(p, mv[bi]));
     }
     return best;
 }

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.accel import native
-from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
+from replay.engine import DRAW, HandState, Play, apply, legal_moves, new_hand
 from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
 from replay.solver import (
@@ -218,6 +218,31 @@ def test_a_value_is_the_same_from_any_guess(pure: bool) -> None:
         solver.set_hand(*hand_args(s, ctx))
         for guess in (want, want + rng.randint(-3, 3), rng.randint(-300, 300), -(10**6), 10**6):
             assert solver.value(position(s), seat, guess) == want, (s, ctx, seat, guess)
+        done += 1
+
+
+def test_mirrored_ends_meet_one_table_entry() -> None:
+    """A position's value does not change when its two ends swap sides (no
+    score tells left from right), so the table keys them as one: a position
+    solved, then its mirror through the same small table, gives the brute
+    force's values, which are the first's with each move's end swapped."""
+    rng = random.Random(43)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(sorted(PROFILES)))
+        s = endgame(rules, rng, rng.randint(5, 10))
+        if s is None or s.left == s.right:
+            continue
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        solver = solvers.setdefault(rules, make_solver(rules, table_bits=8))
+        got = move_values(solver, s, ctx, seat)
+        m = s._replace(left=s.right, right=s.left)
+        want = tuple((mv, brute(apply(m, mv), ctx, seat)) for mv in legal_moves(m))
+        assert move_values(solver, m, ctx, seat) == want, (s, ctx, seat)
+        mirrored = {(mv._replace(end=1 - mv.end) if isinstance(mv, Play) else mv): v for mv, v in got}
+        assert dict(want) == mirrored, (s, ctx, seat)
         done += 1
 
 
