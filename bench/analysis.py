@@ -11,7 +11,8 @@
    shows the same. `international` (4 seats), then a table of the other
    kinds: royal_rumble (4 individual seats), pr_2p and domena_2p (2 seats
    with a boneyard), pr_3p (3 seats with a boneyard).
-2. Each search technique alone, on the same international hands: the
+2. Each search technique alone, on the same international hands (and the
+   domena_2p hands for what only counting the opponents' pips uses): the
    defaults against the same search with one technique switched off (or,
    for those off by default, on): positions and CPU ms per hand.
 3. The sampled grade of whole international hands at 20 deals a decision
@@ -117,6 +118,16 @@ def _switch(name: str, value: bool) -> Callable[[Any], None]:
             for s in pair:
                 setattr(s, name, value)
             an._solvers[rules] = pair
+
+    return setup
+
+
+def _table_bits(bits: int) -> Callable[[Any], None]:
+    def setup(an: Any) -> None:
+        from replay.solver import make_solver
+
+        for rules in list(an._solvers):
+            an._solvers[rules] = tuple(make_solver(rules, table_bits=bits) for _ in range(2))
 
     return setup
 
@@ -246,21 +257,28 @@ def main() -> None:
     for prof, inp in others.items():
         t, n, _ = grade_dd(inp)
         say(f"{prof:15s} {pct(t, .5):7.2f}  {pct(t, .95):7.2f}  {pct(t, .99):7.2f}  {max(t):7.2f}  {pct(n, .5):12,.0f}")
-        figures.append(f"dd_hand_p50_{prof}: {pct(t, .5):.2f} ms")
+        figures += [f"dd_hand_p50_{prof}: {pct(t, .5):.2f} ms", f"dd_hand_nodes_p50_{prof}: {pct(n, .5):.0f} positions"]
 
-    say("technique (international, alone)        positions/hand   CPU ms/hand   against the defaults")
+    say("technique (alone)                                   positions/hand   CPU ms/hand   against the defaults")
     sub = intl[: max(40, n_main // 5)]
-    ref_t, ref_n, _ = grade_dd(sub)
-    rt, rn = statistics.fmean(ref_t), statistics.fmean(ref_n)
-    say(f"{'defaults':40s} {rn:14,.0f} {rt:13.2f}")
-    for label, setup in (
-        ("no null-window (MTD) searches", _switch("mtd", False)),
-        ("enhanced transposition cutoffs on", _switch("etc", True)),
-        ("no table kept across the plies", _no_reuse),
+    refs: dict[str, tuple[float, float]] = {}
+    for label, setup, prof in (
+        ("no null-window (MTD) searches", _switch("mtd", False), "international"),
+        ("enhanced transposition cutoffs on", _switch("etc", True), "international"),
+        ("no table kept across the plies", _no_reuse, "international"),
+        ("a table of 2^20 entries (32 MiB)", _table_bits(20), "international"),
+        ("no cutoffs on value bounds", _switch("bounds", False), "domena_2p"),
+        ("a table of 2^20 entries (32 MiB)", _table_bits(20), "domena_2p"),
     ):
-        t, n, _ = grade_dd(sub, setup)
+        inp = sub if prof == "international" else others[prof]
+        if prof not in refs:
+            ref_t, ref_n, _ = grade_dd(inp)
+            refs[prof] = statistics.fmean(ref_t), statistics.fmean(ref_n)
+            say(f"{'defaults, ' + prof:50s} {refs[prof][1]:14,.0f} {refs[prof][0]:13.2f}")
+        rt, rn = refs[prof]
+        t, n, _ = grade_dd(inp, setup)
         mt, mn = statistics.fmean(t), statistics.fmean(n)
-        say(f"{label:40s} {mn:14,.0f} {mt:13.2f}   positions x{mn / rn:.2f}, time x{mt / rt:.2f}")
+        say(f"{label + ', ' + prof:50s} {mn:14,.0f} {mt:13.2f}   positions x{mn / rn:.2f}, time x{mt / rt:.2f}")
 
     sampled = intl[:n_sampled]
     st, sn, sdec, sexact = grade_sampled(sampled, args.samples)

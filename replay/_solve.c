@@ -68,6 +68,8 @@ static inline int nbits(uint32_t m) { return S_BITS[m & 0x3fff] + S_BITS[m >> 14
 
 /* -- the rules and the hand's context ------------------------------------ */
 
+enum { BOUND_PIPS = 1, BOUND_MILO };
+
 typedef struct {
     RulesC spec;      /* the rules as replay.rules.RulesSpec gives them */
     int n;            /* seats */
@@ -80,7 +82,7 @@ typedef struct {
     int opening;      /* the tile the hand must open with; -1 any */
     int hand_bonus;   /* paid to a domino's winners (hand_bonuses[hands played before]) */
     int first_block;  /* paid to a won block's winners (0 once the match's first is paid) */
-    int bounded;      /* |value| <= pips left + bonus_max (pips scoring without pass bonuses) */
+    int bounded;      /* value_range() knows bounds: BOUND_PIPS, BOUND_MILO, or 0 */
     int bonus_max;
 } Rules;
 
@@ -101,7 +103,7 @@ typedef struct {
     uint64_t k0, k1;
     int32_t lo, hi;
     uint32_t gen;
-    int8_t best; /* index into the move list of the best move found */
+    uint8_t best; /* the best move found, by move_code() */
     int8_t size; /* tiles left: deeper entries are kept */
 } Entry;
 
@@ -121,6 +123,8 @@ typedef struct {
     int use_tt;
     int mtd;
     int etc;
+    int bounds;
+    int ttmin;        /* positions of fewer tiles left are not kept */
     unsigned long long probes;
 } Solver;
 
@@ -268,6 +272,13 @@ static int settle(const Solver *sv, Pos *p)
 
 /* -- the table ------------------------------------------------------------ */
 
+/* Tiles still in hands and boneyard: the size of the subtree below a position
+ * (a boneyard's tiles are drawn and played in it too). */
+static inline int tiles_left(const Pos *p)
+{
+    return nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3] | p->stockmask);
+}
+
 static inline uint64_t mix(uint64_t x)
 {
     x ^= x >> 30;
@@ -283,12 +294,16 @@ static inline uint64_t mix(uint64_t x)
  * (different deals simply meet different entries). The union of the hands
  * says which tiles are still held; two more masks give each held tile's
  * seat (seat = bit of `a` + 2 * bit of `b`); the boneyard is the solver's
- * (a new one clears the table) and `sp` says how much of it is drawn. */
+ * (a new one clears the table) and `sp` says how much of it is drawn. The
+ * ends are keyed as a pair, lower first: no score tells the left end from
+ * the right (a capicua fits both, milo's and the ones bonus's last ends
+ * are compared as a pair), so a line and its mirror have one value. */
 static inline void make_key(const Pos *p, int view, uint64_t *k)
 {
     uint32_t un = p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3];
     uint32_t a = p->hand[1] | p->hand[3], b = p->hand[2] | p->hand[3];
-    k[0] = un | (uint64_t)(p->left + 1) << 28 | (uint64_t)(p->right + 1) << 31 | (uint64_t)p->turn << 34 |
+    int e0 = p->left < p->right ? p->left : p->right, e1 = p->left ^ p->right ^ e0;
+    k[0] = un | (uint64_t)(e0 + 1) << 28 | (uint64_t)(e1 + 1) << 31 | (uint64_t)p->turn << 34 |
            (uint64_t)view << 36 | (uint64_t)p->may_yield << 38 | (uint64_t)(p->must + 1) << 39 |
            (uint64_t)(uint8_t)p->np[0] << 44 | (uint64_t)(uint8_t)p->np[1] << 51 |
            (uint64_t)(p->first_side + 1) << 58;
@@ -327,15 +342,30 @@ static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int b
     e->lo = lo;
     e->hi = hi;
     e->gen = sv->gen;
-    e->best = (int8_t)best;
+    e->best = (uint8_t)best;
     e->size = (int8_t)size;
 }
 
 /* -- the search ------------------------------------------------------------- */
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view);
+
+/* A move as the table keeps it: the tile and the number of the end it is
+ * laid on (not the end's side, as the key does not tell the ends apart). */
+static inline int move_code(const Pos *p, int mv)
+{
+    if (mv < 0)
+        return 250 - mv;
+    return (mv >> 1) * 8 + (p->left < 0 ? 7 : mv & 1 ? p->right : p->left);
+}
+/* Smaller subtrees (tiles in hands and boneyard) are cheaper to search again
+ * than to look up; with two seats, whose plays commute more often, small
+ * positions recur enough to be worth keeping down to 5 tiles. */
 #ifndef S_TTMIN
-#define S_TTMIN 7 /* smaller subtrees are cheaper to search again than to look up */
+#define S_TTMIN 7
+#endif
+#ifndef S_TTMIN2
+#define S_TTMIN2 5
 #endif
 #ifndef S_ETCMIN
 #define S_ETCMIN 9 /* below, looking every child up costs more than it saves */
@@ -356,7 +386,7 @@ static int child(Solver *sv, const Pos *p, int mv, int alpha, int beta, int view
     return search(sv, &c, alpha, beta, view);
 }
 
-static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
+static int order_key(const Solver *sv, const Pos *p, int mv, int nxt, int ally)
 {
     if (mv < 0)
         return -1000;
@@ -372,7 +402,7 @@ static int order_key(const Solver *sv, const Pos *p, int mv, int nxt)
         r = p->right;
     }
     int hurt = nbits(p->hand[nxt] & (SUIT_MASK[l] | SUIT_MASK[r]));
-    return -hurt * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
+    return (ally ? hurt : -hurt) * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
 }
 
 /* Enhanced transposition cutoffs: before searching any move, look each
@@ -393,7 +423,7 @@ static int etc_cut(Solver *sv, const Pos *p, const int *mv, int nm, int maxing, 
             }
             continue;
         }
-        if (settle(sv, &c) || nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) < S_TTMIN)
+        if (settle(sv, &c) || tiles_left(&c) < sv->ttmin)
             continue;
         uint64_t key[2];
         make_key(&c, view, key);
@@ -404,6 +434,40 @@ static int etc_cut(Solver *sv, const Pos *p, const int *mv, int nm, int maxing, 
         }
     }
     return 0;
+}
+
+/* Bounds on the value, from `view`'s side, of every end the position can
+ * reach, for rules without pass bonuses. A seat's pips only fall, except by
+ * drawing, and the boneyard goes to one seat at most. Pips scoring: a side
+ * scores at most the pips it counts (every seat's, or its opponents') and
+ * one hand end's bonuses; with two sides, the other side at most the pips
+ * of this one. Milo pays 1 or 2 to one side. (royal_rumble has bounds too,
+ * from each seat's pips and the blocker's four times, but they are so loose
+ * that the weaker values they return cost more null-window searches than
+ * they save: docs/analysis.md.) */
+static void value_range(const Solver *sv, const Pos *p, int view, int *lo, int *hi)
+{
+    const Rules *r = &sv->r;
+    if (r->bounded == BOUND_MILO) {
+        *lo = -2 * (r->sides - 1);
+        *hi = 2;
+        return;
+    }
+    int b = r->bonus_max;
+    if (r->spec.count == COUNT_ALL) {
+        *hi = b + p->pips;
+        *lo = -*hi;
+        return;
+    }
+    int stock = pips(p->stockmask), mine = side_of(r, view), counted = stock, own = stock;
+    for (int s = 0; s < r->n; s++) {
+        if (side_of(r, s) != mine)
+            counted += pips(p->hand[s]);
+        else
+            own += pips(p->hand[s]);
+    }
+    *hi = b + counted;
+    *lo = r->sides == 2 ? -(b + own) : -(b + p->pips);
 }
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
@@ -420,18 +484,43 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         return finish(sv, p, 0, p->turn, 0, p->left, p->right, p->left, p->right, view);
     if (nm == 1) /* forced: its child is the position worth keeping */
         return child(sv, p, mv[0], alpha, beta, view);
-    if (sv->r.bounded) { /* no value is beyond every pip left plus every bonus */
-        int b = sv->r.bonus_max + p->pips;
-        if (b <= alpha)
-            return b;
-        if (-b >= beta)
-            return -b;
+    if (sv->r.bounded && sv->bounds) { /* no end the position can reach is worth more (less) than these */
+        int lo, hi;
+        value_range(sv, p, view, &lo, &hi);
+        if (hi <= alpha)
+            return hi;
+        if (lo >= beta)
+            return lo;
     }
     uint64_t key[2] = {0, 0};
     int first = -1, size = 0, elo = -INF, ehi = INF;
-    if (sv->use_tt && (size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3])) >= S_TTMIN) {
-        size = nbits(p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]);
+    Entry *bk = NULL;
+    if (sv->use_tt && (size = tiles_left(p)) >= sv->ttmin) {
         make_key(p, view, key);
+        bk = bucket(sv, key);
+        __builtin_prefetch(bk); /* its line comes in while the moves are ordered */
+    }
+    /* order: the table's best move, then the moves that leave the next seat
+     * the fewest tiles to play when it is an opponent (always, in pair and
+     * two-player games) and the most when it is an ally (two seats of the
+     * coalition in a row, with individual players), then doubles and heavy
+     * tiles */
+    int ord[16] = {0}, key8[16];
+    int nxt = (p->turn + 1) % sv->r.n;
+    int ally = (sv->r.sides > 2 || !sv->r.pairs) && (p->turn == view) == (nxt == view);
+    for (int i = 0; i < nm; i++) {
+        ord[i] = i;
+        key8[i] = order_key(sv, p, mv[i], nxt, ally);
+    }
+    for (int i = 1; i < nm; i++) {
+        int x = ord[i], kx = key8[x], j = i - 1;
+        while (j >= 0 && key8[ord[j]] < kx) {
+            ord[j + 1] = ord[j];
+            j--;
+        }
+        ord[j + 1] = x;
+    }
+    if (bk) {
         Entry *e = probe(sv, key); /* read now: the search below may reuse its slot */
         if (e) {
             elo = e->lo;
@@ -446,7 +535,9 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 alpha = elo;
             if (ehi < beta)
                 beta = ehi;
-            first = e->best;
+            for (int i = 0; i < nm; i++)
+                if (move_code(p, mv[i]) == e->best)
+                    first = i;
         }
     }
     if (sv->etc && size >= S_ETCMIN) { /* enhanced transposition cutoffs: a child already known to refute */
@@ -455,23 +546,6 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
             return cut;
     }
     int a0 = alpha, b0 = beta;
-    /* order: the table's best move, then the moves that leave the next seat
-     * (an opponent in pair games) the fewest tiles to play, then doubles and
-     * heavy tiles */
-    int ord[16] = {0}, key8[16];
-    int nxt = (p->turn + 1) % sv->r.n;
-    for (int i = 0; i < nm; i++) {
-        ord[i] = i;
-        key8[i] = order_key(sv, p, mv[i], nxt);
-    }
-    for (int i = 1; i < nm; i++) {
-        int x = ord[i], kx = key8[x], j = i - 1;
-        while (j >= 0 && key8[ord[j]] < kx) {
-            ord[j + 1] = ord[j];
-            j--;
-        }
-        ord[j + 1] = x;
-    }
     if (first >= 0 && first < nm) {
         int j = 0;
         while (ord[j] != first)
@@ -495,7 +569,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         if (alpha >= beta)
             break;
     }
-    if (sv->use_tt && size >= S_TTMIN) {
+    if (sv->use_tt && size >= sv->ttmin) {
         int lo = elo, hi = ehi;
         if (best <= a0) { /* failed low: an upper bound */
             if (best < hi)
@@ -505,7 +579,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 lo = best;
         } else
             lo = hi = best;
-        store(sv, key, size, lo, hi, bi);
+        store(sv, key, size, lo, hi, move_code(p, mv[bi]));
     }
     return best;
 }
@@ -525,7 +599,7 @@ static int mtd(Solver *sv, const Pos *p, int mv, int view, int guess)
     } else if (mv != MOVE_ROOT && do_play(sv, &c, mv, view, &v))
         return v;
     int lo = -INF, hi = INF, g = guess;
-    if (sv->use_tt && !settle(sv, &c) && nbits(c.hand[0] | c.hand[1] | c.hand[2] | c.hand[3]) >= S_TTMIN) {
+    if (sv->use_tt && !settle(sv, &c) && tiles_left(&c) >= sv->ttmin) {
         uint64_t key[2]; /* start from what the table already proved of it */
         make_key(&c, view, key);
         const Entry *e = probe(sv, key);
@@ -555,11 +629,11 @@ static int mtd(Solver *sv, const Pos *p, int mv, int view, int guess)
 }
 
 /* The exact value of a position, by null-window searches when `mtd` is on. */
-static int root_value(Solver *sv, Pos *p, int view)
+static int root_value(Solver *sv, Pos *p, int view, int guess)
 {
     if (!sv->mtd)
         return search(sv, p, -INF, INF, view);
-    return mtd(sv, p, MOVE_ROOT, view, 0);
+    return mtd(sv, p, MOVE_ROOT, view, guess);
 }
 
 /* -- Python ----------------------------------------------------------------- */
@@ -569,12 +643,15 @@ static int root_value(Solver *sv, Pos *p, int view)
 static void set_bound(Rules *r)
 {
     r->bounded = 0;
-    if (r->spec.scoring == SCORING_PIPS && !r->pass_on) {
+    if (r->pass_on)
+        return;
+    if (r->spec.scoring == SCORING_PIPS) {
         long dom = r->spec.capicua_bonus > r->spec.chuchazo_bonus ? r->spec.capicua_bonus : r->spec.chuchazo_bonus;
         dom += r->spec.ones_bonus + r->hand_bonus;
         r->bonus_max = (int)(dom > r->first_block ? dom : r->first_block);
-        r->bounded = 1;
-    }
+        r->bounded = BOUND_PIPS;
+    } else if (r->spec.scoring == SCORING_MILO)
+        r->bounded = BOUND_MILO;
 }
 
 static int get_int(PyObject *t, Py_ssize_t i, int *out)
@@ -627,6 +704,8 @@ static int solver_init(Solver *sv, PyObject *args, PyObject *kw)
     sv->use_tt = 1;
     sv->mtd = 1;
     sv->etc = 0;
+    sv->bounds = 1;
+    sv->ttmin = r->n == 2 ? S_TTMIN2 : S_TTMIN;
     sv->nodes = 0;
     return 0;
 }
@@ -740,13 +819,17 @@ static int viewer(const Solver *sv, int seat, int *sign)
     return seat;
 }
 
-/* The arguments (position, seat) of values() and value(): the position read,
- * the seat searched for and the sign that gives `seat`'s values; -1 on error. */
-static int call_args(Solver *sv, PyObject *args, Pos *p, int *view, int *sign)
+/* The arguments (position, seat) of values() and (position, seat, guess=0)
+ * of value() (guess NULL: none taken): the position read, the seat searched
+ * for and the sign that gives `seat`'s values; -1 on error. */
+static int call_args(Solver *sv, PyObject *args, Pos *p, int *view, int *sign, int *guess)
 {
     PyObject *t;
     int seat;
-    if (!PyArg_ParseTuple(args, "Oi", &t, &seat) || read_pos(sv, t, p) < 0)
+    if (guess)
+        *guess = 0;
+    if (!(guess ? PyArg_ParseTuple(args, "Oi|i", &t, &seat, guess) : PyArg_ParseTuple(args, "Oi", &t, &seat)) ||
+        read_pos(sv, t, p) < 0)
         return -1;
     if (seat < 0 || seat >= sv->r.n) {
         PyErr_SetString(PyExc_ValueError, "seat out of range");
@@ -763,7 +846,7 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
 {
     Pos p;
     int view, sign, mv[16], vals[16], nm;
-    if (call_args(sv, args, &p, &view, &sign) < 0)
+    if (call_args(sv, args, &p, &view, &sign, NULL) < 0)
         return NULL;
     if (stuck(&p)) { /* one draw (a fitting tile must then be played), or a pass */
         mv[0] = p.stockmask ? MOVE_DRAW : MOVE_PASS;
@@ -791,14 +874,16 @@ static PyObject *solver_values(Solver *sv, PyObject *args)
     return out;
 }
 
-/* value(position, seat) -> the position's exact value from `seat`'s side */
+/* value(position, seat, guess=0) -> the position's exact value from `seat`'s
+ * side; the null-window searches start from `guess` (any value gives the
+ * same answer; a close one, fewer searches) */
 static PyObject *solver_value(Solver *sv, PyObject *args)
 {
     Pos p;
-    int view, sign;
-    if (call_args(sv, args, &p, &view, &sign) < 0)
+    int view, sign, guess;
+    if (call_args(sv, args, &p, &view, &sign, &guess) < 0)
         return NULL;
-    return PyLong_FromLong((long)sign * root_value(sv, &p, view));
+    return PyLong_FromLong((long)sign * root_value(sv, &p, view, sign * guess));
 }
 
 static PyObject *solver_clear(Solver *sv, PyObject *Py_UNUSED(ignored))
@@ -826,7 +911,7 @@ static PyMethodDef solver_methods[] = {
     {"set_hand", (PyCFunction)solver_set_hand, METH_VARARGS,
      "set_hand(leader, opening, hand_bonus, first_block): the hand's place in its match"},
     {"values", (PyCFunction)solver_values, METH_VARARGS, "values(position, seat) -> ((move, value), ...)"},
-    {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat) -> int"},
+    {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat, guess=0) -> int"},
     {"clear", (PyCFunction)solver_clear, METH_NOARGS, "forget the table"},
     {NULL, NULL, 0, NULL},
 };
@@ -851,7 +936,18 @@ static int set_etc(Solver *sv, PyObject *v, void *closure)
     return 0;
 }
 
+static PyObject *get_bounds(Solver *sv, void *closure) { return PyBool_FromLong(sv->bounds); }
+static int set_bounds(Solver *sv, PyObject *v, void *closure)
+{
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    sv->bounds = on;
+    return 0;
+}
+
 static PyGetSetDef solver_getset[] = {
+    {"bounds", (getter)get_bounds, (setter)set_bounds, "cutoffs on bounds of the value (value_range)", NULL},
     {"etc", (getter)get_etc, (setter)set_etc, "enhanced transposition cutoffs", NULL},
     {"mtd", (getter)get_mtd, (setter)set_mtd, "null-window searches for exact values", NULL},
     {"nodes", (getter)get_nodes, NULL, "positions searched so far", NULL},

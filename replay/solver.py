@@ -101,7 +101,7 @@ class Solver(Protocol):
 
     def set_hand(self, leader: int, opening: int, hand_bonus: int, first_block: int) -> None: ...
     def values(self, position: Position, seat: int) -> tuple[tuple[int, int], ...]: ...
-    def value(self, position: Position, seat: int) -> int: ...
+    def value(self, position: Position, seat: int, guess: int = 0) -> int: ...
     def clear(self) -> None: ...
 
 
@@ -229,7 +229,9 @@ class PySolver:
             return ((PASS, sign * self._search(c, -_INF, _INF, view)),)
         return tuple((mv, sign * self._child(p, mv, -_INF, _INF, view)) for mv in self._moves(p))
 
-    def value(self, position: Position, seat: int) -> int:
+    def value(self, position: Position, seat: int, guess: int = 0) -> int:
+        """The position's exact value from `seat`'s side (`guess`: where the C
+        solver's null-window searches start; this full-window search needs none)."""
         sign, view = self._viewer(seat)
         return sign * self._search(self._read(position), -_INF, _INF, view)
 

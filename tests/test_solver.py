@@ -18,10 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.accel import native
-from replay.engine import DRAW, HandState, apply, legal_moves, new_hand
+from replay.engine import DRAW, HandState, Play, apply, legal_moves, new_hand
 from replay.moves import label as move_label
 from replay.rules import PROFILES, Rules, resolve
-from replay.solver import HandContext, final_value, make_solver, move_values, points_value, position
+from replay.solver import (
+    HandContext,
+    final_value,
+    hand_args,
+    make_solver,
+    move_values,
+    points_value,
+    position,
+)
 from replay.tiles import parse_tile
 from tests.conftest import SCORE_OPTIONS, deal, needs_native, seeds
 from tests.conftest import random_rules as draw_rules
@@ -168,6 +176,114 @@ def test_the_search_switches_change_no_value(etc: bool, mtd: bool) -> None:
         plain = make_solver(rules)
         plain.table = False
         assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat)
+
+
+def test_two_seat_boneyard_endgames_through_one_kept_table() -> None:
+    """With two seats the table keeps positions down to 5 tiles left (hands
+    and boneyard): one small solver kept across hundreds of such endgames,
+    every value the brute force's."""
+    rng = random.Random(5)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(["pr_2p", "domena_2p"]))
+        s = endgame(rules, rng, rng.randint(5, 10))
+        if s is None:
+            continue
+        solver = solvers.setdefault(rules, make_solver(rules, table_bits=6))
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        want = tuple((m, brute(apply(s, m), ctx, seat)) for m in legal_moves(s))
+        assert move_values(solver, s, ctx, seat) == want, (s, ctx, seat)
+        done += 1
+
+
+@pytest.mark.parametrize("pure", PURE)
+def test_a_value_is_the_same_from_any_guess(pure: bool) -> None:
+    """value() starts its null-window searches from a guess (the hand's par
+    gives each seat's first decision): near, far or beyond every bound, the
+    answer is the brute force's, endgames of every profile through one kept table."""
+    rng = random.Random(41)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(sorted(PROFILES)))
+        s = endgame(rules, rng, rng.randint(3, 9))
+        if s is None:
+            continue
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        want = brute(s, ctx, seat)
+        solver = solvers.setdefault(rules, make_solver(rules, pure=pure, table_bits=8))
+        solver.set_hand(*hand_args(s, ctx))
+        for guess in (want, want + rng.randint(-3, 3), rng.randint(-300, 300), -(10**6), 10**6):
+            assert solver.value(position(s), seat, guess) == want, (s, ctx, seat, guess)
+        done += 1
+
+
+def test_mirrored_ends_meet_one_table_entry() -> None:
+    """A position's value does not change when its two ends swap sides (no
+    score tells left from right), so the table keys them as one: a position
+    solved, then its mirror through the same small table, gives the brute
+    force's values, which are the first's with each move's end swapped."""
+    rng = random.Random(43)
+    solvers: dict[Rules, Any] = {}
+    done = 0
+    while done < 300:
+        rules = resolve(rng.choice(sorted(PROFILES)))
+        s = endgame(rules, rng, rng.randint(5, 10))
+        if s is None or s.left == s.right:
+            continue
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        seat = rng.randrange(rules.players)
+        solver = solvers.setdefault(rules, make_solver(rules, table_bits=8))
+        got = move_values(solver, s, ctx, seat)
+        m = s._replace(left=s.right, right=s.left)
+        want = tuple((mv, brute(apply(m, mv), ctx, seat)) for mv in legal_moves(m))
+        assert move_values(solver, m, ctx, seat) == want, (s, ctx, seat)
+        mirrored = {(mv._replace(end=1 - mv.end) if isinstance(mv, Play) else mv): v for mv, v in got}
+        assert dict(want) == mirrored, (s, ctx, seat)
+        done += 1
+
+
+BOUNDED = sorted(p for p in PROFILES if resolve(p).pass_bonus is None and (resolve(p).count == "opponents" or resolve(p).scoring == "milo"))
+
+
+@pytest.mark.parametrize("profile", BOUNDED)
+def test_endgames_where_the_value_bounds_are_tightest(profile: str) -> None:
+    """Counting the opponents' pips, or milo's 1 or 2, the search cuts on
+    bounds tighter than every pip left: the brute force's values still."""
+    rules = resolve(profile)
+    rng = random.Random(f"bounds {profile}")
+    done = 0
+    while done < 100:
+        s = endgame(rules, rng, rng.randint(4, 10))
+        if s is None:
+            continue
+        check(s, HandContext(rng.randrange(5), rng.random() < 0.5), rng.randrange(rules.players))
+        done += 1
+
+
+@needs_native
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_the_value_bounds_change_no_value(profile: str) -> None:
+    """Cutoffs on bounds of the value on and off, deeper than the brute force
+    goes, against a search with neither them nor a table."""
+    rules = resolve(profile)
+    rng = random.Random(f"bounds off {profile}")
+    done = 0
+    while done < 25:
+        s = endgame(rules, rng, rng.randint(8, 14))
+        if s is None:
+            continue
+        seat = rng.randrange(rules.players)
+        ctx = HandContext(rng.randrange(3), rng.random() < 0.5)
+        solver = make_solver(rules, table_bits=10)
+        plain = make_solver(rules)
+        plain.table = False
+        plain.bounds = False  # type: ignore[attr-defined]
+        assert move_values(solver, s, ctx, seat) == move_values(plain, s, ctx, seat), (profile, s, ctx, seat)
+        done += 1
 
 
 @settings(max_examples=60, deadline=None)
