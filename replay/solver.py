@@ -128,7 +128,14 @@ def position(state: HandState) -> Position:
     )  # fmt: skip
 
 
-def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = 20) -> Solver:
+#: A solver's table: 2^16 buckets of one 64-byte line (4 MiB). A 4-seat
+#: hand stores about 70,000 positions, so a bigger table saves almost none
+#: (0.2% of the positions at 2^20) and costs a cache miss at nearly every
+#: look-up: at 2^17 the analysis takes a third less time (docs/analysis.md).
+TABLE_BITS: Final = 17
+
+
+def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = TABLE_BITS) -> Solver:
     """A solver for hands under `rules`: the C one if compiled (and not `pure`)."""
     spec = spec_of(rules)
     if native is not None and not pure:
@@ -190,7 +197,7 @@ class PySolver:
     first pass); ``sp`` indexes the boneyard given with the root.
     """
 
-    def __init__(self, spec: RulesSpec, table_bits: int = 20) -> None:
+    def __init__(self, spec: RulesSpec, table_bits: int = TABLE_BITS) -> None:
         self.spec = spec
         self.n, self.pairs, self.sides = spec.players, spec.pairs, spec.sides
         self.all_pass = spec.block_end is BlockEnd.ALL_PASS

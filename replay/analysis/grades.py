@@ -105,13 +105,6 @@ ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 3
 #: positions (docs/analysis.md measures the share and the cost).
 EXACT_LIMIT: Final = 1000
 
-#: Each solver's table: 2^16 buckets of one 64-byte line (4 MiB). A
-#: 4-seat hand stores about 70,000 positions, so a bigger table saves
-#: almost none (0.2% of the positions at 2^20) and costs a cache miss at
-#: nearly every look-up: at 2^17 the analysis takes a third less time
-#: (docs/analysis.md).
-TABLE_BITS: Final = 17
-
 #: Default number of sampled deals per decision.
 SAMPLES: Final = 100
 
@@ -395,8 +388,8 @@ class Analyzer:
         got = self._solvers.get(rules)
         if got is None:
             got = self._solvers[rules] = (
-                make_solver(rules, pure=self.pure, table_bits=TABLE_BITS),
-                make_solver(rules, pure=self.pure, table_bits=TABLE_BITS),
+                make_solver(rules, pure=self.pure),
+                make_solver(rules, pure=self.pure),
             )
         return got
 
