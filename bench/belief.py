@@ -16,8 +16,11 @@ profiles:
 - ``pairs`` (partnership): two honest signalling pairs, every seat playing
   the convention (``--pools pairs``).
 
-For each pool a play model is fitted on its training hands and scored on
-held-out hands (mean log-likelihood a choice against every legal move
+Each seat of a pool is one player (``seat0`` to ``seat3``) who keeps its
+style from hand to hand. For each pool a play model is fitted on its
+training hands, the family's coefficients and each player's own around
+them (replay.belief.model.fit_players; ``--pooled``: the family's alone),
+and scored on held-out hands (mean log-likelihood a choice against every legal move
 alike and the fixed rule of thumb). Then, at every decision of the
 held-out hands, the mover's uniform belief (play choices tell nothing)
 and its weighted belief (the model weighs the other seats' plays) are
@@ -47,9 +50,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.analysis import Analyzer, HandInput  # noqa: E402
-from replay.belief import PlayModel, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
-from replay.belief.model import HEURISTIC, UNIFORM, choice, fit, log_likelihood  # noqa: E402
+from replay.belief import PlayModel, Policy, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
+from replay.belief.model import HEURISTIC, UNIFORM, log_likelihood, seated  # noqa: E402
 from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
+from replay.belief.train import train  # noqa: E402
 from replay.belief.weights import place_of  # noqa: E402
 from replay.engine import DRAW, PASS, RIGHT, YIELD, Play, legal_moves  # noqa: E402
 from replay.rules import resolve  # noqa: E402
@@ -63,15 +67,13 @@ POOLS = (
 )
 
 
-def _fit(hands: Sequence[PlayedHand], family: str) -> PlayModel:
-    groups, chosen = [], []
-    for h in hands:
-        for st, ply in zip(h.states, h.recorder.plies, strict=True):
-            got = choice(st, legal_moves(st), ply.move, ply.public)
-            if got is not None:
-                groups.append(got[0])
-                chosen.append(got[1])
-    return PlayModel(family, tuple(float(c) for c in fit(groups, chosen)))
+def _fit(hands: Sequence[PlayedHand], held: Sequence[PlayedHand], family: str, players: Sequence[str] | None):
+    """The pool's model (with each seat's player's own coefficients unless `players` is None) and its fit."""
+    fitting, test = _choices(hands), _choices(held)
+    table = None if players is None else [players] * len(fitting)
+    got = train(family, fitting, test, fitting_players=table, held_players=None if players is None else
+                [players] * len(test))  # fmt: skip
+    return got.model, got
 
 
 def _choices(hands: Sequence[PlayedHand]) -> list:
@@ -89,7 +91,7 @@ def _decisions(h: PlayedHand):
         rec.see(st, ply.move)
 
 
-def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float):
+def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float):
     """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
     lu = lr = 0.0
     n = 0
@@ -147,6 +149,7 @@ def main() -> None:
                     help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
     ap.add_argument("--grade-hands", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pooled", action="store_true", help="the family's coefficients alone, no player's own")
     args = ap.parse_args()
     results: dict[str, tuple[float, float]] = {}
     models: dict[str, PlayModel] = {}
@@ -159,15 +162,17 @@ def main() -> None:
         scale = 1 if name == "signalling" else 2  # the other pools with fewer hands: under a minute
         train = [play_hand(rules, styles, rng) for _ in range(args.train_hands)]
         test = [play_hand(rules, styles, rng) for _ in range(max(2, args.test_hands // scale))]
-        model = _fit(train, name)
+        players = None if args.pooled else [f"seat{k}" for k in range(len(styles))]
+        model, fitted = _fit(train, test, name, players)
         held = _choices(test)
-        ll = {k: log_likelihood(p, held) / len(held) for k, p in (("model", model), ("uniform", UNIFORM),
-                                                                   ("heuristic", HEURISTIC))}  # fmt: skip
+        ll = {k: log_likelihood(p, held) / len(held) for k, p in (("uniform", UNIFORM), ("heuristic", HEURISTIC))}
         print(f"{name} ({profile}, {'/'.join(styles)}): {len(train)} hands fitted, {len(test)} held out, "
-              f"{len(held)} held-out choices; log-likelihood a choice: model {ll['model']:.3f}, uniform "
-              f"{ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
+              f"{len(held)} held-out choices; log-likelihood a choice: model {fitted.loglik_model:.3f} "
+              f"(family's alone {fitted.loglik_family:.3f}; {len(model.players)} players of their own), "
+              f"uniform {ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
         t0 = time.perf_counter()
-        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps, args.temper)
+        policy = model if players is None else seated(model, players)
+        lu, lr, n, rel_u, rel_r, ess = calibrate(policy, test, args.deals, args.seed, args.sweeps, args.temper)
         print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
               f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
               f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
@@ -181,7 +186,7 @@ def main() -> None:
         models[name] = model
         tests[name] = test
     read_ms, uni_ms = [], []
-    if "signalling" in tests:
+    if "signalling" in tests and args.grade_hands > 0:
         uniform = Analyzer(samples=20)
         read = Analyzer(samples=20, policies={"partnership": ("partnership:bench", models["signalling"])})
         sig = [as_input(h, i) for i, h in enumerate(tests["signalling"][: args.grade_hands])]

@@ -308,10 +308,10 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
             if mover == seat and got is not None and state.result is None and len(legal_moves(state)) > 1:
                 played, pimc = got
                 means = [m for m, _ in a.sampled(state, tracker, inp.context, _rng(seed, inp.match, inp.hand, k),
-                                                 ((seat + 2) % 4,))]  # fmt: skip
+                                                 ((seat + 2) % 4,), inp.players)]  # fmt: skip
                 if pimc is None:
                     pimc = [m for m, _ in a.sampled(state, tracker, inp.context,
-                                                    _rng(seed, inp.match, inp.hand, k, "own"))]  # fmt: skip
+                                                    _rng(seed, inp.match, inp.hand, k, "own"), (), inp.players)]  # fmt: skip
                 if len(means) == len(pimc):
                     y = (means[played] - sum(means) / len(means)) - (pimc[played] - sum(pimc) / len(pimc))
                     out.append({"match": inp.match, "hand": inp.hand, "ply": k, "seat": seat,

@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from replay.belief.history import Recorder
-from replay.belief.model import Policy, family
+from replay.belief.model import Policy, family, seated
 from replay.belief.weights import weighted_belief
 from replay.engine import (
     DRAW,
@@ -87,6 +87,7 @@ __all__ = [
     "HandAnalysis",
     "HandInput",
     "Ply",
+    "held_by",
     "Analyzer",
     "classify",
     "engine_move",
@@ -137,7 +138,9 @@ class HandInput:
 
     `moves`: (seat, kind, tile, end) per ply, kind ``play``/``pass``/
     ``draw``/``yield``, tile -1 where none, end ``left``/``right``/None.
-    `skip`: why the hand cannot be analysed (None if it can).
+    `skip`: why the hand cannot be analysed (None if it can). `players`:
+    who held each seat (empty where not known): the read grade weighs a
+    seat's plays by its player's own play model where it has one.
     """
 
     match: str
@@ -151,6 +154,7 @@ class HandInput:
     context: HandContext
     moves: tuple[tuple[int, str, int, str | None], ...]
     skip: str | None = None
+    players: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +412,8 @@ class Analyzer:
         dd_solver.clear()
         ctx = inp.context
         named = self.policy(r)
+        if named is not None:
+            named = (named[0], seated(named[1], inp.players))
         tracker = Tracker(state, fixed_by=inp.fixed_by) if named is None else Recorder(state, fixed_by=inp.fixed_by)
         memos: dict[int, dict[tuple[int, int], float]] = {}  # by seat: the plays' log-probabilities
         first_seat = state.turn
@@ -506,18 +512,20 @@ class Analyzer:
                    read_loss, read_ess, cls_uniform, close)  # fmt: skip
 
     def sampled(self, state: HandState, tracker: Tracker, ctx: HandContext, rng: random.Random,
-                peek: Sequence[int] = ()) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
+                peek: Sequence[int] = (), players: Sequence[str | None] = (),
+                ) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
         """The mean value (and 95% interval) of each legal move of the seat to
         move, in :func:`replay.engine.legal_moves` order, over the deals it could
         face; with `peek`, seeing those seats' tiles too (the player insights'
         partner-peeking model). With a play model for the rules and a
         :class:`~replay.belief.history.Recorder` for `tracker`, the deals are
-        weighted by the other (unseen) seats' choices, as the read grade's."""
+        weighted by the other (unseen) seats' choices, as the read grade's
+        (each seat's by its player's model where `players` names them)."""
         _, solver = self.solvers(state.rules)
         named = self.policy(state.rules)
         if named is not None and isinstance(tracker, Recorder):  # weighted by the others' choices too
             b = weighted_belief(
-                state, tracker, named[1], deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
+                state, tracker, seated(named[1], players), deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
                 exact_limit=max(self.samples, self.exact_limit), peek=peek,
             )  # fmt: skip
             solver.set_hand(*hand_args(state, ctx))
@@ -742,6 +750,22 @@ def _end(kind: str, tile: int | None, end: str | None, left_after: int | None) -
     return "left" if left_after == HIGH[tile] else "right"
 
 
+def held_by(rows: Sequence[tuple[int, int, str]], hand: int, players: int) -> tuple[str | None, ...]:
+    """Who held each seat in hand `hand`: of a match's (seat, from_hand,
+    player) rows in order, each seat's last that starts at or before it.
+
+    >>> held_by([(0, 1, "ann"), (1, 1, "bob"), (0, 3, "cy")], 4, 2)
+    ('cy', 'bob')
+    >>> held_by([(0, 1, "ann"), (0, 3, "cy")], 2, 2)
+    ('ann', None)
+    """
+    out: list[str | None] = [None] * players
+    for seat, from_hand, player in rows:
+        if from_hand <= hand and 0 <= seat < players:
+            out[seat] = player
+    return tuple(out)
+
+
 def inputs_from_report(rep: MatchReport) -> list[HandInput]:
     """The hands of a validated match (validated with ``keep_moves``)."""
     if rep.rules is None or rep.verdict == "unreadable":
@@ -759,6 +783,8 @@ def inputs_from_report(rep: MatchReport) -> list[HandInput]:
         out.append(HandInput(
             rep.match, no, rules, tuple(tuple(s) for s in h.hands), tuple(h.stock) if rules.stock == "draw" else (),
             h.leader if h.leader is not None else 0, tile, why, ctx, moves, skip,
+            held_by([(r.seat, r.from_hand, r.player) for r in sorted(rep.seats, key=lambda r: (r.from_hand, r.seq))],
+                    no, rules.players),
         ))  # fmt: skip
     return out
 
