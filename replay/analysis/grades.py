@@ -47,7 +47,7 @@ import pyarrow.compute as pc
 
 from replay.belief.history import Recorder
 from replay.belief.model import Policy, family, seated
-from replay.belief.weights import weighted_belief
+from replay.belief.weights import move_deals, weighted_belief
 from replay.engine import (
     DRAW,
     LEFT,
@@ -114,6 +114,13 @@ SAMPLES: Final = 100
 #: of `samples`; below :data:`READ_MIN_ESS` the decision is too close to call.
 READ_MAX_FACTOR: Final = 4
 READ_MIN_ESS: Final = 10.0
+
+#: The deals a read is scored on, drawn by weight, are then moved by this
+#: many Metropolis sweeps towards the weighted belief
+#: (:func:`replay.belief.weights.move_deals`): a sharp play model leaves
+#: few deals with weight, and a resample repeats them; moved, they spread
+#: over the belief (docs/belief.md, "Moved deals").
+READ_SWEEPS: Final = 1
 
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
@@ -524,14 +531,21 @@ class Analyzer:
         _, solver = self.solvers(state.rules)
         named = self.policy(state.rules)
         if named is not None and isinstance(tracker, Recorder):  # weighted by the others' choices too
+            policy = seated(named[1], players)
             b = weighted_belief(
-                state, tracker, seated(named[1], players), deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
+                state, tracker, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
                 exact_limit=max(self.samples, self.exact_limit), peek=peek,
             )  # fmt: skip
+            worlds, weights, ess = list(b.worlds), list(b.weights), b.ess
+            if not b.exact and READ_SWEEPS and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
+                moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(weights, self.samples, rng)],
+                                   sweeps=READ_SWEEPS, rng=rng, peek=peek)  # fmt: skip
+                if moved is not None:
+                    worlds, weights, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
             solver.set_hand(*hand_args(state, ctx))
             base = position(state)
-            vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in b.worlds]
-            return [_weighted_ci([r[i] for r in vals], b.weights, b.ess, b.exact) for i in range(len(vals[0]))]
+            vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in worlds]
+            return [_weighted_ci([r[i] for r in vals], weights, ess, b.exact) for i in range(len(vals[0]))]
         rows, weights, exact = self._pimc(state, tracker, ctx, solver, rng, peek)
         return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
 
@@ -583,8 +597,13 @@ class Analyzer:
         if k == len(b.worlds):
             return uniform, list(b.prior), b.exact, uniform, list(b.weights), b.ess
         picks = _systematic(b.weights, self.samples, rng)
-        return uniform, list(b.prior[:k]), False, [row(i) for i in picks], [1.0 / len(picks)] * len(picks), min(
-            b.ess, float(self.samples))
+        moved = move_deals(state, recorder, policy, [b.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
+                           memo=memo) if READ_SWEEPS else None  # fmt: skip
+        if moved is None:
+            rows = [row(i) for i in picks]
+        else:
+            rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in moved]
+        return uniform, list(b.prior[:k]), False, rows, [1.0 / len(rows)] * len(rows), min(b.ess, float(self.samples))
 
 
 def _systematic(weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
