@@ -120,7 +120,7 @@ READ_MIN_ESS: Final = 10.0
 #: (:func:`replay.belief.weights.move_deals`): a sharp play model leaves
 #: few deals with weight, and a resample repeats them; moved, they spread
 #: over the belief (docs/belief.md, "Moved deals").
-READ_SWEEPS: Final = 1
+READ_SWEEPS: Final = 2
 
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
