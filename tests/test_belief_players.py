@@ -135,3 +135,66 @@ def test_a_store_fits_its_players_and_refits_a_model_of_older_features(tmp_path:
         assert refit.refit_due(conn) == ["partnership"]  # and is fitted again at once
     finally:
         conn.close()
+
+
+def test_the_read_grades_moved_deals_agree_with_the_history_and_spread_the_resampled_ones() -> None:
+    from replay.belief import Recorder, evidence, weighted_belief
+    from replay.belief.weights import Scorer, move_deals
+    from replay.searchbots import Convention
+
+    rng = random.Random(8)
+    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], rng)
+    k = next(k for k, st in enumerate(h.states) if st.plays >= 6 and len(legal_moves(st)) > 1)
+    st = h.states[k]
+    rec = Recorder(h.start)
+    for s2, ply in zip(h.states[:k], h.recorder.plies[:k], strict=True):
+        rec.see(s2, ply.move)
+    policy = Convention((st.turn + 2) % 4)
+    b = weighted_belief(st, rec, policy, deals=20, rng=random.Random(3), exact_limit=0)
+    picked = b.resample(20, random.Random(4))
+    moved = move_deals(st, rec, policy, picked, sweeps=2, rng=random.Random(5))
+    assert moved is not None and len(moved) == 20
+    assert moved == move_deals(st, rec, policy, picked, sweeps=2, rng=random.Random(5))  # deterministic
+    (groups,) = rec.hidden(st, st.turn).options
+    for hands, _ in moved:
+        assert hands[st.turn] == st.hands[st.turn]
+        for g in groups:
+            if g.seat >= 0:
+                assert hands[g.seat].bit_count() == g.count and not hands[g.seat] & g.forbid
+    assert len(set(moved)) > len(set(picked))  # a resample repeats deals; moved, they spread out
+    sc = Scorer(policy, evidence(rec.plies, st.turn), {})
+    assert np.mean([sc(w) for w in moved]) > np.mean([sc(w) for w in b.worlds])
+    # a drawing game's deals (a boneyard order) are not moved
+    pr = resolve("pr_2p")
+    hb = play_hand(pr, ["signal", "heavy"], random.Random(2))
+    kb = next(k for k, s in enumerate(hb.states) if s.plays >= 2 and len(legal_moves(s)) > 1)
+    rb = Recorder(hb.start)
+    for s2, ply in zip(hb.states[:kb], hb.recorder.plies[:kb], strict=True):
+        rb.see(s2, ply.move)
+    sb = hb.states[kb]
+    bb = weighted_belief(sb, rb, policy, deals=5, rng=random.Random(1), exact_limit=0)
+    assert move_deals(sb, rb, policy, bb.worlds, sweeps=1, rng=random.Random(1)) is None
+
+
+def test_the_read_grade_weighs_each_seat_by_the_player_who_held_it() -> None:
+    from replay.analysis import Analyzer, inputs_from_report
+    from replay.belief.weights import HEAVY_LEADS
+    from replay.validate import validate_paths
+
+    path = Path(__file__).resolve().parent / "data" / "examples" / "international-to-50.jsonl"
+    rep = validate_paths([path], keep_moves=True)
+    inp = next(i for m in rep.matches for i in inputs_from_report(m) if i.skip is None)
+    seats = {r.seat: r.player for r in rep.matches[0].seats}
+    assert inp.players == tuple(seats[s] for s in range(4))  # a report's seats name the players
+    light = tuple(-c for c in HEAVY_LEADS.coef)  # one player sheds its light tiles first
+    model = replace(HEAVY_LEADS, players=((inp.players[1], light),))
+
+    def reads(players: tuple) -> list:
+        a = Analyzer(samples=8, seed=3, policies={"partnership": ("partnership:1", model)})
+        got = a.hand(replace(inp, players=players))
+        return [[x.read for x in p.alternatives] for p in got.plies if p.read_loss is not None]
+
+    family, own = reads(()), reads(inp.players)
+    assert family == reads(("x", "y", "z", "w"))  # nobody with coefficients of their own: the family's
+    assert own != family  # seat 1's plays weighed as its player's
+    assert own == reads(inp.players)

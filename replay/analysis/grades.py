@@ -536,16 +536,16 @@ class Analyzer:
                 state, tracker, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
                 exact_limit=max(self.samples, self.exact_limit), peek=peek,
             )  # fmt: skip
-            worlds, weights, ess = list(b.worlds), list(b.weights), b.ess
+            worlds, wts, ess = list(b.worlds), list(b.weights), b.ess
             if not b.exact and READ_SWEEPS and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
-                moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(weights, self.samples, rng)],
+                moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(wts, self.samples, rng)],
                                    sweeps=READ_SWEEPS, rng=rng, peek=peek)  # fmt: skip
                 if moved is not None:
-                    worlds, weights, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
+                    worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
             solver.set_hand(*hand_args(state, ctx))
             base = position(state)
             vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in worlds]
-            return [_weighted_ci([r[i] for r in vals], weights, ess, b.exact) for i in range(len(vals[0]))]
+            return [_weighted_ci([r[i] for r in vals], wts, ess, b.exact) for i in range(len(vals[0]))]
         rows, weights, exact = self._pimc(state, tracker, ctx, solver, rng, peek)
         return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
 

@@ -106,10 +106,10 @@ def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES, *
             got = hand_choices(inp)
             if not got:
                 continue
-            out = held_out(match, inp.hand)
-            (held if out else fitting)[fam].extend(got)
+            kept = held_out(match, inp.hand)
+            (held if kept else fitting)[fam].extend(got)
             players = inp.players or (None,) * inp.rules.players
-            tables[fam, out].extend([players] * len(got))
+            tables[fam, kept].extend([players] * len(got))
             seen[fam].add(match)
             hands[fam] += 1
     out = []

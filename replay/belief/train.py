@@ -102,8 +102,8 @@ def train(family: str, fitting: Sequence[Choice], held: Sequence[Choice], l2: fl
         return total / len(held)
 
     family_only = replace(model, players=())
-    got_family = mean(family_only)
-    got = seated_mean(model) if model.players else got_family
-    if model.players and (got is None or got_family is None or got <= got_family):
-        model, got = family_only, got_family  # players of their own did not help on held-out hands
-    return Fitted(model, len(groups), len(held), got, mean(UNIFORM), mean(HEURISTIC), got_family)
+    score_family = mean(family_only)
+    score = seated_mean(model) if model.players else score_family
+    if model.players and (score is None or score_family is None or score <= score_family):
+        model, score = family_only, score_family  # players of their own did not help on held-out hands
+    return Fitted(model, len(groups), len(held), score, mean(UNIFORM), mean(HEURISTIC), score_family)
