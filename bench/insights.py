@@ -270,6 +270,10 @@ def _looks(rows: Sequence[tuple[int, float, int, float]]) -> list[tuple[int, boo
     return out
 
 
+def _fmt(t: float | None) -> str:
+    return "-" if t is None else f"{t:.2f}"
+
+
 def _first(looks: Sequence[tuple[int, bool, bool]], which: int) -> int | None:
     return next((h for h, *f in looks if f[which - 1]), None)
 
@@ -449,6 +453,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
                                 Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform)  # fmt: skip
+        for r in results:  # every player-run: when first flagged and its final t, both indices
+            for p, st in sorted(r["style"].items()):
+                lk, t = r["looks"].get(p, []), r["final_t"].get(p, (None, None))
+                (n0, m0, s0), (_, m1, s1) = r["moments"].get(p, ((0, 0.0, 0.0), (0, 0.0, 0.0)))
+                say(f"  run {r['seed']} {p} {st}: {n0} hands; first flagged: omniscience {_first(lk, 1) or 'never'}, "
+                    f"peeking {_first(lk, 2) or 'never'}; final t {_fmt(t[0])}, {_fmt(t[1])}; hindsight a hand "
+                    f"{m0:+.2f} (sd {s0:.1f}), {m1:+.2f} (sd {s1:.1f})")  # fmt: skip
         d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):
