@@ -83,14 +83,17 @@ def _bench_api() -> Any:
 # -- detection ---------------------------------------------------------------------------
 
 
-def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False) -> dict[str, Any]:
+def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False,
+            reuse: bool = False) -> dict[str, Any]:  # fmt: skip
     """Simulate, ingest with the analysis, audit everyone; each player's looks.
 
     By default the grades are read grades: the run's hands are stored with
     the perfect-information grade, a play model is fitted on them, and
     ``analyze_store`` samples every hand weighted by it (the audits weigh
     theirs by it too); `uniform`: the sampled grade at ingest, choices
-    telling nothing (the indices as they were before the read grade)."""
+    telling nothing (the indices as they were before the read grade);
+    `reuse`: the run's log in `where`, when there, is taken as it is (not
+    simulated again: the same games graded another way, or a part of them)."""
     from replay.ingest import ingest
     from reports import derived
 
@@ -104,9 +107,13 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path,
                     seat_change_rate=0.0, cheaters=((("p-00001", cheat),) if cheat else ()))  # fmt: skip
     log = where / f"run-{seed}.jsonl"
     t0 = time.perf_counter()
-    write_lines(simulate(cfg), log)
+    if not (reuse and log.exists()):
+        write_lines(simulate(cfg), log)
     t1 = time.perf_counter()
     db = where / f"run-{seed}.duckdb"
+    for old in (db, Path(f"{db}.wal")):  # a store made anew
+        old.unlink(missing_ok=True)
+    shutil.rmtree(where / f"run-{seed}", ignore_errors=True)
     if uniform:
         ingest([log], db=db, workers=2, analysis=(samples, 0))
     else:
@@ -294,7 +301,8 @@ def _upper95(alarms: int, n: int) -> float:
 
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
-              keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+              keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False,
+              reuse: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
     kept there (for --summarize), not in a temporary folder."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
@@ -307,7 +315,7 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
         # and 100k + 8: two honest signalling pairs
         plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
         for cheat, seed in plan:
-            r = one_run(cheat, seed, hands, samples, where, uniform)
+            r = one_run(cheat, seed, hands, samples, where, uniform, reuse)
             s = r["seconds"]
             at = "-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2)
             say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
@@ -437,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
     ap.add_argument("--keep", metavar="DIR", default=None,
                     help="keep each run's log and store in DIR (for --summarize; runs add up across invocations)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: a run whose log is in DIR is not simulated again (its store is made anew)")
     ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
                     help="no new run: the detection figures of the finished runs kept in DIR (--keep)")
     args = ap.parse_args(argv)
@@ -452,7 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
-                                Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform)  # fmt: skip
+                                Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform,
+                                args.reuse)  # fmt: skip
         for r in results:  # every player-run: when first flagged and its final t, both indices
             for p, st in sorted(r["style"].items()):
                 lk, t = r["looks"].get(p, []), r["final_t"].get(p, (None, None))

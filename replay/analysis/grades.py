@@ -520,6 +520,7 @@ class Analyzer:
 
     def sampled(self, state: HandState, tracker: Tracker, ctx: HandContext, rng: random.Random,
                 peek: Sequence[int] = (), players: Sequence[str | None] = (),
+                memo: dict[tuple[int, int], float] | None = None,
                 ) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
         """The mean value (and 95% interval) of each legal move of the seat to
         move, in :func:`replay.engine.legal_moves` order, over the deals it could
@@ -527,19 +528,20 @@ class Analyzer:
         partner-peeking model). With a play model for the rules and a
         :class:`~replay.belief.history.Recorder` for `tracker`, the deals are
         weighted by the other (unseen) seats' choices, as the read grade's
-        (each seat's by its player's model where `players` names them)."""
+        (each seat's by its player's model where `players` names them;
+        `memo`: the plays' log-probabilities kept across a hand's decisions)."""
         _, solver = self.solvers(state.rules)
         named = self.policy(state.rules)
         if named is not None and isinstance(tracker, Recorder):  # weighted by the others' choices too
             policy = seated(named[1], players)
             b = weighted_belief(
                 state, tracker, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
-                exact_limit=max(self.samples, self.exact_limit), peek=peek,
+                exact_limit=max(self.samples, self.exact_limit), peek=peek, memo=memo,
             )  # fmt: skip
             worlds, wts, ess = list(b.worlds), list(b.weights), b.ess
             if not b.exact and READ_SWEEPS and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
                 moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(wts, self.samples, rng)],
-                                   sweeps=READ_SWEEPS, rng=rng, peek=peek)  # fmt: skip
+                                   sweeps=READ_SWEEPS, rng=rng, peek=peek, memo=memo)  # fmt: skip
                 if moved is not None:
                     worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
             solver.set_hand(*hand_args(state, ctx))
