@@ -302,7 +302,7 @@ def _upper95(alarms: int, n: int) -> float:
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
               keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False,
-              reuse: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+              reuse: bool = False, cheats: Sequence[str] = ("omniscient", "peeker")) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
     kept there (for --summarize), not in a temporary folder."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
@@ -310,7 +310,8 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
     results = []
     try:
         # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
-        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)]
+        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)
+                if c in cheats]  # fmt: skip
         plan += [(None, 100 * k + 7) for k in range(first, first + honest_runs)]
         # and 100k + 8: two honest signalling pairs
         plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
@@ -445,6 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
     ap.add_argument("--keep", metavar="DIR", default=None,
                     help="keep each run's log and store in DIR (for --summarize; runs add up across invocations)")
+    ap.add_argument("--cheats", default="omniscient,peeker", help="the planted cheaters' runs to make")
     ap.add_argument("--reuse", action="store_true",
                     help="with --keep: a run whose log is in DIR is not simulated again (its store is made anew)")
     ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
@@ -463,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
                                 Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform,
-                                args.reuse)  # fmt: skip
+                                args.reuse, args.cheats.split(","))  # fmt: skip
         for r in results:  # every player-run: when first flagged and its final t, both indices
             for p, st in sorted(r["style"].items()):
                 lk, t = r["looks"].get(p, []), r["final_t"].get(p, (None, None))
