@@ -16,8 +16,11 @@ profiles:
 - ``pairs`` (partnership): two honest signalling pairs, every seat playing
   the convention (``--pools pairs``).
 
-For each pool a play model is fitted on its training hands and scored on
-held-out hands (mean log-likelihood a choice against every legal move
+Each seat of a pool is one player (``seat0`` to ``seat3``) who keeps its
+style from hand to hand. For each pool a play model is fitted on its
+training hands, the family's coefficients and each player's own around
+them (replay.belief.model.fit_players; ``--pooled``: the family's alone),
+and scored on held-out hands (mean log-likelihood a choice against every legal move
 alike and the fixed rule of thumb). Then, at every decision of the
 held-out hands, the mover's uniform belief (play choices tell nothing)
 and its weighted belief (the model weighs the other seats' plays) are
@@ -47,10 +50,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.analysis import Analyzer, HandInput  # noqa: E402
-from replay.belief import PlayModel, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
-from replay.belief.model import HEURISTIC, UNIFORM, choice, fit, log_likelihood  # noqa: E402
+from replay.analysis.grades import READ_MAX_FACTOR, READ_SWEEPS  # noqa: E402
+from replay.belief import PlayModel, Policy, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
+from replay.belief.model import HEURISTIC, UNIFORM, log_likelihood, seated  # noqa: E402
 from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
-from replay.belief.weights import place_of  # noqa: E402
+from replay.belief.train import train  # noqa: E402
+from replay.belief.weights import Belief, move_deals, place_of  # noqa: E402
 from replay.engine import DRAW, PASS, RIGHT, YIELD, Play, legal_moves  # noqa: E402
 from replay.rules import resolve  # noqa: E402
 from replay.solver import HandContext  # noqa: E402
@@ -63,15 +68,13 @@ POOLS = (
 )
 
 
-def _fit(hands: Sequence[PlayedHand], family: str) -> PlayModel:
-    groups, chosen = [], []
-    for h in hands:
-        for st, ply in zip(h.states, h.recorder.plies, strict=True):
-            got = choice(st, legal_moves(st), ply.move, ply.public)
-            if got is not None:
-                groups.append(got[0])
-                chosen.append(got[1])
-    return PlayModel(family, tuple(float(c) for c in fit(groups, chosen)))
+def _fit(hands: Sequence[PlayedHand], held: Sequence[PlayedHand], family: str, players: Sequence[str] | None):
+    """The pool's model (with each seat's player's own coefficients unless `players` is None) and its fit."""
+    fitting, test = _choices(hands), _choices(held)
+    table = None if players is None else [players] * len(fitting)
+    got = train(family, fitting, test, fitting_players=table, held_players=None if players is None else
+                [players] * len(test))  # fmt: skip
+    return got.model, got
 
 
 def _choices(hands: Sequence[PlayedHand]) -> list:
@@ -89,7 +92,25 @@ def _decisions(h: PlayedHand):
         rec.see(st, ply.move)
 
 
-def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float):
+def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: dict, sweeps: int, temper: float,
+                max_factor: int) -> Belief:  # fmt: skip
+    """The weighted belief as the read grade scores it (replay.analysis.grades): `deals`
+    drawn (more, up to `max_factor` x, while the effective sample is under half);
+    when more were drawn, `deals` of them picked by weight and moved by `sweeps`
+    Metropolis sweeps (replay.belief.weights.move_deals)."""
+    b = weighted_belief(st, rec, policy, deals=deals, rng=rng, memo=memo, temper=temper,
+                        max_deals=max_factor * deals)  # fmt: skip
+    if b.exact or len(b.worlds) <= deals or not sweeps:
+        return b
+    moved = move_deals(st, rec, policy, b.resample(deals, rng), sweeps=sweeps, rng=rng, memo=memo, temper=temper)
+    if moved is None:
+        return b
+    k = len(moved)
+    return Belief(b.observer, b.unknown, tuple(moved), (1.0 / k,) * k, False, b.drawn, b.ess, (1.0,) * k)
+
+
+def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float,
+              max_factor: int):  # fmt: skip
     """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
     lu = lr = 0.0
     n = 0
@@ -100,8 +121,8 @@ def calibrate(model: PlayModel, hands: Sequence[PlayedHand], deals: int, seed: i
         for k, st, rec in _decisions(h):
             truth = place_of(st.hands, st.stock)
             bu = weighted_belief(st, rec, None, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k))
-            br = weighted_belief(st, rec, model, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k),
-                                 memo=memos.setdefault(st.turn, {}), sweeps=sweeps, temper=temper)  # fmt: skip
+            br = read_belief(st, rec, model, deals, random.Random(seed * 7919 + i * 131 + k),
+                             memos.setdefault(st.turn, {}), sweeps, temper, max_factor)  # fmt: skip
             mu, mr = bu.marginals(), br.marginals()
             a, c = tile_log_loss(mu, truth, unknown=bu.unknown, observer=st.turn)
             b, _ = tile_log_loss(mr, truth, unknown=br.unknown, observer=st.turn)
@@ -141,12 +162,16 @@ def main() -> None:
     ap.add_argument("--train-hands", type=int, default=400)
     ap.add_argument("--test-hands", type=int, default=10, help="held-out hands a pool for calibration")
     ap.add_argument("--deals", type=int, default=100, help="deals drawn a decision for calibration")
-    ap.add_argument("--sweeps", type=int, default=0, help="Metropolis sweeps of the weighted deals (0: none)")
+    ap.add_argument("--sweeps", type=int, default=READ_SWEEPS,
+                    help=f"Metropolis sweeps of the deals picked by weight (default {READ_SWEEPS}, the read grade's)")
+    ap.add_argument("--max-factor", type=int, default=READ_MAX_FACTOR,
+                    help=f"deals drawn at most, times --deals (default {READ_MAX_FACTOR}, the read grade's)")
     ap.add_argument("--temper", type=float, default=1.0, help="the likelihood's power in the weights")
     ap.add_argument("--pools", default="signalling,random",
                     help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
     ap.add_argument("--grade-hands", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pooled", action="store_true", help="the family's coefficients alone, no player's own")
     args = ap.parse_args()
     results: dict[str, tuple[float, float]] = {}
     models: dict[str, PlayModel] = {}
@@ -159,15 +184,18 @@ def main() -> None:
         scale = 1 if name == "signalling" else 2  # the other pools with fewer hands: under a minute
         train = [play_hand(rules, styles, rng) for _ in range(args.train_hands)]
         test = [play_hand(rules, styles, rng) for _ in range(max(2, args.test_hands // scale))]
-        model = _fit(train, name)
+        players = None if args.pooled else [f"seat{k}" for k in range(len(styles))]
+        model, fitted = _fit(train, test, name, players)
         held = _choices(test)
-        ll = {k: log_likelihood(p, held) / len(held) for k, p in (("model", model), ("uniform", UNIFORM),
-                                                                   ("heuristic", HEURISTIC))}  # fmt: skip
+        ll = {k: log_likelihood(p, held) / len(held) for k, p in (("uniform", UNIFORM), ("heuristic", HEURISTIC))}
         print(f"{name} ({profile}, {'/'.join(styles)}): {len(train)} hands fitted, {len(test)} held out, "
-              f"{len(held)} held-out choices; log-likelihood a choice: model {ll['model']:.3f}, uniform "
-              f"{ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
+              f"{len(held)} held-out choices; log-likelihood a choice: model {fitted.loglik_model:.3f} "
+              f"(family's alone {fitted.loglik_family:.3f}; {len(model.players)} players of their own), "
+              f"uniform {ll['uniform']:.3f}, rule of thumb {ll['heuristic']:.3f} nats")  # fmt: skip
         t0 = time.perf_counter()
-        lu, lr, n, rel_u, rel_r, ess = calibrate(model, test, args.deals, args.seed, args.sweeps, args.temper)
+        policy = model if players is None else seated(model, players)
+        lu, lr, n, rel_u, rel_r, ess = calibrate(policy, test, args.deals, args.seed, args.sweeps, args.temper,
+                                                      args.max_factor)
         print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
               f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
               f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
@@ -181,7 +209,7 @@ def main() -> None:
         models[name] = model
         tests[name] = test
     read_ms, uni_ms = [], []
-    if "signalling" in tests:
+    if "signalling" in tests and args.grade_hands > 0:
         uniform = Analyzer(samples=20)
         read = Analyzer(samples=20, policies={"partnership": ("partnership:bench", models["signalling"])})
         sig = [as_input(h, i) for i, h in enumerate(tests["signalling"][: args.grade_hands])]

@@ -83,14 +83,17 @@ def _bench_api() -> Any:
 # -- detection ---------------------------------------------------------------------------
 
 
-def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False) -> dict[str, Any]:
+def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False,
+            reuse: bool = False) -> dict[str, Any]:  # fmt: skip
     """Simulate, ingest with the analysis, audit everyone; each player's looks.
 
     By default the grades are read grades: the run's hands are stored with
     the perfect-information grade, a play model is fitted on them, and
     ``analyze_store`` samples every hand weighted by it (the audits weigh
     theirs by it too); `uniform`: the sampled grade at ingest, choices
-    telling nothing (the indices as they were before the read grade)."""
+    telling nothing (the indices as they were before the read grade);
+    `reuse`: the run's log in `where`, when there, is taken as it is (not
+    simulated again: the same games graded another way, or a part of them)."""
     from replay.ingest import ingest
     from reports import derived
 
@@ -104,9 +107,13 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path,
                     seat_change_rate=0.0, cheaters=((("p-00001", cheat),) if cheat else ()))  # fmt: skip
     log = where / f"run-{seed}.jsonl"
     t0 = time.perf_counter()
-    write_lines(simulate(cfg), log)
+    if not (reuse and log.exists()):
+        write_lines(simulate(cfg), log)
     t1 = time.perf_counter()
     db = where / f"run-{seed}.duckdb"
+    for old in (db, Path(f"{db}.wal")):  # a store made anew
+        old.unlink(missing_ok=True)
+    shutil.rmtree(where / f"run-{seed}", ignore_errors=True)
     if uniform:
         ingest([log], db=db, workers=2, analysis=(samples, 0))
     else:
@@ -270,6 +277,10 @@ def _looks(rows: Sequence[tuple[int, float, int, float]]) -> list[tuple[int, boo
     return out
 
 
+def _fmt(t: float | None) -> str:
+    return "-" if t is None else f"{t:.2f}"
+
+
 def _first(looks: Sequence[tuple[int, bool, bool]], which: int) -> int | None:
     return next((h for h, *f in looks if f[which - 1]), None)
 
@@ -290,7 +301,8 @@ def _upper95(alarms: int, n: int) -> float:
 
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
-              keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+              keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False,
+              reuse: bool = False, cheats: Sequence[str] = ("omniscient", "peeker")) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
     kept there (for --summarize), not in a temporary folder."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
@@ -298,12 +310,13 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
     results = []
     try:
         # run k's seeds: 100k (omniscient), 100k + 1 (peeker), 100k + 7 (honest)
-        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)]
+        plan = [(c, 100 * k + j) for j, c in enumerate(("omniscient", "peeker")) for k in range(first, first + runs)
+                if c in cheats]  # fmt: skip
         plan += [(None, 100 * k + 7) for k in range(first, first + honest_runs)]
         # and 100k + 8: two honest signalling pairs
         plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
         for cheat, seed in plan:
-            r = one_run(cheat, seed, hands, samples, where, uniform)
+            r = one_run(cheat, seed, hands, samples, where, uniform, reuse)
             s = r["seconds"]
             at = "-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2)
             say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
@@ -433,6 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--speed-hands", type=int, default=None, help="hands of the speed store (default 5,000; --full 1M)")
     ap.add_argument("--keep", metavar="DIR", default=None,
                     help="keep each run's log and store in DIR (for --summarize; runs add up across invocations)")
+    ap.add_argument("--cheats", default="omniscient,peeker", help="the planted cheaters' runs to make")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: a run whose log is in DIR is not simulated again (its store is made anew)")
     ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
                     help="no new run: the detection figures of the finished runs kept in DIR (--keep)")
     args = ap.parse_args(argv)
@@ -448,7 +464,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             honest_runs = args.honest_runs if args.honest_runs is not None else (10 if args.full else 0)
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
-                                Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform)  # fmt: skip
+                                Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform,
+                                args.reuse, args.cheats.split(","))  # fmt: skip
+        for r in results:  # every player-run: when first flagged and its final t, both indices
+            for p, st in sorted(r["style"].items()):
+                lk, t = r["looks"].get(p, []), r["final_t"].get(p, (None, None))
+                (n0, m0, s0), (_, m1, s1) = r["moments"].get(p, ((0, 0.0, 0.0), (0, 0.0, 0.0)))
+                say(f"  run {r['seed']} {p} {st}: {n0} hands; first flagged: omniscience {_first(lk, 1) or 'never'}, "
+                    f"peeking {_first(lk, 2) or 'never'}; final t {_fmt(t[0])}, {_fmt(t[1])}; hindsight a hand "
+                    f"{m0:+.2f} (sd {s0:.1f}), {m1:+.2f} (sd {s1:.1f})")  # fmt: skip
         d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):

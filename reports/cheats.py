@@ -302,16 +302,18 @@ def peek_grades(inputs: Sequence[Any], seats: dict[tuple[str, int], int], sample
             continue
         state = new_hand(r, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening, stock=inp.stock)
         tracker = Recorder(state, fixed_by=inp.fixed_by) if a.policy(r) else Tracker(state, fixed_by=inp.fixed_by)
+        memo: dict[tuple[int, int], float] = {}  # a play's log-probability in a hand: the same whoever looks
         for k, (mover, kind, tile, end) in enumerate(inp.moves, 1):
             move, laid = engine_move(state, kind, tile, end)
             got = known.get((inp.match, inp.hand, k))
             if mover == seat and got is not None and state.result is None and len(legal_moves(state)) > 1:
                 played, pimc = got
                 means = [m for m, _ in a.sampled(state, tracker, inp.context, _rng(seed, inp.match, inp.hand, k),
-                                                 ((seat + 2) % 4,))]  # fmt: skip
+                                                 ((seat + 2) % 4,), inp.players, memo)]  # fmt: skip
                 if pimc is None:
                     pimc = [m for m, _ in a.sampled(state, tracker, inp.context,
-                                                    _rng(seed, inp.match, inp.hand, k, "own"))]  # fmt: skip
+                                                    _rng(seed, inp.match, inp.hand, k, "own"), (), inp.players,
+                                                    memo)]  # fmt: skip
                 if len(means) == len(pimc):
                     y = (means[played] - sum(means) / len(means)) - (pimc[played] - sum(pimc) / len(pimc))
                     out.append({"match": inp.match, "hand": inp.hand, "ply": k, "seat": seat,

@@ -46,8 +46,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from replay.belief.history import Recorder
-from replay.belief.model import Policy, family
-from replay.belief.weights import weighted_belief
+from replay.belief.model import Policy, family, seated
+from replay.belief.weights import move_deals, weighted_belief
 from replay.engine import (
     DRAW,
     LEFT,
@@ -87,6 +87,7 @@ __all__ = [
     "HandAnalysis",
     "HandInput",
     "Ply",
+    "held_by",
     "Analyzer",
     "classify",
     "engine_move",
@@ -114,6 +115,13 @@ SAMPLES: Final = 100
 READ_MAX_FACTOR: Final = 4
 READ_MIN_ESS: Final = 10.0
 
+#: The deals a read is scored on, drawn by weight, are then moved by this
+#: many Metropolis sweeps towards the weighted belief
+#: (:func:`replay.belief.weights.move_deals`): a sharp play model leaves
+#: few deals with weight, and a resample repeats them; moved, they spread
+#: over the belief (docs/belief.md, "Moved deals").
+READ_SWEEPS: Final = 2
+
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
 THRESHOLDS: Final[Mapping[str, tuple[float, float, float]]] = {
@@ -137,7 +145,9 @@ class HandInput:
 
     `moves`: (seat, kind, tile, end) per ply, kind ``play``/``pass``/
     ``draw``/``yield``, tile -1 where none, end ``left``/``right``/None.
-    `skip`: why the hand cannot be analysed (None if it can).
+    `skip`: why the hand cannot be analysed (None if it can). `players`:
+    who held each seat (empty where not known): the read grade weighs a
+    seat's plays by its player's own play model where it has one.
     """
 
     match: str
@@ -151,6 +161,7 @@ class HandInput:
     context: HandContext
     moves: tuple[tuple[int, str, int, str | None], ...]
     skip: str | None = None
+    players: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +419,8 @@ class Analyzer:
         dd_solver.clear()
         ctx = inp.context
         named = self.policy(r)
+        if named is not None:
+            named = (named[0], seated(named[1], inp.players))
         tracker = Tracker(state, fixed_by=inp.fixed_by) if named is None else Recorder(state, fixed_by=inp.fixed_by)
         memos: dict[int, dict[tuple[int, int], float]] = {}  # by seat: the plays' log-probabilities
         first_seat = state.turn
@@ -509,24 +522,35 @@ class Analyzer:
                    read_loss, read_ess, cls_uniform, close)  # fmt: skip
 
     def sampled(self, state: HandState, tracker: Tracker, ctx: HandContext, rng: random.Random,
-                peek: Sequence[int] = ()) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
+                peek: Sequence[int] = (), players: Sequence[str | None] = (),
+                memo: dict[tuple[int, int], float] | None = None,
+                ) -> list[tuple[float, tuple[float, float]]]:  # fmt: skip
         """The mean value (and 95% interval) of each legal move of the seat to
         move, in :func:`replay.engine.legal_moves` order, over the deals it could
         face; with `peek`, seeing those seats' tiles too (the player insights'
         partner-peeking model). With a play model for the rules and a
         :class:`~replay.belief.history.Recorder` for `tracker`, the deals are
-        weighted by the other (unseen) seats' choices, as the read grade's."""
+        weighted by the other (unseen) seats' choices, as the read grade's
+        (each seat's by its player's model where `players` names them;
+        `memo`: the plays' log-probabilities kept across a hand's decisions)."""
         _, solver = self.solvers(state.rules)
         named = self.policy(state.rules)
         if named is not None and isinstance(tracker, Recorder):  # weighted by the others' choices too
+            policy = seated(named[1], players)
             b = weighted_belief(
-                state, tracker, named[1], deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
-                exact_limit=max(self.samples, self.exact_limit), peek=peek,
+                state, tracker, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
+                exact_limit=max(self.samples, self.exact_limit), peek=peek, memo=memo,
             )  # fmt: skip
+            worlds, wts, ess = list(b.worlds), list(b.weights), b.ess
+            if not b.exact and READ_SWEEPS and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
+                moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(wts, self.samples, rng)],
+                                   sweeps=READ_SWEEPS, rng=rng, peek=peek, memo=memo)  # fmt: skip
+                if moved is not None:
+                    worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
             solver.set_hand(*hand_args(state, ctx))
             base = position(state)
-            vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in b.worlds]
-            return [_weighted_ci([r[i] for r in vals], b.weights, b.ess, b.exact) for i in range(len(vals[0]))]
+            vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in worlds]
+            return [_weighted_ci([r[i] for r in vals], wts, ess, b.exact) for i in range(len(vals[0]))]
         rows, weights, exact = self._pimc(state, tracker, ctx, solver, rng, peek)
         return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
 
@@ -578,8 +602,13 @@ class Analyzer:
         if k == len(b.worlds):
             return uniform, list(b.prior), b.exact, uniform, list(b.weights), b.ess
         picks = _systematic(b.weights, self.samples, rng)
-        return uniform, list(b.prior[:k]), False, [row(i) for i in picks], [1.0 / len(picks)] * len(picks), min(
-            b.ess, float(self.samples))
+        moved = move_deals(state, recorder, policy, [b.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
+                           memo=memo) if READ_SWEEPS else None  # fmt: skip
+        if moved is None:
+            rows = [row(i) for i in picks]
+        else:
+            rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in moved]
+        return uniform, list(b.prior[:k]), False, rows, [1.0 / len(rows)] * len(rows), min(b.ess, float(self.samples))
 
 
 def _systematic(weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
@@ -751,6 +780,22 @@ def _end(kind: str, tile: int | None, end: str | None, left_after: int | None) -
     return "left" if left_after == HIGH[tile] else "right"
 
 
+def held_by(rows: Sequence[tuple[int, int, str]], hand: int, players: int) -> tuple[str | None, ...]:
+    """Who held each seat in hand `hand`: of a match's (seat, from_hand,
+    player) rows in order, each seat's last that starts at or before it.
+
+    >>> held_by([(0, 1, "ann"), (1, 1, "bob"), (0, 3, "cy")], 4, 2)
+    ('cy', 'bob')
+    >>> held_by([(0, 1, "ann"), (0, 3, "cy")], 2, 2)
+    ('ann', None)
+    """
+    out: list[str | None] = [None] * players
+    for seat, from_hand, player in rows:
+        if from_hand <= hand and 0 <= seat < players:
+            out[seat] = player
+    return tuple(out)
+
+
 def inputs_from_report(rep: MatchReport) -> list[HandInput]:
     """The hands of a validated match (validated with ``keep_moves``)."""
     if rep.rules is None or rep.verdict == "unreadable":
@@ -768,6 +813,8 @@ def inputs_from_report(rep: MatchReport) -> list[HandInput]:
         out.append(HandInput(
             rep.match, no, rules, tuple(tuple(s) for s in h.hands), tuple(h.stock) if rules.stock == "draw" else (),
             h.leader if h.leader is not None else 0, tile, why, ctx, moves, skip,
+            held_by([(r.seat, r.from_hand, r.player) for r in sorted(rep.seats, key=lambda r: (r.from_hand, r.seq))],
+                    no, rules.players),
         ))  # fmt: skip
     return out
 

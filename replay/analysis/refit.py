@@ -23,7 +23,7 @@ from replay.analysis.grades import resolve_options
 from replay.analysis.stored import stored_inputs
 from replay.belief.data import Choice, hand_choices, held_out
 from replay.belief.features import FEATURES
-from replay.belief.model import family
+from replay.belief.model import MODEL_VERSION, family
 from replay.belief.train import Fitted, train
 from replay.store.models import save_model
 
@@ -68,13 +68,17 @@ def stored_hands(conn: duckdb.DuckDBPyConnection, since: datetime | None = None)
 def refit_due(conn: duckdb.DuckDBPyConnection) -> list[str]:
     """The families with enough valid hands newer than their last fit's
     window (a fraction :data:`REFIT_GROWTH` of the hands it was fitted on,
-    at least :data:`REFIT_MIN_HANDS`), or with none yet and that many hands."""
-    last = {fam: (hands, until) for fam, hands, until in conn.execute(
-        "SELECT family, hands, last_started FROM play_models "
+    at least :data:`REFIT_MIN_HANDS`), or with none yet and that many
+    hands, or whose last fit is of older features (:data:`MODEL_VERSION`)."""
+    last = {fam: (hands, until, mv) for fam, hands, until, mv in conn.execute(
+        "SELECT family, hands, last_started, model_version FROM play_models "
         "QUALIFY row_number() OVER (PARTITION BY family ORDER BY version DESC) = 1"
     ).fetchall()}  # fmt: skip
     due = [fam for fam, n in stored_hands(conn).items() if fam not in last and n >= REFIT_MIN_HANDS]
-    for fam, (hands, until) in last.items():
+    for fam, (hands, until, mv) in last.items():
+        if mv != MODEL_VERSION:
+            due.append(fam)
+            continue
         if until is None:
             continue
         new = stored_hands(conn, until).get(fam, 0)
@@ -91,6 +95,7 @@ def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES, *
     started = {m: t for m, t, _ in rows}
     fitting: dict[str, list[Choice]] = defaultdict(list)
     held: dict[str, list[Choice]] = defaultdict(list)
+    tables: dict[tuple[str, bool], list[tuple[str | None, ...]]] = defaultdict(list)  # each choice's players
     seen: dict[str, set[str]] = defaultdict(set)
     hands: dict[str, int] = defaultdict(int)
     for match, inputs in stored_inputs(conn, sorted(started)):
@@ -101,14 +106,18 @@ def fit_store(conn: duckdb.DuckDBPyConnection, min_choices: int = MIN_CHOICES, *
             got = hand_choices(inp)
             if not got:
                 continue
-            (held if held_out(match, inp.hand) else fitting)[fam].extend(got)
+            kept = held_out(match, inp.hand)
+            (held if kept else fitting)[fam].extend(got)
+            players = inp.players or (None,) * inp.rules.players
+            tables[fam, kept].extend([players] * len(got))
             seen[fam].add(match)
             hands[fam] += 1
     out = []
     for fam in sorted(fitting):
         if len(fitting[fam]) < min_choices:
             continue
-        fitted = train(fam, fitting[fam], held[fam])
+        fitted = train(fam, fitting[fam], held[fam], fitting_players=tables[fam, False],
+                       held_players=tables[fam, True])  # fmt: skip
         times = [t for m in seen[fam] if (t := started.get(m)) is not None]
         window: tuple[datetime | None, datetime | None] = (min(times), max(times)) if times else (None, None)
         version = save_model(conn, fitted, window=window, matches=len(seen[fam]), hands=hands[fam])
@@ -124,4 +133,5 @@ def summary(f: Fitted, version: int, matches: int, hands: int) -> dict[str, Any]
         "loglik_model": f.loglik_model, "loglik_uniform": f.loglik_uniform,
         "loglik_heuristic": f.loglik_heuristic, "beats_uniform": f.beats_uniform,
         "coef": dict(zip(FEATURES, f.model.coef, strict=True)),
+        "loglik_family": f.loglik_family, "players": len(f.model.players),
     }  # fmt: skip

@@ -61,7 +61,7 @@ from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
 from replay.knowledge import Hidden, World
 from replay.tiles import BIT, FULL_SET, N_TILES
 
-__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "place_of", "weighted_belief"]
+__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "move_deals", "place_of", "weighted_belief"]
 
 #: z of a two-sided 95% interval.
 _Z95: Final = 1.959964
@@ -271,15 +271,40 @@ class Scorer:
 
 
 def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: random.Random) -> Belief | None:
-    """The belief's deals resampled by weight, then moved by Metropolis
-    swaps of two hidden tiles between two places (each swap kept with
-    probability min(1, likelihood ratio)): `sweeps` x the hidden tiles'
-    count swaps a deal. Swaps keep every place's count and what each
-    place may not hold, and the deals agreeing with the history are
-    equally likely, so the deals moved are drawn from the weighted belief
-    itself. Only where a deal is a filling of places (one way the history
-    may lie, no boneyard order, no five-doubles rule): None elsewhere."""
-    if len(hidden.options) != 1 or hidden.max_doubles < 7 or any(stock for _, stock in belief.worlds):
+    """The belief's deals resampled by weight, then moved by :func:`_sweep`
+    (None where deals cannot be moved)."""
+    got = _sweep(hidden, belief.resample(len(belief.worlds), rng), score, sweeps, rng)
+    if got is None:
+        return None
+    k = len(got)
+    return Belief(belief.observer, belief.unknown, tuple(got), (1.0 / k,) * k, False, belief.drawn, belief.ess,
+                  (1.0,) * k)  # fmt: skip
+
+
+def move_deals(state: HandState, recorder: Recorder, policy: Policy, worlds: Sequence[World], *, sweeps: int,
+               rng: random.Random, observer: int | None = None, peek: Sequence[int] = (),
+               memo: dict[tuple[int, int], float] | None = None, temper: float = 1.0) -> list[World] | None:  # fmt: skip
+    """`worlds` (deals drawn by weight from a belief of the same arguments,
+    :func:`weighted_belief`) moved by `sweeps` Metropolis sweeps towards the
+    weighted belief (:func:`_sweep`): equally weighted deals of it, fewer
+    repeated than a resample's. None where deals cannot be moved (a
+    boneyard, more than one way the history may lie)."""
+    seat = state.turn if observer is None else observer
+    hidden = recorder.hidden(state, seat, peek)
+    score = Scorer(policy, evidence(recorder.plies, seat, peek), {} if memo is None else memo, temper)
+    return _sweep(hidden, worlds, score, sweeps, rng)
+
+
+def _sweep(hidden: Hidden, worlds: Sequence[World], score: Scorer, sweeps: int, rng: random.Random) -> list[World] | None:
+    """Each deal of `worlds` moved by Metropolis swaps of two hidden tiles
+    between two places (each swap kept with probability min(1, likelihood
+    ratio)): `sweeps` x the hidden tiles' count swaps a deal. Swaps keep
+    every place's count and what each place may not hold, and the deals
+    agreeing with the history are equally likely, so deals drawn from the
+    weighted belief stay drawn from it and spread out. Only where a deal
+    is a filling of places (one way the history may lie, no boneyard order,
+    no five-doubles rule): None elsewhere."""
+    if len(hidden.options) != 1 or hidden.max_doubles < 7 or any(stock for _, stock in worlds):
         return None
     groups = hidden.options[0]
     if any(g.weight != 1 or (g.seat == -1 and g.count) for g in groups):
@@ -290,7 +315,7 @@ def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: rand
     if len(tiles) < 2:
         return None
     moved: list[World] = []
-    for hands0, _ in belief.resample(len(belief.worlds), rng):
+    for hands0, _ in worlds:
         hands = list(hands0)
         place = []
         for t in tiles:
@@ -314,9 +339,7 @@ def _moved(hidden: Hidden, belief: Belief, score: Scorer, sweeps: int, rng: rand
                         hands[s] = h
                 place[i], place[j] = gj, gi
         moved.append((tuple(hands), ()))
-    k = len(moved)
-    return Belief(belief.observer, belief.unknown, tuple(moved), (1.0 / k,) * k, False, belief.drawn, belief.ess,
-                  (1.0,) * k)  # fmt: skip
+    return moved
 
 
 def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move: Move, public: Public) -> float:
