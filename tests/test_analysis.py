@@ -341,7 +341,7 @@ def test_the_server_adds_the_sampled_grade_in_the_background(tmp_path: Path) -> 
     db = tmp_path / "data" / "replay.duckdb"
     db.parent.mkdir()
     ingest([str(INTL)], db=db, workers=0, analysis=(0, 0))  # perfect information only
-    note = "graded under perfect information only, until the server"
+    note = "graded under perfect information only for now"
     with TestClient(create_app(db, deepen=0)) as c:
         acc = c.get("/api/matches/m-example-1").json()["accuracy"]
         assert acc and all(a["sampled_hands"] == 0 < a["hands"] for a in acc)
