@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -306,26 +307,38 @@ def test_replay_model_fit_stores_a_version_a_family(tmp_path: Path, capsys: pyte
     assert math.isfinite(got["partnership"].loglik_model or math.nan)
 
 
-def test_moved_deals_agree_with_the_history_and_follow_the_weights() -> None:
-    rng = random.Random(8)
-    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], rng)
-    k = next(k for k, st in enumerate(h.states) if st.plays >= 6 and len(legal_moves(st)) > 1)
-    st = h.states[k]
+def seen_until(h: Any, plays: int) -> tuple[Any, Recorder]:
+    """The first decision of self-played hand `h` with at least `plays`
+    tiles laid and a choice, and the recorder of what came before it."""
+    k = next(k for k, st in enumerate(h.states) if st.plays >= plays and len(legal_moves(st)) > 1)
     rec = Recorder(h.start)
     for s2, ply in zip(h.states[:k], h.recorder.plies[:k], strict=True):
         rec.see(s2, ply.move)
+    return h.states[k], rec
+
+
+def agrees_with_history(st: Any, rec: Recorder, worlds: Any) -> None:
+    """Every deal of `worlds` gives the mover its tiles and each other seat
+    as many tiles as it holds, none it showed it lacks."""
+    (groups,) = rec.hidden(st, st.turn).options
+    for hands, _ in worlds:
+        assert hands[st.turn] == st.hands[st.turn]
+        for g in groups:
+            if g.seat >= 0:
+                assert hands[g.seat].bit_count() == g.count and not hands[g.seat] & g.forbid
+
+
+def test_moved_deals_agree_with_the_history_and_follow_the_weights() -> None:
+    rng = random.Random(8)
+    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], rng)
+    st, rec = seen_until(h, 6)
     policy = Convention((st.turn + 2) % 4)
     args = {"deals": 30, "max_deals": 30, "exact_limit": 0}
     plain = weighted_belief(st, rec, policy, rng=random.Random(3), **args)
     moved = weighted_belief(st, rec, policy, rng=random.Random(3), sweeps=2, **args)
     assert moved == weighted_belief(st, rec, policy, rng=random.Random(3), sweeps=2, **args)
     assert moved.weights == pytest.approx([1 / 30] * 30) and moved.ess == plain.ess
-    (groups,) = rec.hidden(st, st.turn).options
-    for hands, _ in moved.worlds:
-        assert hands[st.turn] == st.hands[st.turn]
-        for g in groups:
-            if g.seat >= 0:
-                assert hands[g.seat].bit_count() == g.count and not hands[g.seat] & g.forbid
+    agrees_with_history(st, rec, moved.worlds)
     # the moved deals are likelier, on average, under the policy than the drawn ones
     from replay.belief.weights import Scorer
 

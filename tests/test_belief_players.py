@@ -18,6 +18,7 @@ from replay.belief.train import train
 from replay.engine import legal_moves, new_hand
 from replay.rules import resolve
 from replay.tiles import PIPS, parse_tile
+from tests.test_belief import agrees_with_history, seen_until
 
 INTL = resolve("international")
 
@@ -138,40 +139,27 @@ def test_a_store_fits_its_players_and_refits_a_model_of_older_features(tmp_path:
 
 
 def test_the_read_grades_moved_deals_agree_with_the_history_and_spread_the_resampled_ones() -> None:
-    from replay.belief import Recorder, evidence, weighted_belief
+    from replay.belief import evidence, weighted_belief
     from replay.belief.weights import Scorer, move_deals
     from replay.searchbots import Convention
 
     rng = random.Random(8)
     h = play_hand(INTL, ["signal", "partner", "signal", "partner"], rng)
-    k = next(k for k, st in enumerate(h.states) if st.plays >= 6 and len(legal_moves(st)) > 1)
-    st = h.states[k]
-    rec = Recorder(h.start)
-    for s2, ply in zip(h.states[:k], h.recorder.plies[:k], strict=True):
-        rec.see(s2, ply.move)
+    st, rec = seen_until(h, 6)
     policy = Convention((st.turn + 2) % 4)
     b = weighted_belief(st, rec, policy, deals=20, rng=random.Random(3), exact_limit=0)
     picked = b.resample(20, random.Random(4))
     moved = move_deals(st, rec, policy, picked, sweeps=2, rng=random.Random(5))
     assert moved is not None and len(moved) == 20
     assert moved == move_deals(st, rec, policy, picked, sweeps=2, rng=random.Random(5))  # deterministic
-    (groups,) = rec.hidden(st, st.turn).options
-    for hands, _ in moved:
-        assert hands[st.turn] == st.hands[st.turn]
-        for g in groups:
-            if g.seat >= 0:
-                assert hands[g.seat].bit_count() == g.count and not hands[g.seat] & g.forbid
+    agrees_with_history(st, rec, moved)
     assert len(set(moved)) > len(set(picked))  # a resample repeats deals; moved, they spread out
     sc = Scorer(policy, evidence(rec.plies, st.turn), {})
     assert np.mean([sc(w) for w in moved]) > np.mean([sc(w) for w in b.worlds])
     # a drawing game's deals (a boneyard order) are not moved
     pr = resolve("pr_2p")
     hb = play_hand(pr, ["signal", "heavy"], random.Random(2))
-    kb = next(k for k, s in enumerate(hb.states) if s.plays >= 2 and len(legal_moves(s)) > 1)
-    rb = Recorder(hb.start)
-    for s2, ply in zip(hb.states[:kb], hb.recorder.plies[:kb], strict=True):
-        rb.see(s2, ply.move)
-    sb = hb.states[kb]
+    sb, rb = seen_until(hb, 2)
     bb = weighted_belief(sb, rb, policy, deals=5, rng=random.Random(1), exact_limit=0)
     assert move_deals(sb, rb, policy, bb.worlds, sweeps=1, rng=random.Random(1)) is None
 
