@@ -6,7 +6,6 @@ against the hands played."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import subprocess
 import sys
