@@ -461,6 +461,8 @@ class TrendPoint(Shape):
     hands: int
     points_per_hand: float | None
     win_rate: float | None
+    date_from: str | None = Field(None, description="the bucket's first day (UTC), YYYY-MM-DD")
+    date_to: str | None = Field(None, description="the bucket's last day (UTC), YYYY-MM-DD")
 
 
 class PlayerReport(Shape):

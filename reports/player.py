@@ -403,7 +403,8 @@ def player_reports(cur: duckdb.DuckDBPyConnection, players: Sequence[str],
                 "doubles_expected": EXPECTED_DOUBLES,
                 "doubles_z": _r(_z(lr["dbl_mean"], EXPECTED_DOUBLES, VAR_DOUBLES, lr["dbl_n"])),
             },
-            "trend": _trend([tuple(r.values()) for r in daily_df.get(player, [])]),
+            "trend": _trend([tuple(r.values()) for r in daily_df.get(player, [])],
+                            within=(filters.date_from, filters.date_to) if filters else (None, None)),
             "cumulative": _cumulative(run_df.get(player, [None])[0]),
         }
     return out
@@ -490,9 +491,18 @@ def _by_player(df: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60) -> list[dict[str, Any]]:
+def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60,
+           within: tuple[dt.date | None, dt.date | None] = (None, None)) -> list[dict[str, Any]]:
     """Points per hand and win rate by day, week or month (at most `most` buckets),
-    from per-day (day, hands, points for, wins) rows in day order."""
+    from per-day (day, hands, points for, wins) rows in day order; each bucket's
+    first and last day, cut to the report's dates `within` (so that a list of the
+    hands between them holds the bucket's hands, no more).
+
+    >>> d = dt.date(2026, 1, 1)
+    >>> t = _trend([(d, 2, 10, 1), (d + dt.timedelta(days=80), 1, 5, 1)], within=(d, None))
+    >>> [(b["bucket"], b["hands"], b["date_from"], b["date_to"]) for b in t]
+    [('2025-12-29', 2, '2026-01-01', '2026-01-04'), ('2026-03-16', 1, '2026-03-16', '2026-03-22')]
+    """
     if not daily:
         return []
     span = (daily[-1][0] - daily[0][0]).days
@@ -500,13 +510,19 @@ def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60) -> list[dict[
     def week(d: dt.date) -> dt.date:
         return d - dt.timedelta(days=d.weekday())
 
+    def month_end(d: dt.date) -> dt.date:
+        return (d.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
+
+    # each bucket's first and last day: the dates of the list of hands behind it
     key: Callable[[dt.date], dt.date]
+    end: Callable[[dt.date], dt.date]
     if span <= most:
-        key, fmt = (lambda d: d), "%Y-%m-%d"
+        key, end, fmt = (lambda d: d), (lambda d: d), "%Y-%m-%d"
     elif span <= most * 7:
-        key, fmt = week, "%Y-%m-%d"
+        key, end, fmt = week, (lambda d: d + dt.timedelta(days=6)), "%Y-%m-%d"
     else:
-        key, fmt = (lambda d: d.replace(day=1)), "%Y-%m"
+        key, end, fmt = (lambda d: d.replace(day=1)), month_end, "%Y-%m"
+    lo, hi = within[0] or dt.date.min, within[1] or dt.date.max
     buckets: dict[dt.date, list[int]] = {}
     for day, n, pts, wins in daily:
         b = buckets.setdefault(key(day), [0, 0, 0])
@@ -515,6 +531,6 @@ def _trend(daily: list[tuple[Any, int, int, int]], most: int = 60) -> list[dict[
         b[2] += wins
     return [
         {"bucket": k.strftime(fmt), "hands": n, "points_per_hand": round(pts / n, 2),
-         "win_rate": round(wins / n, 3)}
+         "win_rate": round(wins / n, 3), "date_from": max(k, lo).isoformat(), "date_to": min(end(k), hi).isoformat()}
         for k, (n, pts, wins) in buckets.items()
     ]

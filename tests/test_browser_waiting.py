@@ -1,6 +1,7 @@
 """In a real browser: the grading's progress line with the time left, the
 flag badge beside a flagged player's name on the match page, and the pair
-page's counts opening the lists behind them; axe-core clean on those pages.
+page's counts and the player page's chart points opening the lists behind
+them; axe-core clean on those pages.
 
 A store with a simulated, fully graded table (a planted omniscient cheater)
 beside a match graded under perfect information only, served with a
@@ -141,3 +142,31 @@ def test_axe_finds_nothing_serious_on_these_pages(site: str, browser: Any) -> No
                 found.append((path, v["id"], [n["target"] for n in v["nodes"]][:3]))
     page.close()
     assert found == []
+
+
+def test_the_player_pages_charts_open_the_hands_behind_a_point(site: str, browser: Any) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(site + f"/players/{CHEAT}")
+    for summary in page.locator("details.behind summary").all():
+        summary.click()
+    # the links sit beside the charts (an image holding links fails axe's nested-interactive)
+    assert page.locator("svg[role=img] a").count() == 0
+    found = [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in Axe().run(page).response["violations"]
+             if v["impact"] in ("serious", "critical")]
+    assert found == []
+    point = page.locator("details.behind .periods a").first
+    assert point.is_visible()
+    n = int(point.inner_text().split()[0])
+    point.click()
+    page.wait_for_url(re.compile(r"/hands\?.*date_from="))
+    assert page.locator("h1 small").inner_text().startswith(f"{n} hand")
+    page.go_back()
+    page.locator("details.behind summary").last.click()
+    after = page.locator("details.behind .periods a:has-text('after hand')").last
+    h = int(after.inner_text().split()[-1])
+    after.click()
+    page.wait_for_url(re.compile(r"/hands\?.*first="))
+    assert page.locator("h1 small").inner_text().startswith(f"{h} hand")
+    page.close()

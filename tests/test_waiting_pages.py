@@ -222,6 +222,36 @@ def test_the_player_pages_counts_open_their_hands(client: TestClient) -> None:
 # --- deal luck -------------------------------------------------------------------------
 
 
+def test_the_player_pages_charts_open_the_hands_behind_each_point(client: TestClient) -> None:
+    rep = client.get(f"/api/players/{CHEAT}").json()
+    html = client.get(f"/players/{CHEAT}").text
+    trend = [(h, n) for h, n in _links(html, "/hands?") if "date_from=" in h]
+    assert [int(n.split()[0]) for _, n in trend] == [t["hands"] for t in rep["trend"]] != []
+    for href, n in trend:
+        assert _hands_listed(client, href) == int(n.split()[0]), href
+    running = [h for h, n in _links(html, "/hands?") if n.startswith("after hand ")]
+    assert len(running) == len(rep["cumulative"]["hands"]) > 1
+    for href, h in zip(running, rep["cumulative"]["hands"], strict=True):
+        assert f"first={h}" in href and _hands_listed(client, href) == h, href
+    # the last point's list is every hand played, and adds up to its points
+    last = client.get(running[-1]).text
+    assert rep["cumulative"]["points_for"][-1] == rep["points_for"] and _hands_listed(client, running[-1]) == rep["hands"]
+    assert 'role="img"' in html and not re.search(r'role="img"[^>]*>(?:(?!</svg>).)*<a ', html, re.S)
+    assert "the first" in last
+
+
+def test_a_filtered_player_pages_trend_links_keep_its_filters(client: TestClient) -> None:
+    # (how a bucket's dates are cut to the filter's: `reports.player._trend`'s doctest)
+    day = client.get(f"/api/players/{CHEAT}").json()["trend"][0]["date_from"]
+    chosen = {"date_from": day, "date_to": day, "partner": "p-00003"}
+    rep = client.get(f"/api/players/{CHEAT}", params=chosen).json()
+    html = client.get(f"/players/{CHEAT}", params=chosen).text
+    trend = [(h, n) for h, n in _links(html, "/hands?") if "date_to=" in h and n.endswith(("hand", "hands"))]
+    assert [int(n.split()[0]) for _, n in trend] == [t["hands"] for t in rep["trend"]] != []
+    for href, n in trend:
+        assert "partner=p-00003" in href and _hands_listed(client, href) == int(n.split()[0]), href
+
+
 @pytest.fixture(scope="module")
 def cancelled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """A store with a cancelled hand (hand 7 of m-2003-0002: five doubles dealt)."""

@@ -178,6 +178,7 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
                result: HandResult | None = None, profile: Text = None, partner: Text = None, date_from: Text = None,
                date_to: Text = None, bonus: Text = None, passed: Flag = False, analysed: Flag = False,
                shutout: Shutout | None = None, match_outcome: MatchOutcome | None = None, doubles: Flag = False,
+               first: Annotated[int | None, Query(ge=1, le=10_000_000)] = None,
                page_no: PageNo = 1) -> HTMLResponse:
     chosen = ReportFilters(profile or None, form_date(date_from, "date_from"), form_date(date_to, "date_to"),
                            partner or None)
@@ -203,6 +204,8 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
         df = analysed_only(cur, df)
     if doubles:  # at tables that keep the doubles in play (the deal luck's doubles row)
         df = df.filter((df["stock"] != "doubles_aside").fill_null(False))
+    if first:  # the first so many, in time order (a point of the player page's running totals)
+        df = df.head(first)
     df = df.reverse()  # newest first
     total = df.height
     pages = max(1, -(-total // PER_PAGE))
@@ -212,6 +215,7 @@ def hands_page(cur: Cur, player: Text = None, match: Text = None, seat: Seat = N
                                  ("result", result), ("bonus", bonus), ("passed", "1" if passed else None),
                                  ("analysed", "1" if analysed else None), ("shutout", shutout),
                                  ("match_outcome", match_outcome),                                 ("doubles", "1" if doubles else None),
+                                 ("first", first),
                                  ("profile", profile), ("partner", partner), ("date_from", date_from),
                                  ("date_to", date_to)) if v is not None and v != ""}
     return page("hands.html", nav="players" if player else "matches", rows=rows, total=total, page_no=page_no,

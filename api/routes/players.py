@@ -86,8 +86,8 @@ def api_player(request: Request, cur: Cur, player: str,
 def _player_view(request: Request, cur: Cursor, player: str,
                  filters: ReportFilters | None = None) -> dict[str, Any] | None:
     """The player's report: kept at load time, or worked out here when none is
-    kept (yet), or kept by a store older than its cumulative points or its
-    deal luck's counts; with
+    kept (yet), or kept by a store older than its cumulative points, its
+    deal luck's counts or its trend's dates; with
     `filters`, worked out here (both cached until the player's matches change)."""
     state = request.app.state
 
@@ -95,7 +95,8 @@ def _player_view(request: Request, cur: Cursor, player: str,
         if filters:
             return player_report(cur, player, filters)
         kept = kept_report(cur, player)
-        fresh = kept is not None and "cumulative" in kept and "played" in (kept.get("deal_luck") or {})
+        fresh = (kept is not None and "cumulative" in kept and "played" in (kept.get("deal_luck") or {})
+                 and all("date_to" in t for t in kept.get("trend") or []))
         return kept if fresh else player_report(cur, player)
 
     report: dict[str, Any] | None = state.player_cache.fetch(
