@@ -33,6 +33,7 @@ timed. Figures last, one per line, as ``name: value unit``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import multiprocessing
 import os
 import pickle
@@ -53,8 +54,14 @@ OTHERS = ("royal_rumble", "pr_2p", "domena_2p", "pr_3p")
 
 def hands(profile: str, n: int, seed: int = 3) -> list[Any]:
     """`n` finished, valid hands of `profile` as the analysis reads them (cached)."""
+    import dataclasses
+
+    from replay.analysis import HandInput
+
     CACHE.mkdir(exist_ok=True)
-    path = CACHE / f"analysis-hands-{profile}-{n}-{seed}.pkl"
+    # the fields in the name: a pickle of an older HandInput does not load
+    shape = "-".join(f.name for f in dataclasses.fields(HandInput))
+    path = CACHE / f"analysis-hands-{profile}-{n}-{seed}-{hashlib.blake2b(shape.encode(), digest_size=4).hexdigest()}.pkl"
     if path.exists():
         got: list[Any] = pickle.loads(path.read_bytes())
         return got
