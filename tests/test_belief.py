@@ -44,7 +44,12 @@ def _hands(text: str) -> list[list[int]]:
 
 
 def _logit_data(seed: int, n: int, beta: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
-    rng = np.random.default_rng(seed)
+    return logit_choices(np.random.default_rng(seed), n, beta)
+
+
+def logit_choices(rng: np.random.Generator, n: int, beta: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+    """`n` choices among 2-5 moves of random features, each drawn from the
+    conditional logit of coefficients `beta`."""
     groups, chosen = [], []
     for _ in range(n):
         k = int(rng.integers(2, 6))

@@ -18,28 +18,16 @@ from replay.belief.train import train
 from replay.engine import legal_moves, new_hand
 from replay.rules import resolve
 from replay.tiles import PIPS, parse_tile
-from tests.test_belief import agrees_with_history, seen_until
+from tests.test_belief import agrees_with_history, logit_choices, seen_until
 
 INTL = resolve("international")
-
-
-def _choices(rng: np.random.Generator, n: int, beta: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
-    groups, chosen = [], []
-    for _ in range(n):
-        k = int(rng.integers(2, 6))
-        X = rng.normal(size=(k, len(beta)))
-        p = np.exp(X @ beta)
-        p /= p.sum()
-        groups.append(X)
-        chosen.append(int(rng.choice(k, p=p)))
-    return groups, chosen
 
 
 def test_each_player_gets_back_its_planted_style_and_a_thin_record_stays_near_the_family() -> None:
     rng = np.random.default_rng(7)
     styles = {"ann": np.array([2.0, 0.0, -1.0]), "bob": np.array([-1.0, 1.5, 0.5]), "cy": np.array([0.0, -2.0, 2.0])}
-    data = {p: _choices(rng, 3000 if p != "cy" else 120, b) for p, b in styles.items()}
-    data["dee"] = _choices(rng, 30, styles["ann"])
+    data = {p: logit_choices(rng, 3000 if p != "cy" else 120, b) for p, b in styles.items()}
+    data["dee"] = logit_choices(rng, 30, styles["ann"])
     pooled = fit([g for gs, _ in data.values() for g in gs], [c for _, cs in data.values() for c in cs])
     got = dict(fit_players(pooled, data, min_choices=100))
     assert sorted(got) == ["ann", "bob", "cy"]  # dee: too few choices for a style of its own
