@@ -144,11 +144,13 @@ def _no_reuse(an: Any) -> None:
         an._solvers[rules] = (_Cleared(dd), pi)
 
 
-def grade_sampled(inputs: list[Any], samples: int, clear: bool = False) -> tuple[list[float], list[int], int, int]:
-    """CPU ms and sampled-grade positions per hand; non-forced decisions, of which graded exactly."""
+def grade_sampled(inputs: list[Any], samples: int, clear: bool = False, carry: bool = True,
+                  carried: list[int] | None = None) -> tuple[list[float], list[int], int, int]:  # fmt: skip
+    """CPU ms and sampled-grade positions per hand; non-forced decisions, of
+    which graded exactly; `carried` gets the deals carried and tried."""
     from replay.analysis import Analyzer
 
-    an = Analyzer(samples=samples, seed=1)
+    an = Analyzer(samples=samples, seed=1, carry=carry)
     an.hand(inputs[0])
     if clear:
         for rules, (dd, pi) in list(an._solvers.items()):
@@ -165,6 +167,8 @@ def grade_sampled(inputs: list[Any], samples: int, clear: bool = False) -> tuple
             if not p.forced and p.samples:
                 decisions += 1
                 exact += p.exact
+    if carried is not None:
+        carried[:] = an.carried
     return times, nodes, decisions, exact
 
 
@@ -288,7 +292,12 @@ def main() -> None:
         say(f"{label + ', ' + prof:50s} {mn:14,.0f} {mt:13.2f}   positions x{mn / rn:.2f}, time x{mt / rt:.2f}")
 
     sampled = intl[:n_sampled]
-    st, sn, sdec, sexact = grade_sampled(sampled, args.samples)
+    carried = [0, 0]
+    st, sn, sdec, sexact = grade_sampled(sampled, args.samples, carried=carried)
+    _, un, _, _ = grade_sampled(sampled, args.samples, carry=False)
+    say(f"deals carried to the seat's next decision: {carried[0]:,} of {carried[1]:,} "
+        f"({carried[0] / max(carried[1], 1):.1%}); positions with them x{statistics.fmean(sn) / statistics.fmean(un):.3f} "
+        f"against fresh deals only")  # fmt: skip
     _, cn, _, _ = grade_sampled(sampled[: max(4, n_sampled // 3)], args.samples, clear=True)
     kept_n = statistics.fmean(sn[: len(cn)])
     say(f"sampled grade, {len(st)} international hands x {args.samples} deals a decision: p50 {pct(st, .5):.0f} "
@@ -298,6 +307,7 @@ def main() -> None:
         f"sampled_hand_p50: {pct(st, .5):.0f} ms",
         f"sampled_hand_nodes_p50: {pct(sn, .5):.0f} positions",
         f"sampled_exact_share: {sexact / max(sdec, 1):.3f} decisions",
+        f"sampled_carried_share: {carried[0] / max(carried[1], 1):.3f} deals",
     ]
 
     from replay.analysis.run import hand_cost

@@ -45,6 +45,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from replay.analysis.carry import Carried
 from replay.belief.history import Recorder
 from replay.belief.model import Policy, family, seated
 from replay.belief.weights import move_deals, weighted_belief
@@ -379,7 +380,9 @@ class Analyzer:
     deals a decision is graded on all of them (never fewer than `samples`);
     `policies`: by family of profiles (:func:`replay.belief.family`), the
     play model the read grade weighs deals by, with its name (only models
-    that beat uniform on held-out hands belong here).
+    that beat uniform on held-out hands belong here); `carry`: a seat's
+    sampled deals carried to its next decision where they still agree
+    (:mod:`replay.analysis.carry`), fresh ones drawn for the rest.
     """
 
     samples: int = SAMPLES
@@ -387,6 +390,8 @@ class Analyzer:
     exact_limit: int = EXACT_LIMIT
     pure: bool = False
     policies: Mapping[str, tuple[str, Policy]] = field(default_factory=dict)
+    carry: bool = True
+    carried: list[int] = field(default_factory=lambda: [0, 0])  # deals carried, deals tried (benches read it)
     _solvers: dict[Rules, tuple[Solver, Solver]] = field(default_factory=dict)
 
     def policy(self, rules: Rules) -> tuple[str, Policy] | None:
@@ -423,6 +428,7 @@ class Analyzer:
             named = (named[0], seated(named[1], inp.players))
         tracker = Tracker(state, fixed_by=inp.fixed_by) if named is None else Recorder(state, fixed_by=inp.fixed_by)
         memos: dict[int, dict[tuple[int, int], float]] = {}  # by seat: the plays' log-probabilities
+        carried = Carried(inp.moves, self.carried) if self.carry and self.samples > 0 else None
         first_seat = state.turn
         start = state
         plies: list[Ply] = []
@@ -439,7 +445,7 @@ class Analyzer:
             if move not in legal:
                 return _skipped(base, f"ply {k}: {move_label(move)} is not legal")
             plies.append(self._grade(k, state, move, legal, tracker, ctx, dd_solver, pi_solver, inp,
-                                     named, memos.setdefault(seat, {})))  # fmt: skip
+                                     named, memos.setdefault(seat, {}), carried))  # fmt: skip
             tracker.see(state, move)
             try:
                 state = apply(state, laid)
@@ -470,7 +476,7 @@ class Analyzer:
     def _grade(self, k: int, state: HandState, move: Move, legal: tuple[Move, ...], tracker: Tracker,
                ctx: HandContext, dd_solver: Solver, pi_solver: Solver, inp: HandInput,
                named: tuple[str, Policy] | None = None, memo: dict[tuple[int, int], float] | None = None,
-               ) -> Ply:  # fmt: skip
+               carried: Carried | None = None) -> Ply:  # fmt: skip
         seat = state.turn
         forced = len(legal) == 1
         if state.result is not None:  # the closing passes or draw of a block: the value is decided
@@ -492,11 +498,11 @@ class Analyzer:
             rng = decision_rng(self.seed, inp.match, inp.hand, k)
             weights: list[float]
             if named is None or not isinstance(tracker, Recorder):
-                rows, counts, exact = self._pimc(state, tracker, ctx, pi_solver, rng)
+                rows, counts, exact = self._pimc(state, tracker, ctx, pi_solver, rng, carried=carried, ply=k)
                 weights = [float(c) for c in counts]
             else:
                 rows, weights, exact, rrows, wread, ess = self._read(state, tracker, ctx, pi_solver, rng, named[1],
-                                                                     memo)  # fmt: skip
+                                                                     memo, carried, k)  # fmt: skip
                 read, read_loss, sure_read = _grade_by(rrows, mine, lambda v: _weighted_ci(v, wread, ess, exact))
                 read_ess = ess
             n_deals = len(rows)
@@ -555,22 +561,33 @@ class Analyzer:
         return [_mean_ci([r[i] for r in rows], weights, exact) for i in range(len(rows[0]))]
 
     def _pimc(self, state: HandState, tracker: Tracker, ctx: HandContext, solver: Solver,
-              rng: random.Random, peek: Sequence[int] = ()) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
+              rng: random.Random, peek: Sequence[int] = (), carried: Carried | None = None, ply: int = 0,
+              ) -> tuple[list[list[int]], list[int], bool]:  # fmt: skip
         """Every legal move's value in each deal the mover could face (all of
-        them, weighed, when there are at most `exact_limit`; else `samples` drawn)."""
+        them, weighed, when there are at most `exact_limit`; else `samples`:
+        those `carried` from the seat's previous decision that still agree,
+        then fresh draws)."""
         seat = state.turn
         hidden = tracker.hidden(state, seat, peek)
         listed = hidden.enumerate(max(self.samples, self.exact_limit))
         exact = listed is not None
-        worlds: list[tuple[Any, int]] = listed if listed is not None else [(w, 1) for w in hidden.sample(self.samples, rng)]
+        worlds: list[tuple[Any, int]]
+        if listed is not None:
+            worlds = listed
+        else:
+            first = [] if carried is None else carried.take(ply, state, self.samples)
+            drawn = first + hidden.sample(self.samples - len(first), rng)
+            if carried is not None:
+                carried.keep(ply, state, drawn)
+            worlds = [(w, 1) for w in drawn]
         solver.set_hand(*hand_args(state, ctx))
         base = position(state)
         rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for (hands, stock), _ in worlds]
         return rows, [w for _, w in worlds], exact
 
     def _read(self, state: HandState, recorder: Recorder, ctx: HandContext, solver: Solver, rng: random.Random,
-              policy: Policy, memo: dict[tuple[int, int], float] | None,
-              ) -> tuple[list[list[int]], list[float], bool, list[list[int]], list[float], float]:  # fmt: skip
+              policy: Policy, memo: dict[tuple[int, int], float] | None, carried: Carried | None = None,
+              ply: int = 0) -> tuple[list[list[int]], list[float], bool, list[list[int]], list[float], float]:  # fmt: skip
         """The uniform grade's deals' values and weights (its first deals:
         the same :meth:`_pimc` draws from the same generator, so the uniform
         grade does not change with the model); whether every agreeing deal is
@@ -582,10 +599,13 @@ class Analyzer:
         fall mostly on the deals already solved. Its interval then counts
         at most `samples` deals."""
         seat = state.turn
+        first = [] if carried is None else carried.take(ply, state, self.samples)
         b = weighted_belief(
             state, recorder, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
-            exact_limit=max(self.samples, self.exact_limit), memo=memo,
+            exact_limit=max(self.samples, self.exact_limit), memo=memo, first=first,
         )  # fmt: skip
+        if carried is not None and not b.exact:  # the uniform grade's deals: carried on
+            carried.keep(ply, state, b.worlds[: self.samples])
         solver.set_hand(*hand_args(state, ctx))
         base = position(state)
         solved: dict[int, list[int]] = {}

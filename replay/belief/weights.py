@@ -181,7 +181,7 @@ def weighted_belief(
     state: HandState, recorder: Recorder, policy: Policy | None, *, deals: int = 20, rng: random.Random,
     floor: float | None = None, max_deals: int | None = None, exact_limit: int | None = None,
     observer: int | None = None, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
-    sweeps: int = 0, temper: float = 1.0,
+    sweeps: int = 0, temper: float = 1.0, first: Sequence[World] = (),
 ) -> Belief:  # fmt: skip
     """The belief of `observer` (default: the seat to move in `state`) at
     `state`, the position the `recorder` has seen every move up to.
@@ -200,7 +200,9 @@ def weighted_belief(
     weighted, as many as were drawn; `ess` stays that of the weights before;
     `temper`: the likelihood raised to this power (below 1: a model trusted
     less than its own word, against the overconfidence of one model for
-    many players).
+    many players); `first`: deals already drawn uniformly among those that
+    agree (a seat's deals carried from its previous decision,
+    :mod:`replay.analysis.carry`), taken as the first of the first draw.
     """
     seat = state.turn if observer is None else observer
     floor = deals / 2 if floor is None else floor
@@ -218,7 +220,8 @@ def weighted_belief(
     worlds = []
     logs: list[float] = []
     while True:
-        got = hidden.sample(deals, rng)
+        got = list(first[:deals]) + hidden.sample(deals - min(len(first), deals), rng)
+        first = ()
         worlds.extend(got)
         logs.extend(score(w) for w in got)
         b = _belief(seat, hidden.unknown, worlds, np.array(logs), False)
