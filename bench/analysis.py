@@ -172,6 +172,28 @@ def grade_sampled(inputs: list[Any], samples: int, clear: bool = False, carry: b
     return times, nodes, decisions, exact
 
 
+def exact_share(inputs: list[Any], limit: int) -> tuple[int, int]:
+    """Non-forced decisions of `inputs`, and how many have at most `limit`
+    agreeing deals (graded on every one of them, replay.analysis.EXACT_LIMIT)."""
+    from replay.analysis import engine_move
+    from replay.engine import apply, legal_moves, new_hand
+    from replay.knowledge import Tracker
+
+    small = total = 0
+    for inp in inputs:
+        state = new_hand(inp.rules, [list(h) for h in inp.dealt], leader=inp.leader, opening=inp.opening,
+                         stock=inp.stock)  # fmt: skip
+        tracker = Tracker(state, fixed_by=inp.fixed_by)
+        for _, kind, tile, end in inp.moves:
+            move, laid = engine_move(state, kind, tile, end)
+            if state.result is None and len(legal_moves(state)) > 1:
+                total += 1
+                small += tracker.hidden(state, state.turn).count() <= limit
+            tracker.see(state, move)
+            state = apply(state, laid)
+    return small, total
+
+
 def spearman(xs: list[float], ys: list[float]) -> float:
     def ranks(v: list[float]) -> list[float]:
         order = sorted(range(len(v)), key=v.__getitem__)
@@ -309,6 +331,14 @@ def main() -> None:
         f"sampled_exact_share: {sexact / max(sdec, 1):.3f} decisions",
         f"sampled_carried_share: {carried[0] / max(carried[1], 1):.3f} deals",
     ]
+
+    from replay.analysis import EXACT_LIMIT
+
+    say(f"non-forced decisions graded on every agreeing deal (at most {EXACT_LIMIT:,}), per profile:")
+    for prof, inp in (("international", intl), *others.items()):
+        small, total = exact_share(inp, max(args.samples, EXACT_LIMIT))
+        say(f"  {prof:15s} {small:5d} of {total:5d}  {small / max(total, 1):6.1%}")
+        figures.append(f"exact_share_{prof}: {small / max(total, 1):.3f} decisions")
 
     from replay.analysis.run import hand_cost
 
