@@ -206,6 +206,23 @@ def test_a_flagged_player_is_marked_on_a_hand_page_a_render_worker_draws(db: Pat
         api.pages._flag_source.clear()
 
 
+def test_render_workers_draw_the_same_json_twins(client: TestClient, db: Path) -> None:
+    """The JSON twin drawn by a render worker (replay serve) equals the one
+    drawn in-process, principal lines and their ghosts included, in the whole
+    view and a seat's; a seat the hand does not have is still refused."""
+    from api.app import create_app
+
+    urls = ["/api/matches/m-example-1/hands/1", "/api/matches/m-example-1/hands/2?view=seat1"]
+    want = [client.get(u).json() for u in urls]
+    assert any(r.get("ghosts_best") for r in want[0]["review"])  # the lines are laid on the board
+    with TestClient(create_app(db, render_workers=1)) as c:
+        pool = c.app.state.render_pool  # type: ignore[attr-defined]
+        assert [c.get(u).json() for u in urls] == want
+        assert pool.live  # drawn by the worker, not in this process
+        assert c.get("/api/matches/m-example-1/hands/1?view=seat9").status_code == 422
+        assert c.get("/api/matches/m-example-1/hands/999").status_code == 404
+
+
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
     player = _player(client)
     got = client.get(f"/api/players/{player}/costliest").json()
