@@ -9,6 +9,7 @@ dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,7 +188,7 @@ class MatchBundle:
     hands: dict[int, dict[str, Any]]
     moves: dict[int, list[tuple[Any, ...]]]
     findings: dict[int, list[tuple[Any, ...]]]
-    analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
+    analysis: Mapping[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
     rules_json: str | None = None  # the match's rules, and the match it is a rematch of (hand_input)
     rematch_of: str | None = None
@@ -297,12 +298,21 @@ def match_version(cur: Cursor, match: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-_A_HANDS = """SELECT hand, version, samples, seed, skip, first_seat, par, result, accuracy, accuracy_dd,
-                     lost, stake, lost_dd, stake_dd, accuracy_uniform, read_model
-              FROM hand_analysis WHERE {of} ORDER BY hand"""
-_A_PLIES = """SELECT hand, ply, seat, played, forced, alternatives, dd, dd_best, dd_loss, pimc, pimc_loss,
-                     class, samples, exact, reads, read_loss, read_ess, class_uniform, too_close
-              FROM move_analysis WHERE {of} ORDER BY hand, ply"""
+# A match's analysis as one JSON text a hand per table (DuckDB writes it, in
+# C++; orjson reads it): Python objects made by the driver, a dict a row and
+# one a move's alternative, cost most of a replay's first read of a match.
+_A_HANDS = """SELECT hand, to_json({{'version': version, 'samples': samples, 'seed': seed, 'skip': skip,
+                                   'first_seat': first_seat, 'par': par, 'result': result, 'accuracy': accuracy,
+                                   'accuracy_dd': accuracy_dd, 'accuracy_uniform': accuracy_uniform,
+                                   'read_model': read_model}})::VARCHAR
+              FROM hand_analysis WHERE {of}"""
+_A_PLIES = """SELECT hand, to_json(list({{'ply': ply, 'seat': seat, 'played': played, 'forced': forced,
+                                       'alternatives': alternatives, 'dd': dd, 'dd_best': dd_best,
+                                       'dd_loss': dd_loss, 'pimc': pimc, 'pimc_loss': pimc_loss, 'class': class,
+                                       'samples': samples, 'exact': exact, 'reads': reads, 'read_loss': read_loss,
+                                       'read_ess': read_ess, 'class_uniform': class_uniform,
+                                       'too_close': too_close}} ORDER BY ply))::VARCHAR
+              FROM move_analysis WHERE {of} GROUP BY hand"""
 
 
 def _of(match: str, mno: int | None) -> tuple[str, dict[str, Any]]:
@@ -311,15 +321,45 @@ def _of(match: str, mno: int | None) -> tuple[str, dict[str, Any]]:
     return (_BY_ID, {"m": match}) if mno is None else (_BY_NUMBER, {"n": mno})
 
 
-def match_analysis(cur: Cursor, match: str, mno: int | None = None) -> dict[int, dict[str, Any]]:
+class HandAnalyses(Mapping[int, dict[str, Any]]):
+    """A match's analysed hands (api.analysis_view.hand_analysis) by hand, each
+    made from the store's JSON on first use: a reviewer's first view of a
+    match waits for its own hand's only.
+
+    >>> keys = "version samples seed first_seat par result accuracy accuracy_dd accuracy_uniform read_model"
+    >>> row = {**dict.fromkeys(keys.split()), "skip": "cancelled"}
+    >>> a = HandAnalyses({1: orjson.dumps(row).decode()}, {})
+    >>> sorted(a), a[1]["skipped"], a[1]["plies"], 2 in a
+    ([1], 'cancelled', [], False)
+    """
+
+    __slots__ = ("_hands", "_plies", "_made")
+
+    def __init__(self, hands: dict[int, str], plies: dict[int, str]) -> None:
+        self._hands, self._plies = hands, plies
+        self._made: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, hand: int) -> dict[str, Any]:
+        got = self._made.get(hand)
+        if got is None:  # two threads may both make it: the same value
+            raw = self._plies.get(hand)
+            got = self._made[hand] = hand_analysis(orjson.loads(self._hands[hand]), orjson.loads(raw) if raw else [])
+        return got
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self._hands))
+
+    def __len__(self) -> int:
+        return len(self._hands)
+
+
+def match_analysis(cur: Cursor, match: str, mno: int | None = None) -> HandAnalyses:
     """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand;
     read by the match's number `mno` where it has one."""
     of, par = _of(match, mno)
-    hands = {r["hand"]: r for r in dict_rows(cur, _A_HANDS.format(of=of), par)}
-    plies: dict[int, list[dict[str, Any]]] = {}
-    for r in dict_rows(cur, _A_PLIES.format(of=of), par):
-        plies.setdefault(r["hand"], []).append(r)
-    return {k: hand_analysis(h, plies.get(k, [])) for k, h in hands.items()}
+    hands = dict(cur.execute(_A_HANDS.format(of=of), par).fetchall())
+    plies = dict(cur.execute(_A_PLIES.format(of=of), par).fetchall())
+    return HandAnalyses(hands, plies)
 
 
 #: The costliest moves a match page lists.
