@@ -22,7 +22,7 @@ import logging
 from collections import OrderedDict
 from contextlib import closing
 from html import escape
-from threading import Lock
+from threading import Lock, Thread
 from typing import Any, Final
 
 import duckdb
@@ -232,11 +232,11 @@ class LineBook:
     another line code: `line_stamp`) is not used; the last 256 hands' are
     kept in memory too.
 
-    Stored by the server, which owns the file, one hand at a time, and only
-    while no load or background analysis holds the store: a page does not
-    wait for them (a hand not stored then is stored on a later view). The
-    first write of a process drops the rows of matches no longer stored
-    (`prune_lines`).
+    Stored by the server, which owns the file, one hand at a time, while no
+    load or background analysis holds the store: a page does not wait for
+    them (a hand whose store is held then is stored by the book's writer
+    thread once it is free). The first write of a process drops the rows of
+    matches no longer stored (`prune_lines`).
     """
 
     def __init__(self, store: Any, keep: int = _KEEP) -> None:
@@ -246,6 +246,8 @@ class LineBook:
         self.matches: OrderedDict[str, dict[int, tuple[str, bytes]]] = OrderedDict()  # stored rows, by match
         self.lock = Lock()
         self.writing = Lock()
+        self.pending: dict[tuple[str, int], tuple[str, bytes]] = {}  # left for the writer thread
+        self.writer: Thread | None = None
         self.pruned = False
         self.worked = self.read = self.written = 0  # hands worked out, read from the store, stored
 
@@ -300,10 +302,40 @@ class LineBook:
         return rows
 
     def _store(self, hand: HandData, stamp: str, got: dict[int, dict[str, Any]]) -> None:
+        """Keep a hand's lines in the store now if no load or sampling holds
+        it; else on the book's writer thread once they are done (the request
+        does not wait: a hand left unstored is searched again after a restart,
+        60 ms of the server's CPU, and a load held the store 2% of the time
+        at a million hands, its player rows refreshed every 2 s)."""
+        body = encode_lines(got)
+        if self._write(hand.match, hand.hand, stamp, body, wait=False):
+            return
+        with self.lock:
+            self.pending[(hand.match, hand.hand)] = (stamp, body)
+            if self.writer is not None:
+                return
+            writer = self.writer = Thread(target=self._write_pending, name="line-writer", daemon=True)
+        writer.start()
+
+    def _write_pending(self) -> None:
+        """The writer thread: the hands left by `_store`, each once the store is free."""
+        while True:
+            with self.lock:
+                if not self.pending:  # with the lock: a hand left now starts another writer
+                    self.writer = None
+                    return
+                (match, hand), (stamp, body) = self.pending.popitem()
+            try:
+                self._write(match, hand, stamp, body, wait=True)
+            except Exception:  # noqa: BLE001 - the thread goes on; the hand is stored on a later view
+                log.warning("could not store the lines of hand %d of %r", hand, match, exc_info=True)
+
+    def _write(self, match: str, hand: int, stamp: str, body: bytes, wait: bool) -> bool:
+        """Store one hand's row; False if `wait` is off and the store is held."""
         load = self.store.load_lock
         with self.writing:
-            if not load.acquire(blocking=False):  # a load or the sampling is writing: not now
-                return
+            if not load.acquire(blocking=wait):  # a load or the sampling is writing: not now
+                return False
             try:
                 with closing(self.store.cursor()) as cur:
                     if not self.pruned:
@@ -311,17 +343,17 @@ class LineBook:
                         gone = prune_lines(cur)
                         if gone:
                             log.info("dropped the stored lines of %d hands of matches no longer stored", gone)
-                    body = encode_lines(got)
-                    put_lines(cur, hand.match, hand.hand, stamp, body)
+                    put_lines(cur, match, hand, stamp, body)
                     self.written += 1
                 with self.lock:
-                    rows = self.matches.get(hand.match)
+                    rows = self.matches.get(match)
                     if rows is not None:
-                        rows[hand.hand] = (stamp, body)
+                        rows[hand] = (stamp, body)
             except duckdb.Error:  # kept in memory; stored on a later view
-                log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
+                log.warning("could not store the lines of hand %d of %r", hand, match, exc_info=True)
             finally:
                 load.release()
+        return True
 
 
 _BOOKS = Lock()
