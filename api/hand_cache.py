@@ -23,7 +23,7 @@ from api import queries as q
 from api.connection import LazyCursor
 from api.pages import flagged_now
 from api.replay_model import HandData
-from api.review import line_book
+from api.review import for_drawing, line_book
 
 __all__ = ["NoSuchSeat", "cached_page", "cached_twin", "hand_parts", "json_key", "page_version", "stored_page",
            "twin_parts", "version_of", "view_of"]
@@ -59,7 +59,7 @@ def twin_parts(state: Any, match: str, hand: int, key: Any, gen: int, lines: boo
         b = state.bundle_cache.fetch(match, gen, mv, lambda: q.match_bundle(cur(), match))
         found = hand_parts(b, match, hand, cur() if lines else None) if b is not None else None
         if found is not None and lines:
-            found = (line_book(state).attach(found[0], cur()), *found[1:])
+            found = (for_drawing(line_book(state).attach(found[0], cur())), *found[1:])
         return None, found, mv() if known and found is not None else None
 
 

@@ -223,6 +223,26 @@ def test_render_workers_draw_the_same_json_twins(client: TestClient, db: Path) -
         assert c.get("/api/matches/m-example-1/hands/999").status_code == 404
 
 
+def test_the_twin_drawn_without_the_solvers_replay_is_the_same(client: TestClient) -> None:
+    """A render worker gets the hand without its replay for the solver
+    (`for_drawing`: the scoring alone); every twin of the match reads the same."""
+    from api import queries
+    from api.hand_cache import hand_parts
+    from api.hand_page import hand_json
+    from api.review import for_drawing, line_book
+
+    book = line_book(client.app.state)  # type: ignore[attr-defined]
+    with _cur(client) as cur:
+        b = queries.match_bundle(cur, "m-example-1")
+        assert b is not None
+        parts = [p for h in sorted(b.hands) if (p := hand_parts(b, "m-example-1", h, cur)) is not None]
+        whole = [(book.attach(p[0], cur), *p[1:]) for p in parts]
+    light = [(for_drawing(p[0]), *p[1:]) for p in whole]
+    assert all(h.review is None and h.scoring is not None for h, _, _ in light if h.analysis is not None)
+    assert [hand_json(*p) for p in light] == [hand_json(*p) for p in whole]
+    assert sum(1 for h, _, _ in light if h.lines) > 1
+
+
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
     player = _player(client)
     got = client.get(f"/api/players/{player}/costliest").json()
