@@ -63,6 +63,24 @@ def twin_parts(state: Any, match: str, hand: int, key: Any, gen: int, lines: boo
         return None, found, mv() if known and found is not None else None
 
 
+def _twin_at_hand(state: Any, b: q.MatchBundle, match: str, hand: int, lines: bool
+                  ) -> tuple[tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None, bool]:
+    """What `twin_parts` gives, from what this process holds alone: the
+    match's bundle, the solver's replay of its hands, the hand's lines (in
+    the line book's memory or its match's stored rows already read). (parts,
+    or None if there is no such hand; True), or (None, False) if the store
+    must be read or the lines searched. Not blocking."""
+    found = hand_parts(b, match, hand)
+    if found is None or not lines or found[0].analysis is None:
+        return found, True
+    if b.analysis and b.packed and not b.inputs:  # the replays not made yet (q.hand_input reads the store)
+        return None, False
+    data = line_book(state).known(dataclasses.replace(found[0], review=b.inputs.get(hand)))
+    if data is None:
+        return None, False
+    return (for_drawing(data), *found[1:]), True
+
+
 def version_of(cur: LazyCursor, match: str) -> Callable[[], Any]:
     """The match's version, asked of the store once (both caches may ask)."""
     return functools.cache(lambda: q.match_version(cur(), match))
@@ -148,15 +166,24 @@ async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = No
 
     The store is read on a thread (the match's bundle is kept: stepping
     through a match reads it once), the twin drawn by a render worker.
+    Stepping through a match, what the twin is drawn from is at hand: no
+    thread then (20 clients kept anyio's 4 threads queued, and a match's
+    first page waited behind its neighbours' twins).
     """
     key = json_key(match, hand, viewer)
     gen = state.store.generation
     body = state.hand_cache.fresh(key, gen)
     if body is not None:
         return cast(bytes, body)
-    body, found, ver = await anyio.to_thread.run_sync(twin_parts, state, match, hand, key, gen, viewer is None)
-    if body is not None or found is None:
-        return cast(bytes | None, body)
+    ver = None
+    b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
+    found, ok = _twin_at_hand(state, b, match, hand, viewer is None) if b is not None else (None, False)
+    if not ok:
+        body, found, ver = await anyio.to_thread.run_sync(twin_parts, state, match, hand, key, gen, viewer is None)
+        if body is not None:
+            return cast(bytes, body)
+    if found is None:
+        return None
     if viewer is not None and viewer >= found[0].players:
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
     body = cast(bytes, await state.render_pool.twin(*found, viewer))

@@ -261,14 +261,10 @@ class LineBook:
         if not _worth_lines(hand):
             return {}
         stamp = line_stamp(hand)
-        key = (hand.match, hand.hand, stamp)
-        with self.lock:
-            got = self.memory.get(key)
-            if got is not None:
-                self.memory.move_to_end(key)
-                return got
-        rows = self._stored(hand.match, cur)
-        row = rows.get(hand.hand)
+        got = self._known(hand, stamp)
+        if got is not None:
+            return got
+        row = self._stored(hand.match, cur).get(hand.hand)
         if row is not None and row[0] == stamp:
             got = decode_lines(row[1])
             self.read += 1
@@ -276,11 +272,39 @@ class LineBook:
             got = work_out_lines(hand)
             self.worked += 1
             self._store(hand, stamp, got)
+        self._keep((hand.match, hand.hand, stamp), got)
+        return got
+
+    def known(self, hand: HandData) -> HandData | None:
+        """The hand with its lines if this book has them at hand: in memory, or
+        in its match's stored rows already read (None: the store must be
+        read, or the lines searched). The JSON twin then needs no thread."""
+        if not _worth_lines(hand) or hand.lines is not None:
+            return hand
+        got = self._known(hand, line_stamp(hand))
+        return None if got is None else dataclasses.replace(hand, lines=got)
+
+    def _known(self, hand: HandData, stamp: str) -> dict[int, dict[str, Any]] | None:
+        key = (hand.match, hand.hand, stamp)
+        with self.lock:
+            got = self.memory.get(key)
+            if got is not None:
+                self.memory.move_to_end(key)
+                return got
+            rows = self.matches.get(hand.match)
+            row = None if rows is None else rows.get(hand.hand)
+        if row is None or row[0] != stamp:
+            return None
+        got = decode_lines(row[1])
+        self.read += 1
+        self._keep(key, got)
+        return got
+
+    def _keep(self, key: tuple[str, int, str], got: dict[int, dict[str, Any]]) -> None:
         with self.lock:
             self.memory[key] = got
             while len(self.memory) > self.keep:
                 self.memory.popitem(last=False)
-        return got
 
     def _stored(self, match: str, cur: Any) -> dict[int, tuple[str, bytes]]:
         """The match's stored rows, read once for all its hands (a reviewer

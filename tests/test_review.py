@@ -243,6 +243,36 @@ def test_the_twin_drawn_without_the_solvers_replay_is_the_same(client: TestClien
     assert sum(1 for h, _, _ in light if h.lines) > 1
 
 
+def test_stepping_through_a_match_draws_its_twins_without_a_thread(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a restart, the match's first twin reads the store (on a thread);
+    the next hands' come from what the server then holds (the bundle, the
+    solver's replays, the stored lines read with the first): no thread, the
+    same twins."""
+    import anyio.to_thread
+
+    import api.hand_cache as cache_mod
+    from api.app import create_app
+
+    urls = [f"/api/matches/m-example-1/hands/{h}" for h in range(1, 5)]
+    with TestClient(create_app(db)) as c:
+        want = [c.get(u).json() for u in urls]  # the lines worked out and stored
+    assert sum(1 for t in want for r in t["review"] if r["line_played"]) > 3
+    calls: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def run_sync(fn: object, *args: object, **kw: object) -> object:
+        calls.append(fn)
+        return await real(fn, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache_mod.anyio.to_thread, "run_sync", run_sync)
+    with TestClient(create_app(db)) as c:
+        got = [c.get(u).json() for u in urls]
+        book = cache_mod.line_book(c.app.state)  # type: ignore[attr-defined]
+        assert (book.worked, book.read) == (0, sum(1 for t in want if any(r["line_played"] for r in t["review"])))
+    assert got == want
+    assert calls.count(cache_mod.twin_parts) == 1
+
+
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
     player = _player(client)
     got = client.get(f"/api/players/{player}/costliest").json()
