@@ -12,7 +12,6 @@ all requests.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -94,14 +93,11 @@ def page_version(match_version: Callable[[], Any]) -> Callable[[], Any]:
     return functools.cache(lambda: (match_version(), flagged_now()))
 
 
-def stored_page(state: Any, match: str, key: Any, gen: int, hand: int | None = None
-                ) -> tuple[bytes | None, q.MatchBundle | None, Any]:
-    """What the store says of a page not cached for this generation: the
-    page itself if its match is unchanged (and so are the flags), else the
-    match (None if unknown) and the page's version if it was asked. With
-    `hand` (a whole view), what its JSON twin needs of the store is read
-    too: the solver's replays of the match's hands and its stored lines (the
-    page's script fetches the twin next). Blocking: on a thread."""
+def stored_page(state: Any, match: str, key: Any, gen: int) -> tuple[bytes | None, q.MatchBundle | None, Any]:
+    """What the store says of a page not cached for this generation: the page
+    itself if its match is unchanged (and so are the flags), else the match
+    (None if unknown) and the page's version if it was asked. Blocking: on a
+    thread."""
     with LazyCursor(state.store) as cur:
         mv = version_of(cur, match)
         version = page_version(mv)
@@ -110,28 +106,7 @@ def stored_page(state: Any, match: str, key: Any, gen: int, hand: int | None = N
             return page, None, None
         known = state.hand_cache.get(key) is not None  # a stale page: its version was asked
         b = state.bundle_cache.fetch(match, gen, mv, lambda: q.match_bundle(cur(), match))
-        if b is not None and hand is not None:
-            warm_twin(state, b, match, hand, cur)
         return None, b, version() if known and b is not None else None
-
-
-def _twin_unread(state: Any, b: q.MatchBundle, match: str, hand: int) -> bool:
-    """Whether what a whole view's twin of `hand` needs of the store is still
-    to be read: the solver's replays of the match's hands, its stored lines."""
-    if hand not in b.analysis:
-        return False
-    return bool(b.analysis and b.packed and not b.inputs) or not line_book(state).has_match(match)
-
-
-def warm_twin(state: Any, b: q.MatchBundle, match: str, hand: int, cur: LazyCursor | None = None) -> None:
-    """Read what the twin of `hand` needs of the store (`_twin_unread`), so that
-    it is drawn beside the page. Blocking: on a thread."""
-    if not _twin_unread(state, b, match, hand):
-        return
-    with contextlib.ExitStack() as stack:
-        cur = cur or stack.enter_context(LazyCursor(state.store))
-        q.hand_input(cur(), b, match, hand)
-        line_book(state).read_match(match, cur())
 
 
 def json_key(match: str, hand: int, viewer: int | None) -> tuple[Any, ...]:
@@ -169,8 +144,7 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
     ver = None
     b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
     if b is None:
-        page, b, ver = await anyio.to_thread.run_sync(stored_page, state, match, key, gen,
-                                                      hand if viewer is None else None)
+        page, b, ver = await anyio.to_thread.run_sync(stored_page, state, match, key, gen)
         if page is not None or b is None:
             return cast(bytes | None, page)
     found = hand_parts(b, match, hand)
@@ -180,18 +154,7 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
-    twin_key = json_key(match, hand, None)
-    twin = None
-    if viewer is None and state.hand_cache.get(twin_key) is None:
-        if _twin_unread(state, b, match, hand):  # the bundle was kept, by a seat's view say: once a match
-            await anyio.to_thread.run_sync(warm_twin, state, b, match, hand)
-        twin, ok = _twin_at_hand(state, b, match, hand, True)
-        twin = twin if ok else None  # its lines not at hand: the twin's own request works them out
-    if twin is None:
-        body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
-    else:  # drawn beside the page, by the same worker: the page's script fetches it next
-        body, twin_body = await state.render_pool.page_and_twin((*found, ply, viewer, flags), (*twin, None))
-        state.hand_cache.put(twin_key, (gen, None, twin_body))
+    body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
     state.hand_cache.put(key, (gen, ver, body))
     return body
 

@@ -44,16 +44,8 @@ __all__ = ["RenderPool"]
 
 TIMEOUT = 60.0  # seconds a page may take before its worker counts as lost
 _OK, _FAILED = b"+", b"-"
-
-
-def _page_and_twin(page: tuple[Any, ...], twin: tuple[Any, ...]) -> bytes:
-    """A page and its JSON twin in one reply: the page's length (4 bytes), the page, the twin."""
-    body = draw_hand_page(*page)
-    return _LEN.pack(len(body)) + body + hand_json(*twin)
-
-
 #: What a worker draws, by the name a job carries.
-_DRAW: dict[str, Any] = {"page": draw_hand_page, "json": hand_json, "both": _page_and_twin}
+_DRAW: dict[str, Any] = {"page": draw_hand_page, "json": hand_json}
 
 
 _LEN = struct.Struct("!I")
@@ -147,13 +139,6 @@ class RenderPool:
         worker: the hand carries its principal lines already (the server's
         `api.review.LineBook`), so a worker searches nothing."""
         return await self._draw("json", (hand, info, seats, viewer))
-
-    async def page_and_twin(self, page: tuple[Any, ...], twin: tuple[Any, ...]) -> tuple[bytes, bytes]:
-        """A page (`page`'s arguments) and its JSON twin (`twin`'s) drawn by
-        one worker in one round trip: the page's script fetches the twin next."""
-        both = await self._draw("both", (page, twin))
-        n = _LEN.unpack(both[:_LEN.size])[0]
-        return both[_LEN.size:_LEN.size + n], both[_LEN.size + n:]
 
     async def _draw(self, kind: str, args: tuple[Any, ...]) -> bytes:
         if self._procs:

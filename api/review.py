@@ -306,15 +306,6 @@ class LineBook:
             while len(self.memory) > self.keep:
                 self.memory.popitem(last=False)
 
-    def has_match(self, match: str) -> bool:
-        """Whether the match's stored rows were read (and are kept)."""
-        with self.lock:
-            return match in self.matches
-
-    def read_match(self, match: str, cur: Any = None) -> None:
-        """Read the match's stored rows now (`known` then finds its hands')."""
-        self._stored(match, cur)
-
     def _stored(self, match: str, cur: Any) -> dict[int, tuple[str, bytes]]:
         """The match's stored rows, read once for all its hands (a reviewer
         steps through them) and kept for the last 32 matches."""

@@ -273,35 +273,6 @@ def test_stepping_through_a_match_draws_its_twins_without_a_thread(db: Path, mon
     assert calls.count(cache_mod.twin_parts) == 1
 
 
-def test_a_pages_worker_draws_its_twin_beside_it(db: Path) -> None:
-    """A whole view's page whose lines are stored comes with its JSON twin,
-    drawn by the same render worker: the twin the page's script fetches next
-    is served from the cache, the same as one drawn on its own; a seat's view
-    and a page whose lines are not known yet do not draw it."""
-    from api.app import create_app
-
-    twins = [f"/api/matches/m-example-1/hands/{h}" for h in (1, 2)]
-    with TestClient(create_app(db)) as c:
-        want = [c.get(u).json() for u in twins]  # the lines worked out and stored
-    with TestClient(create_app(db, render_workers=1)) as c:
-        pool = c.app.state.render_pool  # type: ignore[attr-defined]
-        drawn: list[str] = []
-        real_twin = pool.twin
-
-        async def twin(*args: Any) -> bytes:
-            drawn.append("twin")
-            return await real_twin(*args)
-
-        pool.twin = twin
-        assert c.get("/matches/m-example-1/hands/1?view=seat1").status_code == 200
-        assert c.get("/matches/m-example-1/hands/1").status_code == 200  # the match's first read
-        assert c.get("/matches/m-example-1/hands/2?ply=3").status_code == 200
-        assert [c.get(u).json() for u in twins] == want
-        assert drawn == [] and pool.live
-        c.app.state.hand_cache.data.clear()  # type: ignore[attr-defined]
-        assert c.get(twins[0]).json() == want[0] and drawn == ["twin"]  # on its own, when not cached
-
-
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
     player = _player(client)
     got = client.get(f"/api/players/{player}/costliest").json()
