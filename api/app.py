@@ -126,7 +126,13 @@ def create_app(
             if timer is not None:
                 timer.join(timeout=5)
             app.state.render_pool.close()
-            store.conn.close()
+            # a line writer (api.review.LineBook) may be mid-write: it holds the load lock
+            held = store.load_lock.acquire(timeout=5)
+            try:
+                store.conn.close()
+            finally:
+                if held:
+                    store.load_lock.release()
 
     # the API docs (/docs, /redoc) from the scripts fastapi-offline ships: no CDN
     app = FastAPIOffline(

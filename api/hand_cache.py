@@ -4,7 +4,10 @@ A hand is drawn from its match's bundle (`api.queries.match_bundle`), itself
 kept (`bundle_cache`): stepping through a match reads the store once. Both
 caches are `api.lru.Versioned`: a store load bumps the generation, and an
 entry of an older one is kept if its match's version is unchanged. The page
-is drawn by a render worker (`api.pool`) while the event loop serves others.
+and the twin are drawn by a render worker (`api.pool`) while the event loop
+serves others. The caches keep strings and bytes only: millions of small
+cached objects would make every full garbage collection a long pause for
+all requests.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from api import queries as q
 from api.connection import LazyCursor
 from api.pages import flagged_now
 from api.replay_model import HandData
-from api.review import line_book
+from api.review import for_drawing, line_book
 
-__all__ = ["NoSuchSeat", "cached_page", "hand_parts", "hand_view", "json_key", "page_version", "stored_page", "version_of",
-           "view_of"]
+__all__ = ["NoSuchSeat", "cached_page", "cached_twin", "hand_parts", "json_key", "page_version", "stored_page",
+           "twin_parts", "version_of", "view_of"]
 
 
 def hand_parts(b: q.MatchBundle, match: str, hand: int, cur: Any = None
@@ -40,27 +43,42 @@ def hand_parts(b: q.MatchBundle, match: str, hand: int, cur: Any = None
     return data, info, [{"seat": s.seat, "player": s.player, "name": s.name, "bot": s.bot} for s in data.seats]
 
 
-def hand_view(state: Any, match: str, hand: int, key: Any, draw: Callable[..., Any], lines: bool = False) -> Any:
-    """A hand drawn by `draw(data, info, seats)`, cached under `key`; None if unknown.
-
-    With `lines`, the hand carries its principal lines (the JSON twin). Blocking (it may read the store): on a thread. The cache keeps strings
-    and bytes only: millions of small cached objects would make every full
-    garbage collection a long pause for all requests.
-    """
+def twin_parts(state: Any, match: str, hand: int, key: Any, gen: int, lines: bool
+               ) -> tuple[bytes | None, tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None, Any]:
+    """What the store says of a JSON twin not cached for this generation: the
+    twin itself if its match is unchanged; else the parts it is drawn from
+    (`hand_parts`; None if there is no such hand), with its principal lines
+    when `lines` (stored, or worked out now and stored: api.review.LineBook),
+    and the match's version if it was asked. Blocking: on a thread."""
     with LazyCursor(state.store) as cur:
-        gen = state.store.generation
-        version = version_of(cur, match)
+        mv = version_of(cur, match)
+        body = state.hand_cache.revalidate(key, gen, mv)
+        if body is not None:
+            return body, None, None
+        known = state.hand_cache.get(key) is not None  # a stale twin: its version was asked
+        b = state.bundle_cache.fetch(match, gen, mv, lambda: q.match_bundle(cur(), match))
+        found = hand_parts(b, match, hand, cur() if lines else None) if b is not None else None
+        if found is not None and lines:
+            found = (for_drawing(line_book(state).attach(found[0], cur())), *found[1:])
+        return None, found, mv() if known and found is not None else None
 
-        def make() -> Any:
-            b = state.bundle_cache.fetch(match, gen, version, lambda: q.match_bundle(cur(), match))
-            found = hand_parts(b, match, hand, cur() if lines else None) if b is not None else None
-            if found is None:
-                return None
-            if lines:  # stored, or worked out now and stored (api.review.LineBook)
-                found = (line_book(state).attach(found[0], cur()), *found[1:])
-            return draw(*found)
 
-        return state.hand_cache.fetch(key, gen, version, make)
+def _twin_at_hand(state: Any, b: q.MatchBundle, match: str, hand: int, lines: bool
+                  ) -> tuple[tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None, bool]:
+    """What `twin_parts` gives, from what this process holds alone: the
+    match's bundle, the solver's replay of its hands, the hand's lines (in
+    the line book's memory or its match's stored rows already read). (parts,
+    or None if there is no such hand; True), or (None, False) if the store
+    must be read or the lines searched. Not blocking."""
+    found = hand_parts(b, match, hand)
+    if found is None or not lines or found[0].analysis is None:
+        return found, True
+    if b.analysis and b.packed and not b.inputs:  # the replays not made yet (q.hand_input reads the store)
+        return None, False
+    data = line_book(state).known(dataclasses.replace(found[0], review=b.inputs.get(hand)))
+    if data is None:
+        return None, False
+    return (for_drawing(data), *found[1:]), True
 
 
 def version_of(cur: LazyCursor, match: str) -> Callable[[], Any]:
@@ -137,5 +155,37 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
     body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
+    state.hand_cache.put(key, (gen, ver, body))
+    return body
+
+
+async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = None) -> bytes | None:
+    """The replay page's JSON twin (cached): every ply as `viewer` saw it
+    and, in the whole view, the principal lines; None if there is no such
+    hand (`NoSuchSeat` if the view is of a seat it does not have).
+
+    The store is read on a thread (the match's bundle is kept: stepping
+    through a match reads it once), the twin drawn by a render worker.
+    Stepping through a match, what the twin is drawn from is at hand: no
+    thread then (20 clients kept anyio's 4 threads queued, and a match's
+    first page waited behind its neighbours' twins).
+    """
+    key = json_key(match, hand, viewer)
+    gen = state.store.generation
+    body = state.hand_cache.fresh(key, gen)
+    if body is not None:
+        return cast(bytes, body)
+    ver = None
+    b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
+    found, ok = _twin_at_hand(state, b, match, hand, viewer is None) if b is not None else (None, False)
+    if not ok:
+        body, found, ver = await anyio.to_thread.run_sync(twin_parts, state, match, hand, key, gen, viewer is None)
+        if body is not None:
+            return cast(bytes, body)
+    if found is None:
+        return None
+    if viewer is not None and viewer >= found[0].players:
+        raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
+    body = cast(bytes, await state.render_pool.twin(*found, viewer))
     state.hand_cache.put(key, (gen, ver, body))
     return body

@@ -1,10 +1,11 @@
-"""Replay pages rendered in worker processes.
+"""Replay pages and their JSON twins rendered in worker processes.
 
 Drawing a hand (its board as SVG, every ply's notes as HTML, the page
-around them) is pure Python, and the server's one process holds one core
+around them; or its JSON twin, every ply with the principal lines laid on
+the board) is pure Python, and the server's one process holds one core
 at a time: the GIL. `replay serve` therefore hands the drawing to a small
-pool of processes, one per core, which send back the page's bytes; the
-server keeps the database, the routing and the caches.
+pool of processes, one per core, which send back the bytes; the server
+keeps the database, the routing and the caches.
 
 Each worker is a process at the end of a socket pair: the event loop
 writes a hand to an idle worker and reads its page back (`sock_sendall`,
@@ -31,10 +32,11 @@ import struct
 import time
 from collections import deque
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 
+from api.hand_page import hand_json
 from api.pages import draw_hand_page, warm
 from api.replay_model import HandData
 
@@ -42,6 +44,8 @@ __all__ = ["RenderPool"]
 
 TIMEOUT = 60.0  # seconds a page may take before its worker counts as lost
 _OK, _FAILED = b"+", b"-"
+#: What a worker draws, by the name a job carries.
+_DRAW: dict[str, Any] = {"page": draw_hand_page, "json": hand_json}
 
 
 _LEN = struct.Struct("!I")
@@ -75,7 +79,8 @@ def _serve(sock: socket.socket) -> None:
         if body is None:  # the server is gone
             return
         try:
-            reply = _OK + draw_hand_page(*pickle.loads(body))
+            kind, args = pickle.loads(body)
+            reply = _OK + _DRAW[kind](*args)
         except Exception as exc:  # the server raises it, with the worker's words
             reply = _FAILED + f"{type(exc).__name__}: {exc}".encode()
         try:
@@ -95,7 +100,8 @@ class WorkerLost(RuntimeError):
 
 
 class RenderPool:
-    """``draw_hand_page`` in `workers` processes (0: on a thread of this one)."""
+    """``draw_hand_page`` and ``hand_json`` in `workers` processes (0: on a
+    thread of this one)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -125,8 +131,18 @@ class RenderPool:
         Call on the event loop that owns the pool; requests wait their turn
         for a worker, first come first served.
         """
+        return await self._draw("page", (hand, info, seats, ply, viewer, flagged))
+
+    async def twin(self, hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
+                   viewer: int | None = None) -> bytes:
+        """The hand's JSON twin (api.hand_page.hand_json), drawn by a free
+        worker: the hand carries its principal lines already (the server's
+        `api.review.LineBook`), so a worker searches nothing."""
+        return await self._draw("json", (hand, info, seats, viewer))
+
+    async def _draw(self, kind: str, args: tuple[Any, ...]) -> bytes:
         if self._procs:
-            payload = pickle.dumps((hand, info, seats, ply, viewer, flagged), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((kind, args), protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 sock = await self._acquire()
                 # shielded: a request cancelled mid-page still reads its reply,
@@ -140,7 +156,7 @@ class RenderPool:
                 if reply[:1] == _FAILED:
                     raise RuntimeError(f"render worker: {reply[1:].decode(errors='replace')}")
                 return reply[1:]
-        return await anyio.to_thread.run_sync(draw_hand_page, hand, info, seats, ply, viewer, flagged)
+        return cast(bytes, await anyio.to_thread.run_sync(_DRAW[kind], *args))
 
     async def _acquire(self) -> socket.socket:
         if self._idle:

@@ -104,6 +104,7 @@ class HandData:
     analysis: dict[str, Any] | None = None  # api.analysis_view.hand_analysis, finished hands only
     review: HandInput | None = None  # the hand as the solver replays it (api.review's lines), finished hands only
     lines: dict[int, dict[str, Any]] | None = None  # its principal lines once looked up (api.review.LineBook)
+    scoring: str | None = None  # its rules' scoring, where `review` is left out (api.review.for_drawing)
 
     @property
     def finished(self) -> bool:

@@ -22,7 +22,7 @@ import logging
 from collections import OrderedDict
 from contextlib import closing
 from html import escape
-from threading import Lock
+from threading import Lock, Thread
 from typing import Any, Final
 
 import duckdb
@@ -34,8 +34,8 @@ from replay.analysis.grades import THRESHOLDS
 from replay.analysis.line import LINE_VERSION, hand_lines
 from replay.store.lines import prune_lines, put_lines, stored_lines
 
-__all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "line_book", "line_stamp", "lines_of", "marks",
-           "move_list", "review_json", "why_panel", "work_out_lines"]
+__all__ = ["SIGN", "LineBook", "alternative_lines", "best_move", "for_drawing", "line_book", "line_stamp", "lines_of",
+           "marks", "move_list", "review_json", "why_panel", "work_out_lines"]
 
 log = logging.getLogger("replay.review")
 
@@ -232,11 +232,11 @@ class LineBook:
     another line code: `line_stamp`) is not used; the last 256 hands' are
     kept in memory too.
 
-    Stored by the server, which owns the file, one hand at a time, and only
-    while no load or background analysis holds the store: a page does not
-    wait for them (a hand not stored then is stored on a later view). The
-    first write of a process drops the rows of matches no longer stored
-    (`prune_lines`).
+    Stored by the server, which owns the file, one hand at a time, while no
+    load or background analysis holds the store: a page does not wait for
+    them (a hand whose store is held then is stored by the book's writer
+    thread once it is free). The first write of a process drops the rows of
+    matches no longer stored (`prune_lines`).
     """
 
     def __init__(self, store: Any, keep: int = _KEEP) -> None:
@@ -246,6 +246,8 @@ class LineBook:
         self.matches: OrderedDict[str, dict[int, tuple[str, bytes]]] = OrderedDict()  # stored rows, by match
         self.lock = Lock()
         self.writing = Lock()
+        self.pending: dict[tuple[str, int], tuple[str, bytes]] = {}  # left for the writer thread
+        self.writer: Thread | None = None
         self.pruned = False
         self.worked = self.read = self.written = 0  # hands worked out, read from the store, stored
 
@@ -259,14 +261,10 @@ class LineBook:
         if not _worth_lines(hand):
             return {}
         stamp = line_stamp(hand)
-        key = (hand.match, hand.hand, stamp)
-        with self.lock:
-            got = self.memory.get(key)
-            if got is not None:
-                self.memory.move_to_end(key)
-                return got
-        rows = self._stored(hand.match, cur)
-        row = rows.get(hand.hand)
+        got = self._known(hand, stamp)
+        if got is not None:
+            return got
+        row = self._stored(hand.match, cur).get(hand.hand)
         if row is not None and row[0] == stamp:
             got = decode_lines(row[1])
             self.read += 1
@@ -274,11 +272,39 @@ class LineBook:
             got = work_out_lines(hand)
             self.worked += 1
             self._store(hand, stamp, got)
+        self._keep((hand.match, hand.hand, stamp), got)
+        return got
+
+    def known(self, hand: HandData) -> HandData | None:
+        """The hand with its lines if this book has them at hand: in memory, or
+        in its match's stored rows already read (None: the store must be
+        read, or the lines searched). The JSON twin then needs no thread."""
+        if not _worth_lines(hand) or hand.lines is not None:
+            return hand
+        got = self._known(hand, line_stamp(hand))
+        return None if got is None else dataclasses.replace(hand, lines=got)
+
+    def _known(self, hand: HandData, stamp: str) -> dict[int, dict[str, Any]] | None:
+        key = (hand.match, hand.hand, stamp)
+        with self.lock:
+            got = self.memory.get(key)
+            if got is not None:
+                self.memory.move_to_end(key)
+                return got
+            rows = self.matches.get(hand.match)
+            row = None if rows is None else rows.get(hand.hand)
+        if row is None or row[0] != stamp:
+            return None
+        got = decode_lines(row[1])
+        self.read += 1
+        self._keep(key, got)
+        return got
+
+    def _keep(self, key: tuple[str, int, str], got: dict[int, dict[str, Any]]) -> None:
         with self.lock:
             self.memory[key] = got
             while len(self.memory) > self.keep:
                 self.memory.popitem(last=False)
-        return got
 
     def _stored(self, match: str, cur: Any) -> dict[int, tuple[str, bytes]]:
         """The match's stored rows, read once for all its hands (a reviewer
@@ -300,10 +326,40 @@ class LineBook:
         return rows
 
     def _store(self, hand: HandData, stamp: str, got: dict[int, dict[str, Any]]) -> None:
+        """Keep a hand's lines in the store now if no load or sampling holds
+        it; else on the book's writer thread once they are done (the request
+        does not wait: a hand left unstored is searched again after a restart,
+        60 ms of the server's CPU, and a load held the store 2% of the time
+        at a million hands, its player rows refreshed every 2 s)."""
+        body = encode_lines(got)
+        if self._write(hand.match, hand.hand, stamp, body, wait=False):
+            return
+        with self.lock:
+            self.pending[(hand.match, hand.hand)] = (stamp, body)
+            if self.writer is not None:
+                return
+            writer = self.writer = Thread(target=self._write_pending, name="line-writer", daemon=True)
+        writer.start()
+
+    def _write_pending(self) -> None:
+        """The writer thread: the hands left by `_store`, each once the store is free."""
+        while True:
+            with self.lock:
+                if not self.pending:  # with the lock: a hand left now starts another writer
+                    self.writer = None
+                    return
+                (match, hand), (stamp, body) = self.pending.popitem()
+            try:
+                self._write(match, hand, stamp, body, wait=True)
+            except Exception:  # noqa: BLE001 - the thread goes on; the hand is stored on a later view
+                log.warning("could not store the lines of hand %d of %r", hand, match, exc_info=True)
+
+    def _write(self, match: str, hand: int, stamp: str, body: bytes, wait: bool) -> bool:
+        """Store one hand's row; False if `wait` is off and the store is held."""
         load = self.store.load_lock
         with self.writing:
-            if not load.acquire(blocking=False):  # a load or the sampling is writing: not now
-                return
+            if not load.acquire(blocking=wait):  # a load or the sampling is writing: not now
+                return False
             try:
                 with closing(self.store.cursor()) as cur:
                     if not self.pruned:
@@ -311,17 +367,17 @@ class LineBook:
                         gone = prune_lines(cur)
                         if gone:
                             log.info("dropped the stored lines of %d hands of matches no longer stored", gone)
-                    body = encode_lines(got)
-                    put_lines(cur, hand.match, hand.hand, stamp, body)
+                    put_lines(cur, match, hand, stamp, body)
                     self.written += 1
                 with self.lock:
-                    rows = self.matches.get(hand.match)
+                    rows = self.matches.get(match)
                     if rows is not None:
-                        rows[hand.hand] = (stamp, body)
+                        rows[hand] = (stamp, body)
             except duckdb.Error:  # kept in memory; stored on a later view
-                log.warning("could not store the lines of hand %d of %r", hand.hand, hand.match, exc_info=True)
+                log.warning("could not store the lines of hand %d of %r", hand, match, exc_info=True)
             finally:
                 load.release()
+        return True
 
 
 _BOOKS = Lock()
@@ -354,7 +410,19 @@ def alternative_lines(hand: HandData, ply: int, move: str) -> dict[str, Any] | N
 
 
 def scoring_of(hand: HandData) -> str:
+    if hand.scoring is not None:
+        return hand.scoring
     return hand.review.rules.scoring if hand.review is not None else "pips"
+
+
+def for_drawing(hand: HandData) -> HandData:
+    """The hand as the JSON twin is drawn from once its lines are attached
+    (`LineBook.attach`): without the solver's replay of it, of which the
+    twin needs only the scoring (a render worker took 0.5 ms a twin to
+    unpickle it)."""
+    if hand.review is None or (hand.lines is None and _worth_lines(hand)):
+        return hand  # no lines yet: lines_of would search them, with the replay
+    return dataclasses.replace(hand, review=None, scoring=hand.review.rules.scoring)
 
 
 def review_json(hand: HandData, viewer: int | None) -> list[dict[str, Any]]:

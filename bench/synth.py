@@ -31,13 +31,13 @@ _LABEL = (
 _MOVES = f"""
 INSERT INTO move_analysis BY NAME
 WITH m AS (
-    SELECT mv.match, mv.hand, mv.ply, mv.seat, mv.forced,
+    SELECT mv.match, mv.mno, mv.hand, mv.ply, mv.seat, mv.forced,
            CASE WHEN len(mv.legal_moves) = 0 THEN [-1] ELSE mv.legal_moves END AS codes,
            mv.ply AS on_line
     FROM moves mv JOIN hands h USING (match, hand)
     WHERE h.result IN ('domino', 'block') AND h.play_ok
 ), a AS (
-    SELECT match, hand, ply, seat, forced, on_line,
+    SELECT match, mno, hand, ply, seat, forced, on_line,
            list_transform(codes, lambda c: {{'move': {_LABEL},
                                              'dd': (random() * 60 - 30)::INTEGER,
                                              'pimc': CASE WHEN forced THEN NULL ELSE random() * 40 - 20 END}}) AS alts
@@ -45,7 +45,7 @@ WITH m AS (
 ), b AS (
     SELECT *, (random() * len(alts))::INTEGER % len(alts) + 1 AS pick FROM a
 )
-SELECT match, hand, ply::SMALLINT AS ply, seat, {ANALYSIS_VERSION} AS version,
+SELECT match, mno, hand, ply::SMALLINT AS ply, seat, {ANALYSIS_VERSION} AS version,
        alts[pick].move AS played, forced,
        list_transform(alts, lambda x: {{'move': x.move, 'dd': x.dd, 'pimc': x.pimc,
                                         'pimc_lo': x.pimc - 3, 'pimc_hi': x.pimc + 3}}) AS alternatives,
@@ -69,17 +69,18 @@ SELECT match, hand, ply::SMALLINT AS ply, seat, {ANALYSIS_VERSION} AS version,
             ELSE (alts[pick].dd - list_avg(list_transform(alts, lambda x: x.dd)))
                  - (alts[pick].pimc - list_avg(list_transform(alts, lambda x: x.pimc))) END AS hindsight
 FROM b
+ORDER BY mno, match, hand, ply  -- as the writers append: a match's rows together (migration 021)
 """
 
 _HANDS = f"""
 INSERT INTO hand_analysis BY NAME
 WITH h AS (
-    SELECT h.match, h.hand, h.leader, m.players AS n, (random() * 80 - 40)::INTEGER AS v,
+    SELECT h.match, h.mno, h.hand, h.leader, m.players AS n, (random() * 80 - 40)::INTEGER AS v,
            (random() * 80 - 40)::INTEGER AS r
     FROM hands h JOIN matches m USING (match)
     WHERE h.result IN ('domino', 'block') AND h.play_ok
 )
-SELECT match, hand, {ANALYSIS_VERSION} AS version, 10::SMALLINT AS samples, 0::BIGINT AS seed, NULL AS skip,
+SELECT match, mno, hand, {ANALYSIS_VERSION} AS version, 10::SMALLINT AS samples, 0::BIGINT AS seed, NULL AS skip,
        coalesce(leader, 0)::TINYINT AS first_seat,
        list_transform(range(n), lambda s: CASE WHEN s % 2 = 0 THEN v ELSE -v END) AS par,
        list_transform(range(n), lambda s: CASE WHEN s % 2 = 0 THEN r ELSE -r END) AS result,
@@ -90,6 +91,7 @@ SELECT match, hand, {ANALYSIS_VERSION} AS version, 10::SMALLINT AS samples, 0::B
        list_transform(range(n), lambda s: 60 + random() * 40) AS accuracy,
        list_transform(range(n), lambda s: 60 + random() * 40) AS accuracy_dd
 FROM h
+ORDER BY mno, match, hand
 """
 
 

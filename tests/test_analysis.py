@@ -262,6 +262,62 @@ def test_a_held_store_gets_the_rows_through_its_spool(tmp_path: Path) -> None:
         assert owner.execute("SELECT count(*) FROM matches WHERE analysis IS NULL").fetchone() == (0,)
     finally:
         owner.close()
+    _numbered_in_order(db)
+
+
+def _numbered_in_order(db: Path) -> None:
+    """Every analysis row carries its match's number (migration 021: the
+    replay reads a match's rows by it), and a match's rows lie together in
+    the table, in the order of the numbers within each write."""
+    with duckdb.connect(str(db), read_only=True) as c:
+        for t in ("hand_analysis", "move_analysis"):
+            assert c.execute(f"SELECT count(*) FROM {t} a JOIN matches m USING (match) "
+                             "WHERE a.mno IS DISTINCT FROM m.mno").fetchone() == (0,), t  # fmt: skip
+            assert c.execute(f"SELECT count(*) FROM {t} a WHERE a.mno IS NULL").fetchone() == (0,), t
+            runs = c.execute(f"SELECT mno FROM {t} ORDER BY rowid").fetchall()
+            starts = [r for k, r in enumerate(runs) if k == 0 or runs[k - 1] != r]
+            assert starts and len(starts) == len(set(starts)), t  # each match's rows in one run
+
+
+def test_analysis_rows_carry_their_matchs_number(analysed_store: Path, tmp_path: Path) -> None:
+    """At ingest, from `replay analyze --db` (its rows replace the old ones),
+    and from a batch a held store loads from its spool."""
+    _numbered_in_order(analysed_store)
+    data = tmp_path / "data"
+    shutil.copytree(analysed_store.parent, data)
+    db = data / "replay.duckdb"
+    analyze_store(db, samples=8, workers=0)
+    _numbered_in_order(db)
+
+
+def test_migration_021_numbers_and_orders_the_analysis_rows(analysed_store: Path, tmp_path: Path) -> None:
+    """A store analysed before 021 (no numbers, rows in any order): opened,
+    its rows get their matches' numbers and lie in their order, and each
+    match reads the same analysis as before."""
+    from api.queries import match_analysis
+    from replay.store import open_store
+
+    data = tmp_path / "data"
+    shutil.copytree(analysed_store.parent, data)
+    db = data / "replay.duckdb"
+    with duckdb.connect(str(db)) as c:
+        ids = [m for (m,) in c.execute("SELECT match FROM matches ORDER BY match").fetchall()]
+        before = {m: match_analysis(c.cursor(), m) for m in ids}
+        for t in ("hand_analysis", "move_analysis"):
+            c.execute(f"CREATE TEMP TABLE _x AS SELECT * EXCLUDE (mno) FROM {t} ORDER BY hash(match, hand) DESC")
+            c.execute(f"ALTER TABLE {t} DROP COLUMN mno")
+            c.execute(f"DELETE FROM {t}")
+            c.execute(f"INSERT INTO {t} SELECT * FROM _x")
+            c.execute("DROP TABLE _x")
+        c.execute("DELETE FROM schema_version WHERE version = 21")
+    c = open_store(db)
+    try:
+        assert c.execute("SELECT count(*) FROM schema_version WHERE version = 21").fetchone() == (1,)
+        got = {m: match_analysis(c.cursor(), m, n) for m, n in c.execute("SELECT match, mno FROM matches").fetchall()}
+    finally:
+        c.close()
+    assert got == before and sum(len(a) for a in got.values()) > 5
+    _numbered_in_order(db)
 
 
 # -- pages ------------------------------------------------------------------------------

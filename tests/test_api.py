@@ -186,10 +186,12 @@ def test_seat_changes_and_bots(client: TestClient) -> None:
 def test_matches_stored_before_numbers_read_the_same(store: Path, tmp_path: Path) -> None:
     """Every match reads the same from its packed replay (migration 008), from
     its rows by number (a store from before 008), and by match id (before
-    006, mno NULL)."""
+    006, mno NULL; the analysis rows too: tests/test_analysis.py reads a
+    store's analysis by number and by id)."""
     import duckdb
 
     from api.queries import match_bundle
+    from replay.store import NUMBERED
 
     dest = tmp_path / "data"
     shutil.copytree(store.parent, dest)
@@ -200,7 +202,7 @@ def test_matches_stored_before_numbers_read_the_same(store: Path, tmp_path: Path
         packed = [match_bundle(con.cursor(), m) for m in ids]
         con.execute("UPDATE matches SET replay = NULL")
         by_number = [match_bundle(con.cursor(), m) for m in ids]
-        for t in ("matches", "seats", "hands", "moves", "findings"):
+        for t in NUMBERED:  # the analysis rows too (migration 021)
             con.execute(f"UPDATE {t} SET mno = NULL")
         by_id = [match_bundle(con.cursor(), m) for m in ids]
     finally:
@@ -305,7 +307,7 @@ def test_next_hand_is_drawn_without_reading_the_store(store: Path, monkeypatch: 
 
 
 def _no_thread_after(reads: list[str]) -> object:
-    """anyio's run_sync, refusing the store path (`_hand_view`) once the match is read."""
+    """anyio's run_sync, refusing the store path (`stored_page`) once the match is read."""
     import anyio.to_thread
 
     import api.hand_cache as cache_mod
@@ -313,7 +315,7 @@ def _no_thread_after(reads: list[str]) -> object:
     real = anyio.to_thread.run_sync
 
     async def run_sync(fn: object, *args: object, **kw: object) -> object:
-        assert not (reads and fn is cache_mod.hand_view), "the store path after the match was read"
+        assert not (reads and fn is cache_mod.stored_page), "the store path after the match was read"
         return await real(fn, *args, **kw)  # type: ignore[arg-type]
 
     return run_sync

@@ -206,6 +206,73 @@ def test_a_flagged_player_is_marked_on_a_hand_page_a_render_worker_draws(db: Pat
         api.pages._flag_source.clear()
 
 
+def test_render_workers_draw_the_same_json_twins(client: TestClient, db: Path) -> None:
+    """The JSON twin drawn by a render worker (replay serve) equals the one
+    drawn in-process, principal lines and their ghosts included, in the whole
+    view and a seat's; a seat the hand does not have is still refused."""
+    from api.app import create_app
+
+    urls = ["/api/matches/m-example-1/hands/1", "/api/matches/m-example-1/hands/2?view=seat1"]
+    want = [client.get(u).json() for u in urls]
+    assert any(r.get("ghosts_best") for r in want[0]["review"])  # the lines are laid on the board
+    with TestClient(create_app(db, render_workers=1)) as c:
+        pool = c.app.state.render_pool  # type: ignore[attr-defined]
+        assert [c.get(u).json() for u in urls] == want
+        assert pool.live  # drawn by the worker, not in this process
+        assert c.get("/api/matches/m-example-1/hands/1?view=seat9").status_code == 422
+        assert c.get("/api/matches/m-example-1/hands/999").status_code == 404
+
+
+def test_the_twin_drawn_without_the_solvers_replay_is_the_same(client: TestClient) -> None:
+    """A render worker gets the hand without its replay for the solver
+    (`for_drawing`: the scoring alone); every twin of the match reads the same."""
+    from api import queries
+    from api.hand_cache import hand_parts
+    from api.hand_page import hand_json
+    from api.review import for_drawing, line_book
+
+    book = line_book(client.app.state)  # type: ignore[attr-defined]
+    with _cur(client) as cur:
+        b = queries.match_bundle(cur, "m-example-1")
+        assert b is not None
+        parts = [p for h in sorted(b.hands) if (p := hand_parts(b, "m-example-1", h, cur)) is not None]
+        whole = [(book.attach(p[0], cur), *p[1:]) for p in parts]
+    light = [(for_drawing(p[0]), *p[1:]) for p in whole]
+    assert all(h.review is None and h.scoring is not None for h, _, _ in light if h.analysis is not None)
+    assert [hand_json(*p) for p in light] == [hand_json(*p) for p in whole]
+    assert sum(1 for h, _, _ in light if h.lines) > 1
+
+
+def test_stepping_through_a_match_draws_its_twins_without_a_thread(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a restart, the match's first twin reads the store (on a thread);
+    the next hands' come from what the server then holds (the bundle, the
+    solver's replays, the stored lines read with the first): no thread, the
+    same twins."""
+    import anyio.to_thread
+
+    import api.hand_cache as cache_mod
+    from api.app import create_app
+
+    urls = [f"/api/matches/m-example-1/hands/{h}" for h in range(1, 5)]
+    with TestClient(create_app(db)) as c:
+        want = [c.get(u).json() for u in urls]  # the lines worked out and stored
+    assert sum(1 for t in want for r in t["review"] if r["line_played"]) > 3
+    calls: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def run_sync(fn: object, *args: object, **kw: object) -> object:
+        calls.append(fn)
+        return await real(fn, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache_mod.anyio.to_thread, "run_sync", run_sync)
+    with TestClient(create_app(db)) as c:
+        got = [c.get(u).json() for u in urls]
+        book = cache_mod.line_book(c.app.state)  # type: ignore[attr-defined]
+        assert (book.worked, book.read) == (0, sum(1 for t in want if any(r["line_played"] for r in t["review"])))
+    assert got == want
+    assert calls.count(cache_mod.twin_parts) == 1
+
+
 def test_costliest_moves_sort_and_filter(client: TestClient, db: Path) -> None:
     player = _player(client)
     got = client.get(f"/api/players/{player}/costliest").json()

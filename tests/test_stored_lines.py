@@ -103,6 +103,42 @@ def test_the_first_view_stores_the_lines_and_a_restart_reads_them(db: Path) -> N
         assert _lines(again) == _lines(first)
 
 
+def test_lines_worked_out_while_a_load_holds_the_store_are_stored_once_it_is_done(db: Path) -> None:
+    """The twin does not wait for a load (or the sampling) to let go of the
+    store; its hand's lines are stored by the book's writer thread after."""
+    import threading
+    import time
+
+    with served(db) as c:
+        load = c.app.state.store.load_lock  # type: ignore[attr-defined]
+        held, done = threading.Event(), threading.Event()
+
+        def hold() -> None:  # another thread's load: an RLock, so not this one's
+            with load:
+                held.set()
+                done.wait(10)
+
+        t = threading.Thread(target=hold)
+        t.start()
+        held.wait(10)
+        try:
+            first = c.get(TWIN).json()
+            book = _book(c)
+            assert (book.worked, book.written) == (1, 0) and book.writer is not None and _rows(c) == []
+        finally:
+            done.set()
+            t.join()
+        for _ in range(100):
+            if book.writer is None:
+                break
+            time.sleep(0.05)
+        assert book.written == 1 and not book.pending
+        assert [(m, h) for m, h, _, _ in _rows(c)] == [(MATCH, 1)]
+    with served(db) as c:  # a restart reads them
+        assert _lines(c.get(TWIN).json()) == _lines(first)
+        assert (_book(c).worked, _book(c).read) == (0, 1)
+
+
 def test_what_the_store_holds_is_what_is_served(db: Path) -> None:
     """The read path is real: a row planted under the current stamp is served as is."""
     with served(db) as c:

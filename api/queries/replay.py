@@ -9,6 +9,7 @@ dealt tiles, pips, legal alternatives of an unfinished hand) never leaves
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,7 +188,7 @@ class MatchBundle:
     hands: dict[int, dict[str, Any]]
     moves: dict[int, list[tuple[Any, ...]]]
     findings: dict[int, list[tuple[Any, ...]]]
-    analysis: dict[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
+    analysis: Mapping[int, dict[str, Any]] = field(default_factory=dict)  # by hand (api.analysis_view)
     deals: dict[int, dict[str, Any]] = field(default_factory=dict)  # DEAL_MISMATCH evidence by hand
     rules_json: str | None = None  # the match's rules, and the match it is a rematch of (hand_input)
     rematch_of: str | None = None
@@ -195,6 +196,7 @@ class MatchBundle:
     # what hand_input made of them: not the match's content, so not compared
     packed: bool = field(default=False, compare=False)
     inputs: dict[int, HandInput] = field(default_factory=dict, compare=False)
+    mno: int | None = field(default=None, compare=False)  # the match's number (None: stored before 006)
 
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
@@ -246,26 +248,28 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     # refresh keep them so, tested): most matches have none to read
     for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall() if found != 0 else ():
         findings.setdefault(row[2], []).append(row)
-    analysis = match_analysis(cur, match) if analysed is not None else {}
+    analysis = match_analysis(cur, match, mno) if analysed is not None else {}
     bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
     deals = _deal_evidence(cur, match, bad, head) if bad else {}
-    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, rules_json, rematch_of, rows is not None)
+    return MatchBundle(head, seats, hands, moves, findings, analysis, deals, rules_json, rematch_of, rows is not None,
+                       mno=mno)
 
 
 def hand_input(cur: Cursor, b: MatchBundle, match: str, hand: int) -> HandInput | None:
     """An analysed hand of `b` as the solver replays it (its principal lines,
     api.review), read on demand: the replay page itself does not need it."""
     if hand not in b.inputs and b.analysis and b.packed:
-        b.inputs.update(_inputs(cur, match, b.rules_json, b.rematch_of, b.hands, b.moves))
+        b.inputs.update(_inputs(cur, match, b.mno, b.rules_json, b.rematch_of, b.hands, b.moves))
     return b.inputs.get(hand)
 
 
-def _inputs(cur: Cursor, match: str, rules_json: str | None, rematch_of: str | None,
+def _inputs(cur: Cursor, match: str, mno: int | None, rules_json: str | None, rematch_of: str | None,
             hands: dict[int, dict[str, Any]], moves: dict[int, list[Any]]) -> dict[int, HandInput]:  # fmt: skip
     """The finished hands of a match as the solver replays them (their principal lines, api.review)."""
     if not rules_json:
         return {}
-    stocks = dict(cur.execute("SELECT hand, stock FROM hands WHERE match = ?", [match]).fetchall())
+    of, par = _of(match, mno)
+    stocks = dict(cur.execute(f"SELECT hand, stock FROM hands WHERE {of}", par).fetchall())
     got = inputs_from_replay(match, orjson.loads(rules_json), rematch_of, hands, moves, stocks)
     return {i.hand: i for i in got if i.skip is None}
 
@@ -294,21 +298,68 @@ def match_version(cur: Cursor, match: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-_A_HANDS = """SELECT hand, version, samples, seed, skip, first_seat, par, result, accuracy, accuracy_dd,
-                     lost, stake, lost_dd, stake_dd, accuracy_uniform, read_model
-              FROM hand_analysis WHERE match = ? ORDER BY hand"""
-_A_PLIES = """SELECT hand, ply, seat, played, forced, alternatives, dd, dd_best, dd_loss, pimc, pimc_loss,
-                     class, samples, exact, reads, read_loss, read_ess, class_uniform, too_close
-              FROM move_analysis WHERE match = ? ORDER BY hand, ply"""
+# A match's analysis as one JSON text a hand per table (DuckDB writes it, in
+# C++; orjson reads it): Python objects made by the driver, a dict a row and
+# one a move's alternative, cost most of a replay's first read of a match.
+_A_HANDS = """SELECT hand, to_json({{'version': version, 'samples': samples, 'seed': seed, 'skip': skip,
+                                   'first_seat': first_seat, 'par': par, 'result': result, 'accuracy': accuracy,
+                                   'accuracy_dd': accuracy_dd, 'accuracy_uniform': accuracy_uniform,
+                                   'read_model': read_model}})::VARCHAR
+              FROM hand_analysis WHERE {of}"""
+_A_PLIES = """SELECT hand, to_json(list({{'ply': ply, 'seat': seat, 'played': played, 'forced': forced,
+                                       'alternatives': alternatives, 'dd': dd, 'dd_best': dd_best,
+                                       'dd_loss': dd_loss, 'pimc': pimc, 'pimc_loss': pimc_loss, 'class': class,
+                                       'samples': samples, 'exact': exact, 'reads': reads, 'read_loss': read_loss,
+                                       'read_ess': read_ess, 'class_uniform': class_uniform,
+                                       'too_close': too_close}} ORDER BY ply))::VARCHAR
+              FROM move_analysis WHERE {of} GROUP BY hand"""
 
 
-def match_analysis(cur: Cursor, match: str) -> dict[int, dict[str, Any]]:
-    """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand."""
-    hands = {r["hand"]: r for r in dict_rows(cur, _A_HANDS, [match])}
-    plies: dict[int, list[dict[str, Any]]] = {}
-    for r in dict_rows(cur, _A_PLIES, [match]):
-        plies.setdefault(r["hand"], []).append(r)
-    return {k: hand_analysis(h, plies.get(k, [])) for k, h in hands.items()}
+def _of(match: str, mno: int | None) -> tuple[str, dict[str, Any]]:
+    """A match's rows by its number where it has one (pruned to a row group
+    or two: migrations 006, 021), else by id."""
+    return (_BY_ID, {"m": match}) if mno is None else (_BY_NUMBER, {"n": mno})
+
+
+class HandAnalyses(Mapping[int, dict[str, Any]]):
+    """A match's analysed hands (api.analysis_view.hand_analysis) by hand, each
+    made from the store's JSON on first use: a reviewer's first view of a
+    match waits for its own hand's only.
+
+    >>> keys = "version samples seed first_seat par result accuracy accuracy_dd accuracy_uniform read_model"
+    >>> row = {**dict.fromkeys(keys.split()), "skip": "cancelled"}
+    >>> a = HandAnalyses({1: orjson.dumps(row).decode()}, {})
+    >>> sorted(a), a[1]["skipped"], a[1]["plies"], 2 in a
+    ([1], 'cancelled', [], False)
+    """
+
+    __slots__ = ("_hands", "_plies", "_made")
+
+    def __init__(self, hands: dict[int, str], plies: dict[int, str]) -> None:
+        self._hands, self._plies = hands, plies
+        self._made: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, hand: int) -> dict[str, Any]:
+        got = self._made.get(hand)
+        if got is None:  # two threads may both make it: the same value
+            raw = self._plies.get(hand)
+            got = self._made[hand] = hand_analysis(orjson.loads(self._hands[hand]), orjson.loads(raw) if raw else [])
+        return got
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self._hands))
+
+    def __len__(self) -> int:
+        return len(self._hands)
+
+
+def match_analysis(cur: Cursor, match: str, mno: int | None = None) -> HandAnalyses:
+    """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand;
+    read by the match's number `mno` where it has one."""
+    of, par = _of(match, mno)
+    hands = dict(cur.execute(_A_HANDS.format(of=of), par).fetchall())
+    plies = dict(cur.execute(_A_PLIES.format(of=of), par).fetchall())
+    return HandAnalyses(hands, plies)
 
 
 #: The costliest moves a match page lists.

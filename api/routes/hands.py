@@ -4,16 +4,14 @@ them, `api.hand_cache` keeps them)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from api import schemas as s
 from api.deps import MAX_HAND, MAX_PLY, HandNo
-from api.hand_cache import NoSuchSeat, cached_page, hand_view, json_key, view_of
-from api.hand_page import hand_json
-from api.replay_model import HandData
+from api.hand_cache import NoSuchSeat, cached_page, cached_twin, view_of
 from api.responses import not_found, page
 
 router = APIRouter()
@@ -44,23 +42,19 @@ router.add_route("/matches/{match_id:path}/hands/{hand:int}", hand_page, methods
 
 @router.get("/api/matches/{match_id:path}/hands/{hand}", tags=["hands"], summary="A hand's replay", operation_id="get_hand",
             response_model=s.Hand, responses=s.errors(404, 422))
-def api_hand(request: Request, match_id: str, hand: HandNo,
-             view: Annotated[str | None, Query(
-                 max_length=10, pattern=r"^(all|seat\d{1,2})?$",
-                 description="`seatN`: only what seat N knew at each ply; `all` (the default): "
-                             "everything the hand allows")] = None) -> Response:
+async def api_hand(request: Request, match_id: str, hand: HandNo,
+                   view: Annotated[str | None, Query(
+                       max_length=10, pattern=r"^(all|seat\d{1,2})?$",
+                       description="`seatN`: only what seat N knew at each ply; `all` (the default): "
+                                   "everything the hand allows")] = None) -> Response:
     """Every step of a hand: the move in words, the line, each seat's tiles, and the
     grades of its moves once analysed. While the hand is on, what no seat may see
     yet stays hidden; with `view=seatN`, only what seat N knew at each step."""
-    viewer = view_of(view)
-
-    def draw(data: HandData, info: dict[str, Any], seats: list[dict[str, Any]]) -> bytes:
-        if viewer is not None and viewer >= data.players:
-            raise HTTPException(422, f"hand {hand} of match {match_id!r} has seats 0 to "
-                                     f"{data.players - 1}, not seat {viewer}")
-        return hand_json(data, info, seats, viewer)
-
-    body = hand_view(request.app.state, match_id, hand, json_key(match_id, hand, viewer), draw, lines=viewer is None)
+    # async: a cached twin costs no thread, and a render worker draws a new one
+    try:
+        body = await cached_twin(request.app.state, match_id, hand, view_of(view))
+    except NoSuchSeat as exc:
+        raise HTTPException(422, str(exc)) from None
     if body is None:
         raise HTTPException(404, f"no hand {hand} in match {match_id!r}")
     return Response(body, media_type="application/json")

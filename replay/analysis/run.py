@@ -53,6 +53,7 @@ from replay.store import (
     hooks,
     layout,
     load_spool,
+    numbered_rows,
     open_store,
     registered,
     transaction,
@@ -383,8 +384,8 @@ def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
         )
         for t in ("move_analysis", "hand_analysis"):
             conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _dh)")
-        conn.execute("INSERT INTO hand_analysis BY NAME SELECT * FROM _ha JOIN _dh USING (match, hand)")
-        conn.execute("INSERT INTO move_analysis BY NAME SELECT * FROM _ma JOIN _dh USING (match, hand)")
+        conn.execute(f"INSERT INTO hand_analysis BY NAME {numbered_rows('_ha', '_dh')}")
+        conn.execute(f"INSERT INTO move_analysis BY NAME {numbered_rows('_ma', '_dh', ply=True)}")
         conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _dh)", [stamp])
         conn.execute("DROP TABLE _dh")
 

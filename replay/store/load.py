@@ -35,6 +35,7 @@ from replay.store.schema import (
     NUMBERED,
     db_layout,
     match_ids,
+    numbered_rows,
     one,
     registered,
     store_identity,
@@ -644,9 +645,9 @@ class BatchLoader:
         )  # fmt: skip
         for t in ("move_analysis", "hand_analysis"):
             conn.execute(f"DELETE FROM {t} WHERE (match, hand) IN (SELECT match, hand FROM _ah)")
-        conn.execute(f"INSERT INTO hand_analysis BY NAME SELECT * FROM {ha} JOIN _ah USING (match, hand)")
+        conn.execute(f"INSERT INTO hand_analysis BY NAME {numbered_rows(ha, '_ah')}")
         if ma:
-            conn.execute(f"INSERT INTO move_analysis BY NAME SELECT * FROM {ma} JOIN _ah USING (match, hand)")
+            conn.execute(f"INSERT INTO move_analysis BY NAME {numbered_rows(ma, '_ah', ply=True)}")
         conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _ah)", [self.batch])
         got = one(conn, "SELECT count(*) FROM _ah")
         conn.execute("DROP TABLE _ah")

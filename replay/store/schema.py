@@ -45,6 +45,7 @@ __all__ = [
     "match_ids",
     "migrate",
     "migrations",
+    "numbered_rows",
     "one",
     "open_store",
     "registered",
@@ -314,8 +315,23 @@ def registered(conn: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterat
         conn.unregister(name)
 
 
-#: Tables whose rows carry their match's number, ``mno`` (migration 006).
-NUMBERED: Final = ("matches", "seats", "hands", "moves", "findings")
+#: Tables whose rows carry their match's number, ``mno`` (migrations 006, 021).
+NUMBERED: Final = ("matches", "seats", "hands", "moves", "findings", "move_analysis", "hand_analysis")
+
+
+def numbered_rows(rows: str, take: str, ply: bool = False) -> str:
+    """A SELECT of analysis `rows` (a table or view without ``mno``) for the
+    hands of `take` (columns match, hand), each with its match's number, in
+    number order: a batch appended so keeps each match's rows together, and
+    a replay page's read by number (migration 021) prunes the rest.
+
+    >>> print(numbered_rows("_ha", "_dh"))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT r.*, m.mno FROM _ha r JOIN _dh t ON t.match = r.match AND t.hand = r.hand
+    JOIN matches m ON m.match = r.match ORDER BY m.mno, r.match, r.hand
+    """
+    order = "m.mno, r.match, r.hand" + (", r.ply" if ply else "")
+    return (f"SELECT r.*, m.mno FROM {rows} r JOIN {take} t ON t.match = r.match AND t.hand = r.hand "
+            f"JOIN matches m ON m.match = r.match ORDER BY {order}")
 
 
 def match_ids(values: Iterable[str]) -> pa.Table:
