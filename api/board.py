@@ -87,43 +87,58 @@ def _arm(tiles: list[tuple[int, int]], x: float, y: float, lo: float, hi: float
     `x` is where the next tile goes: its left edge going right, its right
     edge going left. A tile goes on the row only if a double and a turn still
     fit after it, so a turn always has room and a double never turns.
+
+    An arm only grows at its open end, so each arm's layout extends its
+    prefix's (kept, :func:`_arm_of`): the principal lines of a hand, laid
+    from every ply, each cost only their own tiles.
+
+    >>> slots, ends = _arm([(6, 3), (3, 3)], 100.0, 0.0, 0.0, 400.0)
+    >>> [(s.sym, s.x) for s in slots], len(ends)
+    ([('h63', 100.0), ('v33', 147.0)], 3)
     """
-    slots: list[Slot] = []
-    ends = [(x + 11, y)]
-    way = 1
-    turned: float | None = None  # the column of a turn just made
-    for near, far in tiles:
-        double = near == far
-        if turned is not None:  # under (or over) the turn, back the other way
-            y += PITCH
-            if double:
-                s = Slot(turned + U / 2 - U, y - U / 2, 2 * U, U, f"h{near}{near}")
-            elif way < 0:
-                s = Slot(turned - U, y - U / 2, 2 * U, U, f"h{far}{near}")
-            else:
-                s = Slot(turned, y - U / 2, 2 * U, U, f"h{near}{far}")
-            x = s.x - G if way < 0 else s.x + s.w + G
-            turned = None
+    slots, ends, _ = _arm_of(bytes(n * 7 + f for n, f in tiles), x, y, lo, hi)
+    return list(slots), list(ends)
+
+
+#: The state an arm leaves for its next tile: x, y, the way it goes, the column of a turn just made.
+_ArmState = tuple[float, float, int, "float | None"]
+
+
+@lru_cache(maxsize=1 << 15)
+def _arm_of(tiles: bytes, x0: float, y0: float, lo: float, hi: float
+            ) -> tuple[tuple[Slot, ...], tuple[tuple[float, float], ...], _ArmState]:
+    """:func:`_arm` of the tiles coded `near * 7 + far`, with the state after them."""
+    if not tiles:
+        return (), ((x0 + 11, y0),), (x0, y0, 1, None)
+    slots, ends, (x, y, way, turned) = _arm_of(tiles[:-1], x0, y0, lo, hi)
+    near, far = divmod(tiles[-1], 7)
+    double = near == far
+    if turned is not None:  # under (or over) the turn, back the other way
+        y += PITCH
+        if double:
+            s = Slot(turned + U / 2 - U, y - U / 2, 2 * U, U, f"h{near}{near}")
+        elif way < 0:
+            s = Slot(turned - U, y - U / 2, 2 * U, U, f"h{far}{near}")
         else:
-            room = hi - x if way > 0 else x - lo
-            w = U if double else 2 * U
-            if double or room >= 2 * U + G + U + G + U:
-                h = 2 * U if double else U
-                left = x if way > 0 else x - w
-                sym = f"v{near}{near}" if double else (f"h{near}{far}" if way > 0 else f"h{far}{near}")
-                s = Slot(left, y - h / 2, w, h, sym)
-                x = x + way * (w + G)
-            else:  # the turn: upright, the touching half on top
-                left = x if way > 0 else x - U
-                s = Slot(left, y - U / 2, U, 2 * U, f"v{near}{far}")
-                turned = left
-                way = -way
-        slots.append(s)
-        if turned is not None:
-            ends.append((turned + U / 2, y + 1.5 * U + 11))
-        else:
-            ends.append((x + 11 * way, y))
-    return slots, ends
+            s = Slot(turned, y - U / 2, 2 * U, U, f"h{near}{far}")
+        x = s.x - G if way < 0 else s.x + s.w + G
+        turned = None
+    else:
+        room = hi - x if way > 0 else x - lo
+        w = U if double else 2 * U
+        if double or room >= 2 * U + G + U + G + U:
+            h = 2 * U if double else U
+            left = x if way > 0 else x - w
+            sym = f"v{near}{near}" if double else (f"h{near}{far}" if way > 0 else f"h{far}{near}")
+            s = Slot(left, y - h / 2, w, h, sym)
+            x = x + way * (w + G)
+        else:  # the turn: upright, the touching half on top
+            left = x if way > 0 else x - U
+            s = Slot(left, y - U / 2, U, 2 * U, f"v{near}{far}")
+            turned = left
+            way = -way
+    end = (turned + U / 2, y + 1.5 * U + 11) if turned is not None else (x + 11 * way, y)
+    return (*slots, s), (*ends, end), (x, y, way, turned)
 
 
 def _turned(s: Slot, cx: float, cy: float) -> Slot:
@@ -148,11 +163,19 @@ def snake(line: list[Placed], opener: int, lo: float, hi: float, cy: float
     else:
         start = Slot(cx - U, cy - U / 2, 2 * U, U, f"h{first.a}{first.b}")
     out = cx + start.w / 2 + G
-    right, right_ends = _arm([(p.a, p.b) for p in line[opener + 1:]], out, cy, lo, hi)
-    left, left_ends = _arm([(p.b, p.a) for p in reversed(line[:opener])], out, cy, lo, hi)
-    left = [_turned(s, cx, cy) for s in left]
-    left_ends = [(2 * cx - x, 2 * cy - y) for x, y in left_ends]
-    return [*reversed(left), start, *right], left_ends, right_ends
+    right, right_ends, _ = _arm_of(bytes(p.a * 7 + p.b for p in line[opener + 1:]), out, cy, lo, hi)
+    left, left_ends = _left_arm(bytes(p.b * 7 + p.a for p in reversed(line[:opener])), out, cy, lo, hi, cx)
+    return [*left, start, *right], list(left_ends), list(right_ends)
+
+
+@lru_cache(maxsize=1 << 14)
+def _left_arm(tiles: bytes, out: float, cy: float, lo: float, hi: float, cx: float
+              ) -> tuple[tuple[Slot, ...], tuple[tuple[float, float], ...]]:
+    """The left arm of :func:`snake`: laid as a right one, turned half round
+    about (cx, cy), left to right; and its ends' badges."""
+    slots, ends, _ = _arm_of(tiles, out, cy, lo, hi)
+    return (tuple(_turned(s, cx, cy) for s in reversed(slots)),
+            tuple((2 * cx - x, 2 * cy - y) for x, y in ends))
 
 
 # --- the table ----------------------------------------------------------------------

@@ -123,6 +123,25 @@ def test_any_line_fits_the_felt_as_a_snake(rng: random.Random, length: int) -> N
     _check(line, opener)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(2, 28))
+def test_a_longer_line_keeps_its_tiles_where_they_were(rng: random.Random, length: int) -> None:
+    """A line grown at either end lays its old tiles where they lay (the
+    principal lines extend the hand's line so, and the layout reuses each
+    arm's prefix); with the kept prefixes forgotten, the same slots."""
+    from api import board
+
+    line, opener = _chain(rng, length)
+    cut_left, cut_right = rng.randint(0, opener), rng.randint(opener + 1, length)
+    short = line[cut_left:cut_right]
+    before, _, _ = snake(short, opener - cut_left, LO, HI, 0.0)
+    after, _, _ = snake(line, opener, LO, HI, 0.0)
+    assert after[cut_left:cut_right] == before
+    board._arm_of.cache_clear()
+    board._left_arm.cache_clear()
+    assert snake(line, opener, LO, HI, 0.0)[0] == after
+
+
 @pytest.mark.parametrize("opener", [0, 5, 14, 27])
 def test_all_28_tiles_fit(opener: int) -> None:
     slots = _check(_all_28(), opener)
