@@ -69,3 +69,15 @@ def test_player_run_line_reports_each_index() -> None:
     # at +3 a hand (sd 30) the uniform index flags by 5,000 hands nearly surely; the read one at its 1e-4 alpha
     assert b._projected(3.0, 30.1, b.PROJECT_HANDS) > 0.99
     assert b._projected(0.0, 30.0, b.PROJECT_HANDS) < 1e-3
+
+
+def test_read_gap_doctests() -> None:
+    # bench/read_gap.py (the diagnosis' harness): its belief policy and its paired figures
+    import doctest
+
+    spec = importlib.util.spec_from_file_location("bench_read_gap", ROOT / "bench" / "read_gap.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = doctest.testmod(mod)
+    assert got.attempted >= 3 and got.failed == 0
