@@ -36,10 +36,12 @@ the whole refresh from nothing on a copy: the ratings
 
 **Signalling pairs** (``--signalling-runs``): runs of two honest signalling
 pairs (replay.bots ``signal`` and replay.searchbots ``reader``, seated as
-partners), against the same two indices (their uniform-belief form). For
-every honest style the *drift* is printed: the mean hindsight a hand of
-each index and its spread over all its player-runs, and the chance of a
-flag by 5,000 hands projected from them.
+partners), against the same two indices. For every player-run and every
+honest style the *drift* is printed: the mean hindsight a hand of each
+index and its spread (a style's over all its player-runs), its final t,
+and the chance of a flag by 5,000 hands projected from them; beside them
+the omniscience index against the uniform belief on the same decisions
+(deals weighted alike: the index as it was before the read grade).
 
 Headline figures last, one per line: ``name: value unit``.
 """
