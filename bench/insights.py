@@ -36,10 +36,12 @@ the whole refresh from nothing on a copy: the ratings
 
 **Signalling pairs** (``--signalling-runs``): runs of two honest signalling
 pairs (replay.bots ``signal`` and replay.searchbots ``reader``, seated as
-partners), against the same two indices (their uniform-belief form). For
-every honest style the *drift* is printed: the mean hindsight a hand of
-each index and its spread over all its player-runs, and the chance of a
-flag by 5,000 hands projected from them.
+partners), against the same two indices. For every player-run and every
+honest style the *drift* is printed: the mean hindsight a hand of each
+index and its spread (a style's over all its player-runs), its final t,
+and the chance of a flag by 5,000 hands projected from them; beside them
+the omniscience index against the uniform belief on the same decisions
+(deals weighted alike: the index as it was before the read grade).
 
 Headline figures last, one per line: ``name: value unit``.
 """
@@ -164,10 +166,11 @@ def _result(conn: Any, seed: int, cheat: str | None) -> dict[str, Any]:
     return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final, "moments": moments}
 
 
-def _moments(rows: Sequence[tuple[int, float, int, float]]) -> tuple[tuple[int, float, float], ...]:
-    """(hands, mean, sd) of a player's hindsight a hand, for each index (hands with a grade)."""
+def _moments(rows: Sequence[Row]) -> tuple[tuple[int, float, float], ...]:
+    """(hands, mean, sd) of a player's hindsight a hand (hands with a grade), for each
+    index: omniscience, partner peeking, and omniscience against the uniform belief."""
     out = []
-    for n_at, y_at in ((0, 1), (2, 3)):
+    for n_at, y_at in ((0, 1), (2, 3), (0, 4)):
         ys = [r[y_at] for r in rows if r[n_at]]
         out.append((len(ys), statistics.fmean(ys) if ys else 0.0, statistics.stdev(ys) if len(ys) > 1 else 0.0))
     return tuple(out)
@@ -213,6 +216,17 @@ def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
     return out
 
 
+#: A player's hand: graded decisions, their sum of hindsight (the read grade's where
+#: there is one); the partner-peeking grade's decisions and sum; the sum of hindsight
+#: of the same decisions against the uniform belief (:data:`Y_UNIFORM`).
+Row = tuple[int, float, int, float, float]
+
+#: A move_analysis row's hindsight against the uniform belief (the sampled grade,
+#: deals weighted alike: ``pimc``), as replay.analysis.hindsight works out the
+#: read grade's: the played move's edge on the real deal minus its edge there.
+Y_UNIFORM = """(ma.dd - list_avg(list_transform(ma.alternatives, lambda a: a.dd::DOUBLE)))
+    - (ma.pimc - list_avg(list_transform(ma.alternatives, lambda a: a.pimc)))"""
+
 _PER_HAND = """
 WITH r AS ({ranges}), hs AS (
     SELECT r.player, a.match, a.hand, m.started, m.mno, r.seat
@@ -221,45 +235,49 @@ WITH r AS ({ranges}), hs AS (
     WHERE a.skip IS NULL
 ), y AS (
     SELECT ma.match, ma.hand, ma.seat, count(ma.hindsight) AS n, coalesce(sum(ma.hindsight), 0) AS y,
-           count(k.y_peek) AS kn, coalesce(sum(k.y_peek), 0) AS ky
+           count(k.y_peek) AS kn, coalesce(sum(k.y_peek), 0) AS ky,
+           coalesce(sum(CASE WHEN ma.hindsight IS NOT NULL THEN {y_uniform} END), 0) AS yu
     FROM move_analysis ma LEFT JOIN peek_analysis k USING (match, hand, ply)
     GROUP BY ma.match, ma.hand, ma.seat
 )
-SELECT hs.player, coalesce(y.n, 0), coalesce(y.y, 0), coalesce(y.kn, 0), coalesce(y.ky, 0)
+SELECT hs.player, coalesce(y.n, 0), coalesce(y.y, 0), coalesce(y.kn, 0), coalesce(y.ky, 0), coalesce(y.yu, 0)
 FROM hs LEFT JOIN y USING (match, hand, seat)
 ORDER BY hs.player, hs.started, hs.mno, hs.hand
 """
 
 
-def _per_hand(conn: Any) -> dict[str, list[tuple[int, float, int, float]]]:
+def _per_hand(conn: Any) -> dict[str, list[Row]]:
     """Each player's analysed hands in time order: graded decisions and their
-    sum of hindsight; the same of the partner-peeking grade."""
+    sum of hindsight; the same of the partner-peeking grade; the sum of
+    hindsight of the same decisions against the uniform belief."""
     from reports.skill import seat_ranges
 
-    out: dict[str, list[tuple[int, float, int, float]]] = defaultdict(list)
-    for p, n, y, kn, ky in conn.execute(_PER_HAND.format(ranges=seat_ranges())).fetchall():
-        out[p].append((int(n), float(y), int(kn), float(ky)))
+    out: dict[str, list[Row]] = defaultdict(list)
+    for p, n, y, kn, ky, yu in conn.execute(_PER_HAND.format(ranges=seat_ranges(), y_uniform=Y_UNIFORM)).fetchall():
+        out[p].append((int(n), float(y), int(kn), float(ky), float(yu)))
     return out
 
 
-def _final_t(rows: Sequence[tuple[int, float, int, float]]) -> tuple[float | None, float | None]:
-    """The two t statistics over all a player's hands (the null's calibration)."""
+def _final_t(rows: Sequence[Row]) -> tuple[float | None, float | None, float | None]:
+    """The t statistics over all a player's hands (the null's calibration):
+    omniscience, partner peeking, omniscience against the uniform belief."""
     from reports.cheats import signal
 
     n = [r for r in rows if r[0]]
     k = [r for r in rows if r[2]]
     omni = signal(sum(r[0] for r in n), sum(r[1] for r in n), len(n), sum(r[1] ** 2 for r in n))
     peek = signal(sum(r[2] for r in k), sum(r[3] for r in k), len(k), sum(r[3] ** 2 for r in k))
-    return omni.t, peek.t
+    uni = signal(sum(r[0] for r in n), sum(r[4] for r in n), len(n), sum(r[4] ** 2 for r in n))
+    return omni.t, peek.t, uni.t
 
 
-def _looks(rows: Sequence[tuple[int, float, int, float]]) -> list[tuple[int, bool, bool]]:
+def _looks(rows: Sequence[Row]) -> list[tuple[int, bool, bool]]:
     """(hands played, omniscience flagged, peeking flagged) after every STEP hands and at the end."""
     from reports.cheats import signal
 
     acc = [0, 0.0, 0, 0.0, 0, 0, 0.0, 0.0]  # decisions, y, hands, y^2 | peek: decisions, hands, y, y^2
     out = []
-    for k, (n, y, kn, ky) in enumerate(rows, 1):
+    for k, (n, y, kn, ky, *_) in enumerate(rows, 1):
         if n:
             acc[0] += n
             acc[1] += y
@@ -275,6 +293,22 @@ def _looks(rows: Sequence[tuple[int, float, int, float]]) -> list[tuple[int, boo
             peek = signal(acc[4], acc[6], acc[5], acc[7])
             out.append((k, omni.flagged, peek.flagged))
     return out
+
+
+def player_run_line(r: dict[str, Any], p: str, style: str) -> str:
+    """One player-run: when each index first flagged it, and for each index (omniscience
+    and partner peeking on the read grade, omniscience on the uniform belief) the final
+    t, the hindsight a hand (sd) and the chance of a flag by :data:`PROJECT_HANDS` hands
+    projected from them."""
+    lk = r["looks"].get(p, [])
+    t = tuple(r["final_t"].get(p, ())) + (None,) * 3
+    ms = tuple(r["moments"].get(p, ())) + ((0, 0.0, 0.0),) * 3
+    parts = []
+    for name, tt, (_, m, sd) in zip(("omniscience", "peeking", "omniscience uniform"), t[:3], ms[:3], strict=True):
+        parts.append(f"{name} t {_fmt(tt)}, {m:+.2f} (sd {sd:.1f}) a hand, "
+                     f"{100 * _projected(m, sd, PROJECT_HANDS):.1f} % by {PROJECT_HANDS:,}")  # fmt: skip
+    return (f"  run {r['seed']} {p} {style}: {ms[0][0]} hands; first flagged: omniscience "
+            f"{_first(lk, 1) or 'never'}, peeking {_first(lk, 2) or 'never'}; " + "; ".join(parts))  # fmt: skip
 
 
 def _fmt(t: float | None) -> str:
@@ -346,17 +380,18 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for style, lk in honest:
         by_style[style][0] += 1
         by_style[style][1] += int(_first(lk, 1) is not None or _first(lk, 2) is not None)
-    ts = [t for r in results for p, pair in r["final_t"].items() if not (r["cheat"] and p == "p-00001")
-          for t in pair if t is not None]
+    ts = [t for r in results for p, got in r["final_t"].items() if not (r["cheat"] and p == "p-00001")
+          for t in got[:2] if t is not None]
     out["honest_t"] = {"n": len(ts), "max": max(ts, default=None), "mean": statistics.fmean(ts) if ts else None,
                        "sd": statistics.pstdev(ts) if len(ts) > 1 else None,
                        "over_1.645": sum(t > 1.645 for t in ts), "over_2.326": sum(t > 2.326 for t in ts)}
-    drift: dict[str, dict[str, list[tuple[int, float, float]]]] = defaultdict(lambda: {"omni": [], "peek": []})
+    drift: dict[str, dict[str, list[tuple[int, float, float]]]] = defaultdict(
+        lambda: {"omni": [], "peek": [], "omni_uniform": []})
     for r in results:
-        for p, (om, pk) in r.get("moments", {}).items():
+        for p, ms in r.get("moments", {}).items():
             if not (r["cheat"] and p == "p-00001"):
-                drift[r["style"][p]]["omni"].append(om)
-                drift[r["style"][p]]["peek"].append(pk)
+                for name, m in zip(("omni", "peek", "omni_uniform"), ms, strict=False):
+                    drift[r["style"][p]][name].append(m)
     out["drift"] = {}
     for style, idx in drift.items():
         row = {}
@@ -466,13 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
                                 Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform,
                                 args.reuse, args.cheats.split(","))  # fmt: skip
-        for r in results:  # every player-run: when first flagged and its final t, both indices
+        for r in results:  # every player-run: when first flagged, its final t and drift, each index
             for p, st in sorted(r["style"].items()):
-                lk, t = r["looks"].get(p, []), r["final_t"].get(p, (None, None))
-                (n0, m0, s0), (_, m1, s1) = r["moments"].get(p, ((0, 0.0, 0.0), (0, 0.0, 0.0)))
-                say(f"  run {r['seed']} {p} {st}: {n0} hands; first flagged: omniscience {_first(lk, 1) or 'never'}, "
-                    f"peeking {_first(lk, 2) or 'never'}; final t {_fmt(t[0])}, {_fmt(t[1])}; hindsight a hand "
-                    f"{m0:+.2f} (sd {s0:.1f}), {m1:+.2f} (sd {s1:.1f})")  # fmt: skip
+                say(player_run_line(r, p, st))
         d = summary(results)
         h = d["honest"]
         for cheat in ("omniscient", "peeker"):

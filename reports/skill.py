@@ -219,14 +219,18 @@ WITH same AS (
     SELECT i.match FROM insight_matches i JOIN matches m ON m.match = i.match AND m.mno = i.mno
     WHERE i.match IN (SELECT match FROM _ins_gone)
 ), a AS (
-    SELECT match, hand, ply, list_transform(alternatives, lambda x: x.pimc) AS pimc,
+    -- the new grade of what the mover could know: the read grade where there is one
+    -- (as the audit takes it: reports.cheats.audit_player), else the uniform one
+    SELECT match, hand, ply,
+           CASE WHEN reads IS NOT NULL THEN list_transform(reads, lambda r: r.read)
+                ELSE list_transform(alternatives, lambda x: x.pimc) END AS known,
            list_position(list_transform(alternatives, lambda x: x.move), played) AS i
     FROM move_analysis WHERE match IN (SELECT match FROM same) AND version = $1
 )
 SELECT k.match, k.hand, k.ply, k.seat, k.version, k.samples, k.seed, k.peek,
-       (k.peek[a.i] - list_avg(k.peek)) - (a.pimc[a.i] - list_avg(a.pimc)) AS y_peek
+       (k.peek[a.i] - list_avg(k.peek)) - (a.known[a.i] - list_avg(a.known)) AS y_peek
 FROM peek_analysis k JOIN a USING (match, hand, ply)
-WHERE k.version = $1 AND a.i > 0 AND len(k.peek) = len(a.pimc) AND list_count(a.pimc) = len(a.pimc)
+WHERE k.version = $1 AND a.i > 0 AND len(k.peek) = len(a.known) AND list_count(a.known) = len(a.known)
 """
 
 
@@ -257,7 +261,8 @@ def _refresh(conn: Cursor) -> int:
     if gone:
         # partner-peeking grades of a match analysed again but stored as it was
         # are kept (an audit costs a sampled search a decision), their y_peek
-        # taken again against the new sampled grade: both means stay unbiased,
+        # taken again against the new grade (read where there is one, as the
+        # audit takes it; else the sampled one): both means stay unbiased,
         # so the null model holds (docs/insights.md); the rest go with the match
         conn.execute(_REPEEK, [ANALYSIS_VERSION])
         for t in ("skill_rows", "insight_matches", "peek_analysis"):

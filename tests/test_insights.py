@@ -354,6 +354,16 @@ def test_peeking_audit(cheat_store: Path, tmp_path: Path) -> None:
         got_y = conn.execute("SELECT y_peek FROM peek_analysis WHERE match = ? AND hand = ? AND ply = ?",
                              [m, h, k]).fetchone()[0]  # fmt: skip
         assert got_y == pytest.approx(y - 3 * (1 - 1 / len(alts)))
+        # analysed again with a read grade: y_peek taken against the read values, as the
+        # audit takes it (against pimc, an honest reader would drift as on the uniform belief)
+        reads = [{"read": 5.0 * j, "read_lo": None, "read_hi": None} for j in range(len(alts))]
+        conn.execute("UPDATE move_analysis SET reads = ? WHERE match = ? AND hand = ? AND ply = ?", [reads, m, h, k])
+        conn.execute("UPDATE matches SET analysis = 'read' WHERE match = ?", [m])
+        refresh_insights(conn)
+        got_y = conn.execute("SELECT y_peek FROM peek_analysis WHERE match = ? AND hand = ? AND ply = ?",
+                             [m, h, k]).fetchone()[0]  # fmt: skip
+        want = (peek[i] - sum(peek) / len(peek)) - (5.0 * i - 5.0 * (len(alts) - 1) / 2)
+        assert got_y == pytest.approx(want)
         # a match stored again (a new number) drops them: they graded other rows
         conn.execute("UPDATE matches SET mno = mno + 100000, analysis = 'stored again' WHERE match = ?", [m])
         refresh_insights(conn)
