@@ -43,6 +43,7 @@ from api.replay_model import HandData
 __all__ = ["RenderPool"]
 
 TIMEOUT = 60.0  # seconds a page may take before its worker counts as lost
+READY = 60.0  # seconds a worker may take to load before the pool gives up on workers
 _OK, _FAILED = b"+", b"-"
 #: What a worker draws, by the name a job carries.
 _DRAW: dict[str, Any] = {"page": draw_hand_page, "json": hand_json}
@@ -68,8 +69,13 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
 
 
 def _serve(sock: socket.socket) -> None:
-    """A worker's life: read a hand, send its page, until the socket closes."""
+    """A worker's life: say it is ready (its modules and templates loaded),
+    then read a hand, send its page, until the socket closes."""
     warm()
+    try:
+        sock.sendall(_OK)
+    except OSError:
+        return
     while True:
         try:
             head = _read_exactly(sock, _LEN.size)
@@ -114,9 +120,21 @@ class RenderPool:
             proc = ctx.Process(target=_serve, args=(theirs,), name="render-worker", daemon=True)
             proc.start()
             theirs.close()  # the worker's end lives in the worker only: its exit closes the socket
-            ours.setblocking(False)
             self._procs.append(proc)
             self._idle.append(ours)
+        # wait until every worker has loaded its modules and templates (a
+        # second or two): a server answering before then would queue its
+        # first pages behind the workers' imports
+        for sock in self._idle:
+            sock.settimeout(READY)
+            try:
+                ready = sock.recv(1) == _OK
+            except OSError:
+                ready = False
+            if not ready:
+                self._break()
+                return
+            sock.setblocking(False)
 
     @property
     def live(self) -> bool:

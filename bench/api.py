@@ -252,6 +252,18 @@ def split(xs: Sequence[float], order: Sequence[str]) -> tuple[list[float], list[
     return pages, twins
 
 
+def by_match_start(xs: Sequence[float], order: Sequence[str]) -> tuple[list[float], list[float]]:
+    """The latencies of each match's first request (its page, which reads the
+    match) and of the others, by the URLs `hammer` fetched in `order`."""
+    seen: set[str] = set()
+    first, rest = [], []
+    for ms, u in zip(xs, order, strict=True):
+        match = u.removeprefix("/api").rsplit("/hands/", 1)[0]
+        (rest if match in seen else first).append(ms)
+        seen.add(match)
+    return first, rest
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="1,000,000 hands")
@@ -319,6 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     line("after a restart: page", again_pages, say)
     line("after a restart: JSON twin (lines read from the store)", again_twins, say)
     line("after a restart: page and twin", again, say)
+    opening, later = by_match_start(again, again_order)
+    line("after a restart: a match's first request (the match read)", opening, say)
+    line("after a restart: the match's other requests", later, say)
     say(f"hands whose lines the store holds: {stored:,}")
     line("player report, first visit of each player (not cached)", cold, say)
     line("player report, random revisits (cached per store generation)", mixed, say)
