@@ -40,14 +40,19 @@ from dataclasses import dataclass, field
 from replay.engine import DRAW, LEFT, PASS, PLAYS, YIELD, HandState, Move, act, can_apply
 from replay.knowledge import World
 
-__all__ = ["Carried", "advance"]
+__all__ = ["Carried", "advance", "laid_move"]
 
 #: A logged move as the analysis reads it: (seat, kind, tile, end).
 Logged = tuple[int, str, int, "str | None"]
 
 
-def _move(state: HandState, kind: str, tile: int, end: str | None) -> Move:
-    """The engine's move for a logged one, on the side the log laid it."""
+def laid_move(kind: str, tile: int, end: str | None) -> Move:
+    """The engine's move for a logged one, on the side the log laid it.
+
+    >>> from replay.tiles import parse_tile as t
+    >>> laid_move("play", t("62"), "right"), laid_move("pass", -1, None)
+    (Play(tile='62', end='right'), PASS)
+    """
     if kind == "pass":
         return PASS
     if kind == "draw":
@@ -68,7 +73,7 @@ def advance(state: HandState, world: World, moves: Sequence[Logged], *, observer
     for seat, kind, tile, end in moves:
         if ws.turn != seat:
             return None
-        move = _move(ws, kind, tile, end)
+        move = laid_move(kind, tile, end)
         if not can_apply(ws, move):
             return None
         ws = act(ws, seat, move)

@@ -45,19 +45,17 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from replay.analysis.carry import Carried
+from replay.analysis.carry import Carried, laid_move
 from replay.belief.history import Recorder
 from replay.belief.model import Policy, family, seated
 from replay.belief.weights import move_deals, weighted_belief
 from replay.engine import (
-    DRAW,
     LEFT,
-    PASS,
     PLAYS,
-    YIELD,
     HandState,
     IllegalMoveError,
     Move,
+    Play,
     apply,
     legal_moves,
     new_hand,
@@ -350,13 +348,9 @@ def engine_move(state: HandState, kind: str, tile: int, end: str | None) -> tupl
     first tile, and any tile on equal ends, on the left), and as it is
     applied (on the side the log laid it, so that later ends match).
     """
-    if kind == "pass":
-        return PASS, PASS
-    if kind == "draw":
-        return DRAW, DRAW
-    if kind == "yield":
-        return YIELD, YIELD
-    laid = PLAYS[tile][1 if end == "right" else LEFT]
+    laid = laid_move(kind, tile, end)
+    if type(laid) is not Play:
+        return laid, laid
     if state.left < 0 or state.left == state.right:  # one move either way: named on the left
         return PLAYS[tile][LEFT], laid
     return laid, laid
