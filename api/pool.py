@@ -41,7 +41,7 @@ from api.hand_page import hand_json
 from api.pages import draw_hand_page, warm
 from api.replay_model import HandData
 
-__all__ = ["RenderPool"]
+__all__ = ["RenderPool", "read_exactly", "send_all"]
 
 TIMEOUT = 60.0  # seconds a page may take before its worker counts as lost
 READY = 60.0  # seconds a worker may take to load before the pool gives up on workers
@@ -57,7 +57,7 @@ def _frame(body: bytes) -> bytes:
     return _LEN.pack(len(body)) + body
 
 
-def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
+def read_exactly(sock: socket.socket, n: int) -> bytes | None:
     """`n` bytes from a blocking socket; None at its end."""
     buf = bytearray(n)
     view, got = memoryview(buf), 0
@@ -85,21 +85,33 @@ def _serve(sock: socket.socket) -> None:
         return
     while True:
         try:
-            head = _read_exactly(sock, _LEN.size)
-            body = _read_exactly(sock, _LEN.unpack(head)[0]) if head is not None else None
+            head = read_exactly(sock, _LEN.size)
+            body = read_exactly(sock, _LEN.unpack(head)[0]) if head is not None else None
         except OSError:
             return
         if body is None:  # the server is gone
             return
         try:
             kind, args = pickle.loads(body)
-            reply = _OK + _DRAW[kind](*args)
+            status, reply = _OK, _DRAW[kind](*args)
         except Exception as exc:  # the server raises it, with the worker's words
-            reply = _FAILED + f"{type(exc).__name__}: {exc}".encode()
-        try:
-            sock.sendall(_frame(reply))
+            status, reply = _FAILED, f"{type(exc).__name__}: {exc}".encode()
+        try:  # the page as it is: joined to its header, its 100 KB were copied twice
+            send_all(sock, (_LEN.pack(len(reply) + 1) + status, reply))
         except OSError:
             return
+
+
+def send_all(sock: socket.socket, parts: tuple[bytes, ...]) -> None:
+    """`parts` down a blocking socket, one after the other, with no copy joining them."""
+    views = [memoryview(p) for p in parts]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views:
+            views[0] = views[0][sent:]
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:
@@ -178,9 +190,10 @@ class RenderPool:
             except (TimeoutError, WorkerLost):
                 self._break()
             else:
+                body = bytes(memoryview(reply)[1:])  # the one copy of the page the server makes
                 if reply[:1] == _FAILED:
-                    raise RuntimeError(f"render worker: {reply[1:].decode(errors='replace')}")
-                return reply[1:]
+                    raise RuntimeError(f"render worker: {body.decode(errors='replace')}")
+                return body
         return cast(bytes, await anyio.to_thread.run_sync(_DRAW[kind], *args))
 
     async def _acquire(self) -> socket.socket:
@@ -203,7 +216,7 @@ class RenderPool:
                 return
         self._idle.append(sock)
 
-    async def _ask(self, sock: socket.socket, payload: bytes) -> bytes:
+    async def _ask(self, sock: socket.socket, payload: bytes) -> bytearray:
         """Send one hand down `sock` and read its reply; the worker is then free."""
         loop = asyncio.get_running_loop()
         try:
@@ -216,7 +229,7 @@ class RenderPool:
         return reply
 
     @staticmethod
-    async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytes:
+    async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytearray:
         buf = bytearray(n)
         view, got = memoryview(buf), 0
         while got < n:
@@ -224,7 +237,7 @@ class RenderPool:
             if k == 0:
                 raise WorkerLost("render worker gone mid-reply")
             got += k
-        return bytes(buf)
+        return buf
 
     def _break(self) -> None:
         """A worker is lost: stop them all and draw in-process from now on
