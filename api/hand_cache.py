@@ -12,6 +12,7 @@ all requests.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -154,9 +155,54 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
-    body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
+    twin = _twin_next(state, b, match, hand, viewer, found[0], gen)
+    if twin is None:
+        body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
+    else:
+        body, later = await state.render_pool.page_then_twin((*found, ply, viewer, flags), (*twin, None))
+        _expect(state, json_key(match, hand, None), gen, later)
     state.hand_cache.put(key, (gen, ver, body))
     return body
+
+
+def _twin_next(state: Any, b: q.MatchBundle, match: str, hand: int, viewer: int | None, data: HandData,
+               gen: int) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
+    """What the page's JSON twin is drawn from, if the page's job should draw
+    it too: the page's script will ask for it (the whole view of a graded
+    hand), it is not cached nor on its way, and everything it needs is at
+    hand, its lines included. That last condition holds once a twin of the
+    match has been asked for (its lines and replays read then): a client
+    that never asks for twins (a link followed, a crawler) costs no twin."""
+    pool = getattr(state, "render_pool", None)
+    if viewer is not None or data.analysis is None or not data.finished or pool is None or not pool.live:
+        return None
+    key = json_key(match, hand, None)
+    if state.hand_cache.get(key) is not None or key in _pending(state):
+        return None
+    found, ok = _twin_at_hand(state, b, match, hand, True)
+    return found if ok else None
+
+
+def _pending(state: Any) -> dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes]]]:
+    """The twins drawn after their pages, not back yet: (generation, task) by key."""
+    got: dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes]]] | None = getattr(state, "twins_pending", None)
+    if got is None:
+        got = state.twins_pending = {}
+    return got
+
+
+def _expect(state: Any, key: tuple[Any, ...], gen: int, later: asyncio.Task[bytes]) -> None:
+    """Keep the twin `later` will give under `key`, and say it is on its way until then."""
+    pending = _pending(state)
+    pending[key] = (gen, later)
+
+    def done(task: asyncio.Task[bytes]) -> None:
+        if pending.get(key, (0, None))[1] is task:
+            del pending[key]
+        if not task.cancelled() and task.exception() is None and state.hand_cache.get(key) is None:
+            state.hand_cache.put(key, (gen, None, task.result()))
+
+    later.add_done_callback(done)
 
 
 async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = None) -> bytes | None:
@@ -175,6 +221,12 @@ async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = No
     body = state.hand_cache.fresh(key, gen)
     if body is not None:
         return cast(bytes, body)
+    on_way = _pending(state).get(key)
+    if on_way is not None and on_way[0] == gen:  # drawn after its page, by the page's worker
+        try:
+            return await asyncio.shield(on_way[1])
+        except Exception:  # noqa: BLE001 (drawn again below: the worker's failure is the pool's to handle)
+            pass
     ver = None
     b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
     found, ok = _twin_at_hand(state, b, match, hand, viewer is None) if b is not None else (None, False)

@@ -103,7 +103,9 @@ class HandData:
     aside: int = 0  # tiles out of play from the start (the doubles under doubles_aside)
     analysis: dict[str, Any] | None = None  # api.analysis_view.hand_analysis, finished hands only
     review: HandInput | None = None  # the hand as the solver replays it (api.review's lines), finished hands only
-    lines: dict[int, dict[str, Any]] | None = None  # its principal lines once looked up (api.review.LineBook)
+    # its principal lines once looked up (api.review.LineBook); bytes: their JSON as
+    # stored, decoded where the twin is drawn (a render worker), not in the server
+    lines: dict[int, dict[str, Any]] | bytes | None = None
     scoring: str | None = None  # its rules' scoring, where `review` is left out (api.review.for_drawing)
 
     @property

@@ -350,6 +350,7 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
 
     from api import queries
     from api.hand_cache import hand_parts
+    from api.hand_page import hand_json
     from api.pages import draw_hand_page
     from api.pool import RenderPool
 
@@ -380,6 +381,8 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
                 else:
                     assert g == w, i
             assert await pool.page(*parts[0], None) == want[0]
+            page, twin = await pool.page_then_twin((*parts[2], None), (*parts[2], None))
+            assert page == want[2] and await twin == hand_json(*parts[2], None)
             with pytest.raises(RuntimeError, match="render worker: TypeError"):
                 await pool.page(parts[0][0], parts[0][1], None, None)  # type: ignore[arg-type]
             # the cancelled request's page may still be in its worker (its reply is

@@ -241,3 +241,33 @@ def test_a_colliding_key_is_told_apart_by_match(db: Path) -> None:
             assert stored_lines(cur, "m-other") == {}  # its own key finds nothing
         finally:
             cur.close()
+
+
+def test_a_page_drawn_with_its_twin_next(db: Path) -> None:
+    """Once a match's twin has been asked for, the page of another of its
+    graded hands is drawn with its JSON twin next, in the same worker job
+    (replay serve's render pool): the twin then asked for is that one, equal
+    to the twin drawn alone; a seat's view, or a match whose twins nobody
+    asked for, draws no twin."""
+    from api.app import create_app
+    from api.hand_cache import json_key
+
+    base = f"/matches/{MATCH}/hands"
+    with served(db) as c:  # the lines worked out and stored, the pages and twins drawn in-process
+        hands = [h for h in range(1, 4) if c.get(f"{base}/{h}").status_code == 200]
+        assert len(hands) == 3
+        pages = [c.get(f"{base}/{h}").text for h in hands]
+        want = [c.get(f"/api{base}/{h}").content for h in hands]
+    with TestClient(create_app(db, render_workers=1)) as c:
+        state = c.app.state  # type: ignore[attr-defined]
+
+        def asked(h: int) -> bool:
+            key = json_key(MATCH, h, None)
+            return state.hand_cache.get(key) is not None or key in getattr(state, "twins_pending", {})
+
+        assert c.get(f"{base}/1").text == pages[0] and not asked(1)  # no twin asked yet: the page alone
+        assert c.get(f"/api{base}/1").content == want[0]  # the match's stored lines read
+        assert c.get(f"{base}/2").text == pages[1] and asked(2)
+        assert c.get(f"/api{base}/2").content == want[1]
+        assert c.get(f"{base}/3?view=seat1").status_code == 200 and not asked(3)
+        assert c.get(f"/api{base}/3").content == want[2]
