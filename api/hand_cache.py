@@ -64,14 +64,16 @@ def twin_parts(state: Any, match: str, hand: int, key: Any, gen: int, lines: boo
         return None, found, mv() if known and found is not None else None
 
 
-def _twin_at_hand(state: Any, b: q.MatchBundle, match: str, hand: int, lines: bool
+def _twin_at_hand(state: Any, b: q.MatchBundle, match: str, hand: int, lines: bool,
+                  found: tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None = None,
                   ) -> tuple[tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None, bool]:
     """What `twin_parts` gives, from what this process holds alone: the
     match's bundle, the solver's replay of its hands, the hand's lines (in
     the line book's memory or its match's stored rows already read). (parts,
     or None if there is no such hand; True), or (None, False) if the store
-    must be read or the lines searched. Not blocking."""
-    found = hand_parts(b, match, hand)
+    must be read or the lines searched. Not blocking. `found`: the hand's
+    parts (`hand_parts`) if the caller has them."""
+    found = found or hand_parts(b, match, hand)
     if found is None or not lines or found[0].analysis is None:
         return found, True
     if b.analysis and b.packed and not b.inputs:  # the replays not made yet (q.hand_input reads the store)
@@ -155,7 +157,7 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
-    twin = _twin_next(state, b, match, hand, viewer, found[0], gen)
+    twin = _twin_next(state, b, match, hand, viewer, found)
     if twin is None:
         body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
     else:
@@ -165,22 +167,23 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
     return body
 
 
-def _twin_next(state: Any, b: q.MatchBundle, match: str, hand: int, viewer: int | None, data: HandData,
-               gen: int) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
+def _twin_next(state: Any, b: q.MatchBundle, match: str, hand: int, viewer: int | None,
+               found: tuple[HandData, dict[str, Any], list[dict[str, Any]]],
+               ) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
     """What the page's JSON twin is drawn from, if the page's job should draw
     it too: the page's script will ask for it (the whole view of a graded
     hand), it is not cached nor on its way, and everything it needs is at
     hand, its lines included. That last condition holds once a twin of the
     match has been asked for (its lines and replays read then): a client
     that never asks for twins (a link followed, a crawler) costs no twin."""
-    pool = getattr(state, "render_pool", None)
+    pool, data = getattr(state, "render_pool", None), found[0]
     if viewer is not None or data.analysis is None or not data.finished or pool is None or not pool.live:
         return None
     key = json_key(match, hand, None)
     if state.hand_cache.get(key) is not None or key in _pending(state):
         return None
-    found, ok = _twin_at_hand(state, b, match, hand, True)
-    return found if ok else None
+    twin, ok = _twin_at_hand(state, b, match, hand, True, found)
+    return twin if ok else None
 
 
 def _pending(state: Any) -> dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes]]]:
