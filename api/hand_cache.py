@@ -158,10 +158,12 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
     twin = _twin_next(state, b, match, hand, viewer, found)
-    if twin is None:
-        body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
-    else:
-        body, later = await state.render_pool.page_then_twin((*found, ply, viewer, flags), (*twin, None))
+    body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
+    if twin is not None:
+        # a job of its own, behind those waiting: in the page's job, it made
+        # every page wait for its twin's drawing too (p95 of pages and twins
+        # 190-310 ms against 120-130, the same CPU, bench/api.py at 1M hands)
+        later = asyncio.ensure_future(state.render_pool.twin(*twin, None))
         _expect(state, json_key(match, hand, None), gen, later)
     state.hand_cache.put(key, (gen, ver, body))
     return body
@@ -170,12 +172,14 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
 def _twin_next(state: Any, b: q.MatchBundle, match: str, hand: int, viewer: int | None,
                found: tuple[HandData, dict[str, Any], list[dict[str, Any]]],
                ) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
-    """What the page's JSON twin is drawn from, if the page's job should draw
-    it too: the page's script will ask for it (the whole view of a graded
-    hand), it is not cached nor on its way, and everything it needs is at
-    hand, its lines included. That last condition holds once a twin of the
-    match has been asked for (its lines and replays read then): a client
-    that never asks for twins (a link followed, a crawler) costs no twin."""
+    """What the page's JSON twin is drawn from, if it should be drawn as
+    soon as the page is: the page's script will ask for it (the whole view
+    of a graded hand), it is not cached nor on its way, and everything it
+    needs is at hand, its lines included. That last condition holds once a
+    twin of the match has been asked for (its lines and replays read then):
+    a client that never asks for twins (a link followed, a crawler) costs no
+    twin. Drawn from the page's parts, the twin needs no thread and no
+    second shaping of the hand."""
     pool, data = getattr(state, "render_pool", None), found[0]
     if viewer is not None or data.analysis is None or not data.finished or pool is None or not pool.live:
         return None
@@ -199,7 +203,7 @@ def _expect(state: Any, key: tuple[Any, ...], gen: int, later: asyncio.Task[byte
     pending = _pending(state)
     pending[key] = (gen, later)
 
-    def done(task: asyncio.Task[bytes]) -> None:
+    def done(task: asyncio.Task[bytes]) -> None:  # a failure is seen here: its request draws it again
         if pending.get(key, (0, None))[1] is task:
             del pending[key]
         if not task.cancelled() and task.exception() is None and state.hand_cache.get(key) is None:
@@ -225,7 +229,7 @@ async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = No
     if body is not None:
         return cast(bytes, body)
     on_way = _pending(state).get(key)
-    if on_way is not None and on_way[0] == gen:  # drawn after its page, by the page's worker
+    if on_way is not None and on_way[0] == gen:  # asked for as soon as its page was drawn
         try:
             return await asyncio.shield(on_way[1])
         except Exception:  # noqa: BLE001 (drawn again below: the worker's failure is the pool's to handle)

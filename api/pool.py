@@ -32,7 +32,6 @@ import socket
 import struct
 import time
 from collections import deque
-from collections.abc import Coroutine
 from multiprocessing.process import BaseProcess
 from typing import Any, cast
 
@@ -93,20 +92,14 @@ def _serve(sock: socket.socket) -> None:
         if body is None:  # the server is gone
             return
         try:
-            jobs = pickle.loads(body)
-        except Exception as exc:
-            jobs = [("?", exc)]
-        for kind, args in jobs:  # each reply sent as soon as it is drawn: the page waits for no twin
-            try:
-                if isinstance(args, Exception):
-                    raise args
-                status, reply = _OK, _DRAW[kind](*args)
-            except Exception as exc:  # the server raises it, with the worker's words
-                status, reply = _FAILED, f"{type(exc).__name__}: {exc}".encode()
-            try:  # the page as it is: joined to its header, its 100 KB were copied twice
-                send_all(sock, (_LEN.pack(len(reply) + 1) + status, reply))
-            except OSError:
-                return
+            kind, args = pickle.loads(body)
+            status, reply = _OK, _DRAW[kind](*args)
+        except Exception as exc:  # the server raises it, with the worker's words
+            status, reply = _FAILED, f"{type(exc).__name__}: {exc}".encode()
+        try:  # the page as it is: joined to its header, its 100 KB were copied twice
+            send_all(sock, (_LEN.pack(len(reply) + 1) + status, reply))
+        except OSError:
+            return
 
 
 def send_all(sock: socket.socket, parts: tuple[bytes, ...]) -> None:
@@ -175,66 +168,32 @@ class RenderPool:
         Call on the event loop that owns the pool; requests wait their turn
         for a worker, first come first served.
         """
-        (page,) = await self._draw([("page", (hand, info, seats, ply, viewer, flagged))])
-        return await page
+        return await self._draw("page", (hand, info, seats, ply, viewer, flagged))
 
     async def twin(self, hand: HandData, info: dict[str, Any], seats: list[dict[str, Any]],
                    viewer: int | None = None) -> bytes:
         """The hand's JSON twin (api.hand_page.hand_json), drawn by a free
         worker: the hand carries its principal lines already (the server's
         `api.review.LineBook`), so a worker searches nothing."""
-        (twin,) = await self._draw([("json", (hand, info, seats, viewer))])
-        return await twin
+        return await self._draw("json", (hand, info, seats, viewer))
 
-    async def page_then_twin(self, page: tuple[Any, ...], twin: tuple[Any, ...]) -> tuple[bytes, asyncio.Task[bytes]]:
-        """The page (the arguments of `page`) and then its JSON twin (those of
-        `twin`), drawn in one job by one worker: the page as soon as it is
-        drawn, and a task for the twin, which the worker draws next.
-
-        The page's script asks for the twin as soon as it shows a graded
-        move: drawn in the page's job, the twin costs no trip of its own
-        (its hand shaped, pickled and unpickled again)."""
-        first, then = await self._draw([("page", page), ("json", twin)])
-        nxt = asyncio.ensure_future(then)
-        nxt.add_done_callback(_retrieved)
-        return await first, nxt
-
-    async def _draw(self, jobs: list[tuple[str, tuple[Any, ...]]]) -> list[Coroutine[Any, Any, bytes]]:
-        """Send `jobs` to a free worker as one job; a coroutine for each
-        reply, in order (each comes as soon as the worker has drawn it)."""
+    async def _draw(self, kind: str, args: tuple[Any, ...]) -> bytes:
         if self._procs:
-            payload = pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL)
-            loop = asyncio.get_running_loop()
-            replies: list[asyncio.Future[bytearray]] = [loop.create_future() for _ in jobs]
-            for r in replies:
-                r.add_done_callback(_retrieved)
+            payload = pickle.dumps((kind, args), protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 sock = await self._acquire()
-            except WorkerLost:
+                # shielded: a request cancelled mid-page still reads its reply,
+                # which would otherwise be the next request's
+                ask = asyncio.ensure_future(self._ask(sock, payload))
+                ask.add_done_callback(_retrieved)
+                reply = await asyncio.wait_for(asyncio.shield(ask), TIMEOUT)
+            except (TimeoutError, WorkerLost):
                 self._break()
             else:
-                # a task of its own: a request cancelled mid-page still reads its
-                # reply, which would otherwise be the next request's
-                ask = asyncio.ensure_future(self._ask(sock, payload, replies))
-                ask.add_done_callback(_retrieved)
-                return [self._reply(r, kind, args) for r, (kind, args) in zip(replies, jobs, strict=True)]
-        return [self._here(kind, args) for kind, args in jobs]
-
-    async def _reply(self, reply: asyncio.Future[bytearray], kind: str, args: tuple[Any, ...]) -> bytes:
-        """A worker's reply as the page's bytes; drawn here if the worker is lost."""
-        try:
-            got = await asyncio.wait_for(asyncio.shield(reply), TIMEOUT)
-        except (TimeoutError, WorkerLost):
-            self._break()
-            return await self._here(kind, args)
-        body = bytes(memoryview(got)[1:])  # the one copy of the page the server makes
-        if got[:1] == _FAILED:
-            raise RuntimeError(f"render worker: {body.decode(errors='replace')}")
-        return body
-
-    @staticmethod
-    async def _here(kind: str, args: tuple[Any, ...]) -> bytes:
-        """Drawn in this process, on a thread (no pool, or a broken one)."""
+                body = bytes(memoryview(reply)[1:])  # the one copy of the page the server makes
+                if reply[:1] == _FAILED:
+                    raise RuntimeError(f"render worker: {body.decode(errors='replace')}")
+                return body
         return cast(bytes, await anyio.to_thread.run_sync(_DRAW[kind], *args))
 
     async def _acquire(self) -> socket.socket:
@@ -257,23 +216,17 @@ class RenderPool:
                 return
         self._idle.append(sock)
 
-    async def _ask(self, sock: socket.socket, payload: bytes, replies: list[asyncio.Future[bytearray]]) -> None:
-        """Send one job down `sock` and read its replies into `replies`; the worker is then free."""
+    async def _ask(self, sock: socket.socket, payload: bytes) -> bytearray:
+        """Send one hand down `sock` and read its reply; the worker is then free."""
         loop = asyncio.get_running_loop()
         try:
             await loop.sock_sendall(sock, _frame(payload))
-            for r in replies:
-                head = await self._read(loop, sock, _LEN.size)
-                got = await self._read(loop, sock, _LEN.unpack(head)[0])
-                if not r.done():
-                    r.set_result(got)
-        except (OSError, WorkerLost) as exc:
-            lost = exc if isinstance(exc, WorkerLost) else WorkerLost(f"render worker gone: {exc!r}")
-            for r in replies:
-                if not r.done():
-                    r.set_exception(lost)
-            raise lost from None
+            head = await self._read(loop, sock, _LEN.size)
+            reply = await self._read(loop, sock, _LEN.unpack(head)[0])
+        except OSError as exc:
+            raise WorkerLost(f"render worker gone: {exc!r}") from None
         self._release(sock)
+        return reply
 
     @staticmethod
     async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, n: int) -> bytearray:

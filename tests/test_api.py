@@ -381,8 +381,7 @@ def test_render_pool_queues_cancels_and_reports_errors(client: TestClient, loop:
                 else:
                     assert g == w, i
             assert await pool.page(*parts[0], None) == want[0]
-            page, twin = await pool.page_then_twin((*parts[2], None), (*parts[2], None))
-            assert page == want[2] and await twin == hand_json(*parts[2], None)
+            assert await pool.twin(*parts[2], None) == hand_json(*parts[2], None)
             with pytest.raises(RuntimeError, match="render worker: TypeError"):
                 await pool.page(parts[0][0], parts[0][1], None, None)  # type: ignore[arg-type]
             # the cancelled request's page may still be in its worker (its reply is

@@ -244,11 +244,11 @@ def test_a_colliding_key_is_told_apart_by_match(db: Path) -> None:
 
 
 def test_a_page_drawn_with_its_twin_next(db: Path) -> None:
-    """Once a match's twin has been asked for, the page of another of its
-    graded hands is drawn with its JSON twin next, in the same worker job
-    (replay serve's render pool): the twin then asked for is that one, equal
-    to the twin drawn alone; a seat's view, or a match whose twins nobody
-    asked for, draws no twin."""
+    """Once a match's twin has been asked for, the JSON twin of another of
+    its graded hands is sent to be drawn as soon as its page is (replay
+    serve's render pool): the twin then asked for is that one, equal to the
+    twin drawn on request; a seat's view, or a match whose twins nobody
+    asked for, draws no twin ahead."""
     from api.app import create_app
     from api.hand_cache import json_key
 
