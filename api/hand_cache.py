@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import anyio.to_thread
@@ -157,57 +158,62 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
-    twin = _twin_next(state, b, match, hand, viewer, found)
+    tkey, parts, read = json_key(match, hand, None), None, None
+    if _twin_ahead(state, match, hand, viewer, found[0]):
+        parts, ok = _twin_at_hand(state, b, match, hand, True, found)
+        if not ok:  # its lines and replays read while the page is drawn
+            read = asyncio.ensure_future(anyio.to_thread.run_sync(twin_parts, state, match, hand, tkey, gen, True))
+            read.add_done_callback(lambda t: t.cancelled() or t.exception())  # seen, should the page fail
     body = cast(bytes, await state.render_pool.page(*found, ply, viewer, flags))
-    if twin is not None:
-        # a job of its own, behind those waiting: in the page's job, it made
-        # every page wait for its twin's drawing too (p95 of pages and twins
-        # 190-310 ms against 120-130, the same CPU, bench/api.py at 1M hands)
-        later = asyncio.ensure_future(state.render_pool.twin(*twin, None))
-        _expect(state, json_key(match, hand, None), gen, later)
     state.hand_cache.put(key, (gen, ver, body))
+    if parts is not None or read is not None:
+        # a job of its own, queued once the page is drawn: drawn in the page's
+        # job, it made every page wait for its twin too (p95 of pages and
+        # twins 190-310 ms against 120-130 at the same CPU, bench/api.py at 1M)
+        _expect(state, tkey, gen, asyncio.ensure_future(_draw_twin(state, match, hand, None, tkey, gen, parts, read)))
     return body
 
 
-def _twin_next(state: Any, b: q.MatchBundle, match: str, hand: int, viewer: int | None,
-               found: tuple[HandData, dict[str, Any], list[dict[str, Any]]],
-               ) -> tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None:
-    """What the page's JSON twin is drawn from, if it should be drawn as
-    soon as the page is: the page's script will ask for it (the whole view
-    of a graded hand), it is not cached nor on its way, and everything it
-    needs is at hand, its lines included. That last condition holds once a
-    twin of the match has been asked for (its lines and replays read then):
-    a client that never asks for twins (a link followed, a crawler) costs no
-    twin. Drawn from the page's parts, the twin needs no thread and no
-    second shaping of the hand."""
-    pool, data = getattr(state, "render_pool", None), found[0]
+#: Seconds since a JSON twin was last asked for during which a whole view's
+#: twin is drawn as soon as its page is.
+TWINS_RECENT = 30.0
+
+
+def _twin_ahead(state: Any, match: str, hand: int, viewer: int | None, data: HandData) -> bool:
+    """Whether to draw the page's JSON twin now, before it is asked for: the
+    page's script asks for it as soon as it shows a graded move (the whole
+    view of a graded hand), and clients that run it are about (a twin was
+    asked for within `TWINS_RECENT` seconds: pages fetched alone, by a link
+    checker or a crawler, cost no twin). Drawn from the page's parts, it
+    needs no second shaping of the hand; a twin of the match's first page
+    reads its lines and replays on a thread meanwhile."""
+    pool = getattr(state, "render_pool", None)
     if viewer is not None or data.analysis is None or not data.finished or pool is None or not pool.live:
-        return None
+        return False
+    if time.monotonic() - getattr(state, "twins_asked", -TWINS_RECENT) >= TWINS_RECENT:
+        return False
     key = json_key(match, hand, None)
-    if state.hand_cache.get(key) is not None or key in _pending(state):
-        return None
-    twin, ok = _twin_at_hand(state, b, match, hand, True, found)
-    return twin if ok else None
+    return state.hand_cache.get(key) is None and key not in _pending(state)
 
 
-def _pending(state: Any) -> dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes]]]:
+def _pending(state: Any) -> dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes | None]]]:
     """The twins drawn after their pages, not back yet: (generation, task) by key."""
-    got: dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes]]] | None = getattr(state, "twins_pending", None)
+    got: dict[tuple[Any, ...], tuple[int, asyncio.Task[bytes | None]]] | None = getattr(state, "twins_pending", None)
     if got is None:
         got = state.twins_pending = {}
     return got
 
 
-def _expect(state: Any, key: tuple[Any, ...], gen: int, later: asyncio.Task[bytes]) -> None:
+def _expect(state: Any, key: tuple[Any, ...], gen: int, later: asyncio.Task[bytes | None]) -> None:
     """Keep the twin `later` will give under `key`, and say it is on its way until then."""
     pending = _pending(state)
     pending[key] = (gen, later)
 
-    def done(task: asyncio.Task[bytes]) -> None:  # a failure is seen here: its request draws it again
+    def done(task: asyncio.Task[bytes | None]) -> None:  # a failure is seen here: its request draws it again
         if pending.get(key, (0, None))[1] is task:
             del pending[key]
-        if not task.cancelled() and task.exception() is None and state.hand_cache.get(key) is None:
-            state.hand_cache.put(key, (gen, None, task.result()))
+        if not task.cancelled():
+            task.exception()
 
     later.add_done_callback(done)
 
@@ -228,23 +234,38 @@ async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = No
     body = state.hand_cache.fresh(key, gen)
     if body is not None:
         return cast(bytes, body)
+    state.twins_asked = time.monotonic()
     on_way = _pending(state).get(key)
     if on_way is not None and on_way[0] == gen:  # asked for as soon as its page was drawn
         try:
             return await asyncio.shield(on_way[1])
         except Exception:  # noqa: BLE001 (drawn again below: the worker's failure is the pool's to handle)
             pass
+    return await _draw_twin(state, match, hand, viewer, key, gen)
+
+
+async def _draw_twin(state: Any, match: str, hand: int, viewer: int | None, key: tuple[Any, ...], gen: int,
+                     parts: tuple[HandData, dict[str, Any], list[dict[str, Any]]] | None = None,
+                     read: Awaitable[tuple[bytes | None, Any, Any]] | None = None) -> bytes | None:
+    """The JSON twin drawn (and cached) now, not cached for `gen`, from its
+    `parts` (`_twin_at_hand`) if the caller has them, or from what `read`
+    (`twin_parts` on a thread, under way) gives; else from what the server
+    holds if it can, else from the store on a thread."""
     ver = None
-    b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
-    found, ok = _twin_at_hand(state, b, match, hand, viewer is None) if b is not None else (None, False)
-    if not ok:
-        body, found, ver = await anyio.to_thread.run_sync(twin_parts, state, match, hand, key, gen, viewer is None)
-        if body is not None:
-            return cast(bytes, body)
-    if found is None:
+    if parts is None:
+        if read is None:
+            b = state.bundle_cache.fresh(match, gen) if state.hand_cache.get(key) is None else None
+            parts, ok = _twin_at_hand(state, b, match, hand, viewer is None) if b is not None else (None, False)
+            if not ok:
+                read = anyio.to_thread.run_sync(twin_parts, state, match, hand, key, gen, viewer is None)
+        if read is not None:
+            body, parts, ver = await read
+            if body is not None:
+                return body
+    if parts is None:
         return None
-    if viewer is not None and viewer >= found[0].players:
-        raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
-    body = cast(bytes, await state.render_pool.twin(*found, viewer))
+    if viewer is not None and viewer >= parts[0].players:
+        raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {parts[0].players - 1}, not seat {viewer}")
+    body = cast(bytes, await state.render_pool.twin(*parts, viewer))
     state.hand_cache.put(key, (gen, ver, body))
     return body

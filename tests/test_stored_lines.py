@@ -243,31 +243,39 @@ def test_a_colliding_key_is_told_apart_by_match(db: Path) -> None:
             cur.close()
 
 
-def test_a_page_drawn_with_its_twin_next(db: Path) -> None:
-    """Once a match's twin has been asked for, the JSON twin of another of
-    its graded hands is sent to be drawn as soon as its page is (replay
-    serve's render pool): the twin then asked for is that one, equal to the
-    twin drawn on request; a seat's view, or a match whose twins nobody
-    asked for, draws no twin ahead."""
+def test_a_twin_drawn_as_soon_as_its_page(db: Path) -> None:
+    """While clients ask for JSON twins (one asked within TWINS_RECENT
+    seconds), the twin of a graded hand's whole view is sent to be drawn as
+    soon as its page is (replay serve's render pool), its lines read on a
+    thread if the server does not hold them: the twin then asked for is
+    that one, equal to the twin drawn on request. Before any twin is asked
+    for, or for a seat's view, no twin is drawn ahead."""
+    import api.hand_cache as hc
     from api.app import create_app
-    from api.hand_cache import json_key
 
     base = f"/matches/{MATCH}/hands"
     with served(db) as c:  # the lines worked out and stored, the pages and twins drawn in-process
-        hands = [h for h in range(1, 4) if c.get(f"{base}/{h}").status_code == 200]
-        assert len(hands) == 3
+        hands = [h for h in range(1, 5) if c.get(f"{base}/{h}").status_code == 200]
+        assert len(hands) == 4
         pages = [c.get(f"{base}/{h}").text for h in hands]
         want = [c.get(f"/api{base}/{h}").content for h in hands]
     with TestClient(create_app(db, render_workers=1)) as c:
         state = c.app.state  # type: ignore[attr-defined]
 
-        def asked(h: int) -> bool:
-            key = json_key(MATCH, h, None)
+        def ahead(h: int) -> bool:
+            key = hc.json_key(MATCH, h, None)
             return state.hand_cache.get(key) is not None or key in getattr(state, "twins_pending", {})
 
-        assert c.get(f"{base}/1").text == pages[0] and not asked(1)  # no twin asked yet: the page alone
-        assert c.get(f"/api{base}/1").content == want[0]  # the match's stored lines read
-        assert c.get(f"{base}/2").text == pages[1] and asked(2)
+        assert c.get(f"{base}/1").text == pages[0] and not ahead(1)  # no twin asked yet: the page alone
+        assert c.get(f"/api{base}/1").content == want[0]
+        assert c.get(f"{base}/2").text == pages[1] and ahead(2)
         assert c.get(f"/api{base}/2").content == want[1]
-        assert c.get(f"{base}/3?view=seat1").status_code == 200 and not asked(3)
+        assert c.get(f"{base}/3?view=seat1").status_code == 200 and not ahead(3)
         assert c.get(f"/api{base}/3").content == want[2]
+        state.line_book.matches.clear()  # the lines not held: read on a thread, ahead of the request
+        state.line_book.memory.clear()
+        assert c.get(f"{base}/4").text == pages[3] and ahead(4)
+        assert c.get(f"/api{base}/4").content == want[3]
+        state.twins_asked -= hc.TWINS_RECENT  # no twin asked for a while: pages alone again
+        state.hand_cache.data.clear()
+        assert c.get(f"{base}/2").text == pages[1] and not ahead(2)
