@@ -33,7 +33,7 @@ from api.replay_model import Placed, Ply, SeatLabel, esc, label
 from api.tile_svg import clip, runs, shown_over, span, tile_defs
 from replay.tiles import HIGH, IS_DOUBLE, LOW, parse_tile
 
-__all__ = ["Layout", "Slot", "layout", "line_ghosts", "places", "snake", "table_svg"]
+__all__ = ["Layout", "LineLayer", "Slot", "layout", "line_ghosts", "places", "snake", "table_svg"]
 
 U = 22  # half a tile, in px
 G = 3  # the gap between tiles on the line
@@ -192,6 +192,7 @@ def _line_tile(sym: str, x: float, y: float, w: int, h: int, new: bool) -> str:
             f"<title>{name}</title></use>")
 
 
+@lru_cache(maxsize=512)  # a hand's lines repeat a few dozen moves
 def _parse_move(mv: str) -> tuple[int | None, str]:
     """The tile and end of a move as the analysis writes it ("62 left").
 
@@ -284,6 +285,7 @@ def layout(plies: list[Ply], players: int) -> Layout:
     return Layout(where, lo, hi, top, felt_h, height, cy, final, laid_at, opener, slots, left_ends, right_ends)
 
 
+@lru_cache(maxsize=256)
 def _hand_at(at: str, i: int) -> tuple[float, float]:
     """Where the `i`th tile of a hand lies in its seat's place (`_seat`'s group)."""
     cols = 28 if at in ("top", "bottom") else SIDE_COLS
@@ -303,9 +305,133 @@ def line_ghosts(plies: list[Ply], players: int, ply: int, moves: list[str], move
     The line's tiles continue the snake the hand's own line follows, so a
     tile already on the line keeps its slot. The slots may reach past the
     felt (the page grows the felt to fit). It speaks of every seat's tiles:
-    only for the whole view of a hand that is over.
+    only for the whole view of a hand that is over. A hand's many lines:
+    :class:`LineLayer`, which does the per-hand work once.
     """
-    lay = lay or layout(plies, players)
+    return LineLayer(plies, players, lay).ghosts(ply, moves, movers)
+
+
+@dataclass(frozen=True, slots=True)
+class _Before:
+    """The board a line is laid on (a ply's): its ends, the snake's pivot
+    there (None: the line is empty, or odd), each arm coded as `_arm_of`
+    takes it, and where each seat holds each tile."""
+
+    left: int
+    right: int
+    pivot: int | None
+    out: float
+    lcodes: bytes
+    rcodes: bytes
+    tiles: frozenset[int]
+    index: list[dict[int, int] | None]
+
+
+class LineLayer:
+    """:func:`line_ghosts` for every line of one hand: each ply's board is
+    read once (its arms coded, its hands indexed), each move parsed once, and
+    a line lays only its own tiles, on arms whose layouts `_arm_of` keeps by
+    prefix (a twin's 28 lines cost a twentieth of laying each whole line anew)."""
+
+    __slots__ = ("_before", "_lay", "_plies")
+
+    def __init__(self, plies: list[Ply], players: int, lay: Layout | None = None) -> None:
+        self._plies = plies
+        self._lay = lay or layout(plies, players)
+        self._before: dict[int, _Before] = {}
+
+    def _board(self, k: int) -> _Before:
+        got = self._before.get(k)
+        if got is not None:
+            return got
+        p, lay = self._plies[k], self._lay
+        line = p.line
+        index = [None if h is None else {t: i for i, t in reversed(list(enumerate(h)))} for h in p.hands or []]
+        o = None
+        if line and lay.final:
+            pivot = lay.final[lay.opener].tile
+            o = next((i for i, t in enumerate(line) if t.tile == pivot), None)
+        if o is None:
+            got = _Before(p.left, p.right, None, 0.0, b"", b"", frozenset(t.tile for t in line), index)
+        else:
+            w = U if IS_DOUBLE[line[o].tile] else 2 * U
+            got = _Before(p.left, p.right, line[o].tile, (lay.lo + lay.hi) / 2 + w / 2 + G,
+                          bytes(t.b * 7 + t.a for t in reversed(line[:o])),
+                          bytes(t.a * 7 + t.b for t in line[o + 1:]), frozenset(t.tile for t in line), index)
+        self._before[k] = got
+        return got
+
+    def ghosts(self, ply: int, moves: list[str], movers: list[int]) -> list[list[object] | None]:
+        """The line `moves` from ply `ply` on, laid (:func:`line_ghosts`)."""
+        b = self._board(ply - 1)
+        if b.pivot is None and b.tiles:  # a line whose pivot is not on it: laid whole, as the plain way does
+            return _relaid(self._plies, ply, moves, movers, self._lay)
+        left, right = b.left, b.right
+        lcodes, rcodes = bytearray(b.lcodes), bytearray(b.rcodes)
+        # each move: None, or (seat, tile, arm: -1 left, 1 right, 0 the opening, its index on the arm)
+        put: list[tuple[int, int, int, int] | None] = []
+        opening: int | None = None  # the tile that opens the line, when the line opens here
+        for mv, who in zip(moves, movers, strict=True):
+            tile, end = _parse_move(mv)
+            if tile is None:
+                put.append(None)
+            elif opening is None and not b.tiles:
+                opening = tile
+                left, right = HIGH[tile], LOW[tile]
+                put.append((who, tile, 0, 0))
+            elif end == "left":
+                near, left = left, _other_half(tile, left)
+                put.append((who, tile, -1, len(lcodes)))
+                lcodes.append(near * 7 + left)
+            else:
+                near, right = right, _other_half(tile, right)
+                put.append((who, tile, 1, len(rcodes)))
+                rcodes.append(near * 7 + right)
+        laid = [g[1] for g in put if g is not None]
+        if not laid:
+            return [None for _ in moves]
+        if len(set(laid)) < len(laid) or not b.tiles.isdisjoint(laid):  # a tile laid twice: as the plain way does
+            return _relaid(self._plies, ply, moves, movers, self._lay)
+        return self._slots(b, put, bytes(lcodes), bytes(rcodes), opening)
+
+    def _slots(self, b: _Before, put: list[tuple[int, int, int, int] | None], lcodes: bytes, rcodes: bytes,
+               opening: int | None) -> list[list[object] | None]:
+        lay = self._lay
+        cx, cy = (lay.lo + lay.hi) / 2, lay.cy
+        start = None
+        out = b.out
+        if opening is not None:  # the line's first tile is the snake's pivot
+            t = opening
+            if IS_DOUBLE[t]:
+                start = Slot(cx - U / 2, 0.0 - U, U, 2 * U, f"v{HIGH[t]}{LOW[t]}")
+            else:
+                start = Slot(cx - U, 0.0 - U / 2, 2 * U, U, f"h{HIGH[t]}{LOW[t]}")
+            out = cx + start.w / 2 + G
+        rs = _arm_of(rcodes, out, 0.0, lay.lo, lay.hi)[0] if len(rcodes) > len(b.rcodes) else ()
+        ls = _arm_of(lcodes, out, 0.0, lay.lo, lay.hi)[0] if len(lcodes) > len(b.lcodes) else ()
+        res: list[list[object] | None] = []
+        for g in put:
+            if g is None:
+                res.append(None)
+                continue
+            who, tile, arm, i = g
+            held = b.index[who] if who < len(b.index) else None
+            j = held.get(tile) if held is not None else None
+            at = None if j is None else [who, *_hand_at(lay.where[who], j)]
+            if arm < 0:  # the left arm is laid as a right one turned half round (`_turned`, inline)
+                s = ls[i]
+                res.append([s.sym[0] + s.sym[2] + s.sym[1], 2 * cx - s.x - s.w, 2 * 0.0 - s.y - s.h + cy, s.w, s.h, at])
+                continue
+            r = rs[i] if arm > 0 else start
+            assert r is not None
+            res.append([r.sym, r.x, r.y + cy, r.w, r.h, at])  # halves of a pixel at most
+        return res
+
+
+def _relaid(plies: list[Ply], ply: int, moves: list[str], movers: list[int], lay: Layout
+            ) -> list[list[object] | None]:
+    """:func:`line_ghosts` the plain way: the whole line laid anew (for the
+    odd line, a tile laid twice or a board whose pivot is not on it)."""
     before = plies[ply - 1]
     line = list(before.line)
     left, right = before.left, before.right
@@ -345,7 +471,7 @@ def line_ghosts(plies: list[Ply], players: int, ply: int, moves: list[str], move
         s = slot_of[put.tile]
         held = hands[who] if who < len(hands) else None
         at = [who, *_hand_at(lay.where[who], held.index(put.tile))] if held is not None and put.tile in held else None
-        out.append([s.sym, s.x, s.y + lay.cy, s.w, s.h, at])  # halves of a pixel at most
+        out.append([s.sym, s.x, s.y + lay.cy, s.w, s.h, at])
     return out
 
 

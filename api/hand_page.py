@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from api.analysis_view import own_panel, ply_panel
-from api.board import layout, line_ghosts, places, table_svg
+from api.board import LineLayer, places, table_svg
 from api.replay_model import FindingRow, HandData, MoveRow, Note, Ply, esc, label
 from api.review import marks, review_json, scoring_of, why_panel
 from replay.hand_walk import Position, shows_hands, walk
@@ -219,13 +219,13 @@ def _lay_lines(plies: list[Ply], players: int, review: list[dict[str, Any]]) -> 
     (`ghosts_played`, `ghosts_best`: `api.board.line_ghosts`), beside its
     moves. The whole view of a hand that is over only: a line speaks of
     every seat's tiles."""
-    lay = layout(plies, players)
+    layer = LineLayer(plies, players)  # the hand's boards read once for all its lines
     for r in review:
         k = r["ply"]
         for which in ("played", "best"):
             moves, steps = r.get(f"line_{which}"), r.get(f"steps_{which}")
             if moves and steps and len(moves) == len(steps) and 0 < k < len(plies):
-                r[f"ghosts_{which}"] = line_ghosts(plies, players, k, moves, [s[0] for s in steps], lay)
+                r[f"ghosts_{which}"] = layer.ghosts(k, moves, [s[0] for s in steps])
             else:
                 r[f"ghosts_{which}"] = None
 
