@@ -31,6 +31,7 @@ first.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import os
 import random
@@ -230,6 +231,19 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu_ms(pid: int) -> float:
+    """CPU time of a process's live children (the server's render workers), in ms."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    total = 0.0
+    for k in kids:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            total += cpu_ms(int(k))
+    return total
+
+
 def pct(xs: Sequence[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
@@ -264,6 +278,20 @@ def by_match_start(xs: Sequence[float], order: Sequence[str]) -> tuple[list[floa
     return first, rest
 
 
+def opening_twins(xs: Sequence[float], order: Sequence[str]) -> list[float]:
+    """The latencies of each match's first JSON twin (its lines and the solver's
+    replays read, unless the server holds them), by the URLs in `order`."""
+    seen: set[str] = set()
+    out = []
+    for ms, u in zip(xs, order, strict=True):
+        if u.startswith("/api/"):
+            match = u.removeprefix("/api").rsplit("/hands/", 1)[0]
+            if match not in seen:
+                out.append(ms)
+            seen.add(match)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="1,000,000 hands")
@@ -289,14 +317,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = free_port()
     say = print
     load0 = os.getloadavg()
-    cpu: dict[str, float] = {}
+    cpu: dict[str, float] = {}  # a request's CPU: the server's process, its render workers, these clients
+    workers: dict[str, float] = {}
+    client: dict[str, float] = {}
     base = f"http://127.0.0.1:{port}"
     proc = serve(db, port)
 
     def phase(name: str, work: Sequence[Sequence[str]], order: list[str] | None = None) -> list[float]:
-        before = cpu_ms(proc.pid)
+        before, drew, mine = cpu_ms(proc.pid), children_cpu_ms(proc.pid), time.process_time()
         got = hammer(base, work, args.clients, order)
         cpu[name] = (cpu_ms(proc.pid) - before) / len(got)
+        workers[name] = (children_cpu_ms(proc.pid) - drew) / len(got)
+        client[name] = (time.process_time() - mine) * 1000 / len(got)
         return got
 
     try:
@@ -334,10 +366,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     opening, later = by_match_start(again, again_order)
     line("after a restart: a match's first request (the match read)", opening, say)
     line("after a restart: the match's other requests", later, say)
+    line("after a restart: a match's first twin", opening_twins(again, again_order), say)
     say(f"hands whose lines the store holds: {stored:,}")
     line("player report, first visit of each player (not cached)", cold, say)
     line("player report, random revisits (cached per store generation)", mixed, say)
     say("server CPU per request: " + ", ".join(f"{k} {v:.1f} ms" for k, v in cpu.items()))
+    say("render workers' CPU per request: " + ", ".join(f"{k} {v:.1f} ms" for k, v in workers.items()))
+    say("the clients' CPU per request: " + ", ".join(f"{k} {v:.2f} ms" for k, v in client.items()))
     say(f"replay_random_p95_ms: {pct(random_hands, 95):.1f} ms")
     say(f"replay_sessions_p95_ms: {pct(review, 95):.1f} ms")
     say(f"player_report_cold_p95_ms: {pct(cold, 95):.1f} ms")
