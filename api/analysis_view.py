@@ -12,6 +12,7 @@ above the board. Nothing here is ever built for a hand that is not over
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -21,7 +22,13 @@ SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 
 
 def _esc(x: object) -> str:
-    return escape(shown(str(x)), quote=True)  # names from logs: nothing invisible
+    return _esc_text(x if type(x) is str else str(x))
+
+
+@lru_cache(maxsize=1024)
+def _esc_text(x: str) -> str:
+    # names from logs: nothing invisible; a page escapes the same moves again and again
+    return escape(shown(x), quote=True)
 
 
 def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ what the page says about it (`api.hand_page.build_plies` makes them from
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -37,7 +38,13 @@ _LABEL: tuple[str, ...] = tuple(f"[{HIGH[t]}|{LOW[t]}]" for t in range(28))
 def esc(text: object) -> str:
     """Escape for SVG/HTML text and attribute values, invisible and direction
     characters spelled out (api.names.shown: names come from logs)."""
-    return escape(shown(str(text)), quote=True)
+    return _esc_text(text if type(text) is str else str(text))
+
+
+@lru_cache(maxsize=4096)
+def _esc_text(text: str) -> str:
+    # a hand's page escapes the same titles, notes, moves and names again and again
+    return escape(shown(text), quote=True)
 
 
 # --- input: what the store holds for one hand ---------------------------------
