@@ -185,9 +185,9 @@ class Ply:
             "tile": tile_or_none(mv.tile) if mv and self.tile_known else None,
             "end": mv.end if mv else None,
             "title": self.title,
-            "line": [f"{p.a}{p.b}" for p in self.line],  # as laid, read left to right
+            "line": [_PAIR[p.a][p.b] for p in self.line],  # as laid, read left to right
             "ends": [self.left, self.right] if self.left >= 0 else None,
-            "hands": [None if h is None else [tile_name(t) for t in h] for h in self.hands]
+            "hands": [None if h is None else [_NAME[t] for t in h] for h in self.hands]
             if self.hands is not None else None,
             "counts": self.counts,
             "pips": self.pips,
@@ -201,6 +201,11 @@ class Ply:
                 for n in self.notes
             ],
         }
+
+
+#: A tile on the line as the twin writes it ("63": its left half, then its right), and each tile's name.
+_PAIR: tuple[tuple[str, ...], ...] = tuple(tuple(f"{a}{b}" for b in range(7)) for a in range(7))
+_NAME: tuple[str, ...] = tuple(tile_name(t) for t in range(28))
 
 
 def tile_or_none(t: int | None) -> str | None:

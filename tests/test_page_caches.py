@@ -19,6 +19,7 @@ from api.hand_page import board_text
 from api.names import shown
 from api.pages import u
 from api.replay_model import esc, label
+from replay.tiles import tile_name
 from tests.test_board_lines import random_hand
 
 texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=30) | st.sampled_from(
@@ -73,3 +74,12 @@ def test_the_boards_text_needs_no_escaping_and_names_each_hand() -> None:
                     n = len(tiles or ())
                     if n:
                         assert f"Seat {seat}: {n} tile{'s' if n != 1 else ''} ({' '.join(label(t) for t in tiles or ())})" in text
+
+
+def test_the_twin_writes_the_line_and_the_hands_as_the_plain_way() -> None:
+    rnd = random.Random(5)
+    for players in (2, 3, 4):
+        for p in random_hand(rnd, players):
+            got = p.to_json()
+            assert got["line"] == [f"{t.a}{t.b}" for t in p.line]
+            assert got["hands"] == [None if h is None else [tile_name(t) for t in h] for h in p.hands or []]
