@@ -12,6 +12,7 @@ above the board. Nothing here is ever built for a hand that is not over
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -21,7 +22,13 @@ SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 
 
 def _esc(x: object) -> str:
-    return escape(shown(str(x)), quote=True)  # names from logs: nothing invisible
+    return _esc_text(x if type(x) is str else str(x))
+
+
+@lru_cache(maxsize=1024)
+def _esc_text(x: str) -> str:
+    # names from logs: nothing invisible; a page escapes the same moves again and again
+    return escape(shown(x), quote=True)
 
 
 def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -73,6 +80,12 @@ def shown_move(move: str) -> str:
     if len(move) > 3 and move[2] == " " and move[:2].isdigit():
         return f"[{move[0]}|{move[1]}] {move[3:]}"
     return move
+
+
+@lru_cache(maxsize=256)
+def _move_cell(move: str) -> str:
+    """A move as a table's cell shows it (`shown_move`, escaped): a hand's panels name the same few."""
+    return _esc(shown_move(move))
 
 
 def _num(x: float | None, nd: int = 1) -> str:
@@ -147,7 +160,7 @@ def ply_panel(p: dict[str, Any], players: int = 4, teams: str = "pairs") -> str:
         mark = f' <b class="grade g-{cls}">{SIGN[cls]}</b>' if mine and cls else ""
         rcell = f'<td class="num">{_num(_times(a["read"], flip))}{_span(a["read_ci"], flip)}</td>' if read else ""
         rows.append(
-            f'<tr class="{"played" if mine else ""}"><td>{_esc(shown_move(a["move"]))}{mark}{" ←" if mine else ""}'
+            f'<tr class="{"played" if mine else ""}"><td>{_move_cell(a["move"])}{mark}{" ←" if mine else ""}'
             f' {" ".join(tags)}</td><td class="num">{flip * a["dd"]:+d}</td>{rcell}'
             f'<td class="num">{_num(_times(a["pimc"], flip))}{_span(a["pimc_ci"], flip)}</td></tr>'
         )
@@ -274,12 +287,13 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
         r = 5 if cls else 3
         cur = " current" if current == p["ply"] else ""
         who = "" if two else f" s{p['seat']}"
+        # each title once a page: escaped past the cache, which keeps the texts that come again
         title = f"ply {p['ply']}: seat {p['seat']} {shown_move(p['played'])}, lost {p['dd_loss']}"
         if cls:
             title += f" ({cls})"
         out.append(
             f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}" tabindex="-1"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
-            f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc(title)}</title></circle></a>'
+            f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc_text.__wrapped__(title)}</title></circle></a>'
         )
     out.append(f'<text x="{pad_l}" y="{height - 6}" class="lab">ply {plies[0]["ply"]}</text>')
     out.append(f'<text x="{width - pad_r - 40}" y="{height - 6}" class="lab">ply {plies[-1]["ply"]}</text>')

@@ -110,35 +110,41 @@ def _arm_of(tiles: bytes, x0: float, y0: float, lo: float, hi: float
     """:func:`_arm` of the tiles coded `near * 7 + far`, with the state after them."""
     if not tiles:
         return (), ((x0 + 11, y0),), (x0, y0, 1, None)
-    slots, ends, (x, y, way, turned) = _arm_of(tiles[:-1], x0, y0, lo, hi)
+    slots, ends, state = _arm_of(tiles[:-1], x0, y0, lo, hi)
     near, far = divmod(tiles[-1], 7)
+    box, (x, y, way, turned) = _lay_tile(near, far, state, lo, hi)
+    end = (turned + U / 2, y + 1.5 * U + 11) if turned is not None else (x + 11 * way, y)
+    return (*slots, Slot(*box)), (*ends, end), (x, y, way, turned)
+
+
+#: A tile's box on the line: x, y, width, height, symbol (a :class:`Slot`'s fields).
+_Box = tuple[float, float, int, int, str]
+
+
+def _lay_tile(near: int, far: int, state: _ArmState, lo: float, hi: float) -> tuple[_Box, _ArmState]:
+    """The tile (`near`, `far`) laid on an arm in `state` (:func:`_arm`): its
+    box, and the arm's state after it. A principal line lays its own tiles
+    with it, on its board's arms, keeping nothing (:class:`LineLayer`)."""
+    x, y, way, turned = state
     double = near == far
     if turned is not None:  # under (or over) the turn, back the other way
         y += PITCH
         if double:
-            s = Slot(turned + U / 2 - U, y - U / 2, 2 * U, U, f"h{near}{near}")
+            box: _Box = (turned + U / 2 - U, y - U / 2, 2 * U, U, f"h{near}{near}")
         elif way < 0:
-            s = Slot(turned - U, y - U / 2, 2 * U, U, f"h{far}{near}")
+            box = (turned - U, y - U / 2, 2 * U, U, f"h{far}{near}")
         else:
-            s = Slot(turned, y - U / 2, 2 * U, U, f"h{near}{far}")
-        x = s.x - G if way < 0 else s.x + s.w + G
-        turned = None
-    else:
-        room = hi - x if way > 0 else x - lo
-        w = U if double else 2 * U
-        if double or room >= 2 * U + G + U + G + U:
-            h = 2 * U if double else U
-            left = x if way > 0 else x - w
-            sym = f"v{near}{near}" if double else (f"h{near}{far}" if way > 0 else f"h{far}{near}")
-            s = Slot(left, y - h / 2, w, h, sym)
-            x = x + way * (w + G)
-        else:  # the turn: upright, the touching half on top
-            left = x if way > 0 else x - U
-            s = Slot(left, y - U / 2, U, 2 * U, f"v{near}{far}")
-            turned = left
-            way = -way
-    end = (turned + U / 2, y + 1.5 * U + 11) if turned is not None else (x + 11 * way, y)
-    return (*slots, s), (*ends, end), (x, y, way, turned)
+            box = (turned, y - U / 2, 2 * U, U, f"h{near}{far}")
+        return box, (box[0] - G if way < 0 else box[0] + box[2] + G, y, way, None)
+    room = hi - x if way > 0 else x - lo
+    w = U if double else 2 * U
+    if double or room >= 2 * U + G + U + G + U:
+        h = 2 * U if double else U
+        sym = f"v{near}{near}" if double else (f"h{near}{far}" if way > 0 else f"h{far}{near}")
+        return (x if way > 0 else x - w, y - h / 2, w, h, sym), (x + way * (w + G), y, way, None)
+    # the turn: upright, the touching half on top
+    left = x if way > 0 else x - U
+    return (left, y - U / 2, U, 2 * U, f"v{near}{far}"), (x, y, -way, left)
 
 
 def _turned(s: Slot, cx: float, cy: float) -> Slot:
@@ -313,119 +319,125 @@ def line_ghosts(plies: list[Ply], players: int, ply: int, moves: list[str], move
 
 @dataclass(frozen=True, slots=True)
 class _Before:
-    """The board a line is laid on (a ply's): its ends, the snake's pivot
-    there (None: the line is empty, or odd), each arm coded as `_arm_of`
-    takes it, and where each seat holds each tile."""
+    """The board a line is laid on (a ply's): its ends, whether the layer lays
+    on it (the snake's pivot on its line, each hand's seat placed), the state
+    of each arm (`_lay_tile`), its tiles, and where each tile lies in the
+    hand of each seat (x, y in the seat's place)."""
 
     left: int
     right: int
-    pivot: int | None
-    out: float
-    lcodes: bytes
-    rcodes: bytes
+    fast: bool
+    lstate: _ArmState
+    rstate: _ArmState
     tiles: frozenset[int]
-    index: list[dict[int, int] | None]
+    held: list[dict[int, tuple[float, float]]]
+
+
+#: A tile laid on a line: symbol, x, y, width, height (on the table), the new end, the arm's state after it.
+_Laid = tuple[str, float, float, int, int, int, _ArmState]
 
 
 class LineLayer:
     """:func:`line_ghosts` for every line of one hand: each ply's board is
-    read once (its arms coded, its hands indexed), each move parsed once, and
-    a line lays only its own tiles, on arms whose layouts `_arm_of` keeps by
-    prefix (a twin's 28 lines cost a twentieth of laying each whole line anew)."""
+    read once (its arms' states, its hands indexed), each move parsed once,
+    and a line lays only its own tiles, from its board's arms on (whose
+    layouts `_arm_of` keeps by prefix: the table's own line laid them). A
+    hand's lines share most of their tiles' places (the line from ply k + 1
+    is mostly the one from ply k's): each tile is laid once in each state of
+    its arm."""
 
-    __slots__ = ("_before", "_lay", "_plies")
+    __slots__ = ("_before", "_layout", "_left", "_plies", "_right")
 
     def __init__(self, plies: list[Ply], players: int, lay: Layout | None = None) -> None:
         self._plies = plies
-        self._lay = lay or layout(plies, players)
+        self._layout = lay or layout(plies, players)
         self._before: dict[int, _Before] = {}
+        self._left: dict[tuple[int, int, _ArmState], _Laid] = {}
+        self._right: dict[tuple[int, int, _ArmState], _Laid] = {}
 
     def _board(self, k: int) -> _Before:
         got = self._before.get(k)
         if got is not None:
             return got
-        p, lay = self._plies[k], self._lay
-        line = p.line
-        index = [None if h is None else {t: i for i, t in reversed(list(enumerate(h)))} for h in p.hands or []]
+        p, lay = self._plies[k], self._layout
+        line, where = p.line, lay.where
+        hands = p.hands or []
+        fast = all(h is None or s in where for s, h in enumerate(hands))
+        held = [{} if h is None or s not in where else {t: _hand_at(where[s], i) for i, t in reversed(list(enumerate(h)))}
+                for s, h in enumerate(hands)]
         o = None
         if line and lay.final:
             pivot = lay.final[lay.opener].tile
             o = next((i for i, t in enumerate(line) if t.tile == pivot), None)
+        tiles = frozenset(t.tile for t in line)
         if o is None:
-            got = _Before(p.left, p.right, None, 0.0, b"", b"", frozenset(t.tile for t in line), index)
+            empty: _ArmState = (0.0, 0.0, 1, None)
+            got = _Before(p.left, p.right, fast and not line, empty, empty, tiles, held)
         else:
             w = U if IS_DOUBLE[line[o].tile] else 2 * U
-            got = _Before(p.left, p.right, line[o].tile, (lay.lo + lay.hi) / 2 + w / 2 + G,
-                          bytes(t.b * 7 + t.a for t in reversed(line[:o])),
-                          bytes(t.a * 7 + t.b for t in line[o + 1:]), frozenset(t.tile for t in line), index)
+            out = (lay.lo + lay.hi) / 2 + w / 2 + G  # as `snake` starts its arms
+            lcodes = bytes(t.b * 7 + t.a for t in reversed(line[:o]))
+            rcodes = bytes(t.a * 7 + t.b for t in line[o + 1:])
+            got = _Before(p.left, p.right, fast, _arm_of(lcodes, out, 0.0, lay.lo, lay.hi)[2],
+                          _arm_of(rcodes, out, 0.0, lay.lo, lay.hi)[2], tiles, held)
         self._before[k] = got
         return got
 
+    def _lay(self, tile: int, near: int, state: _ArmState, left: bool) -> _Laid:
+        """`tile` laid on the end showing `near` of an arm in `state`: the
+        left arm is laid as a right one, turned half round about (cx, 0) (`_turned`)."""
+        lay = self._layout
+        far = _other_half(tile, near)
+        (x, y, w, h, sym), after = _lay_tile(near, far, state, lay.lo, lay.hi)
+        if left:
+            x, y, sym = 2 * ((lay.lo + lay.hi) / 2) - x - w, 2 * 0.0 - y - h, sym[0] + sym[2] + sym[1]
+        return sym, x, y + lay.cy, w, h, far, after
+
     def ghosts(self, ply: int, moves: list[str], movers: list[int]) -> list[list[object] | None]:
         """The line `moves` from ply `ply` on, laid (:func:`line_ghosts`)."""
-        b = self._board(ply - 1)
-        if b.pivot is None and b.tiles:  # a line whose pivot is not on it: laid whole, as the plain way does
-            return _relaid(self._plies, ply, moves, movers, self._lay)
-        left, right = b.left, b.right
-        lcodes, rcodes = bytearray(b.lcodes), bytearray(b.rcodes)
-        # each move: None, or (seat, tile, arm: -1 left, 1 right, 0 the opening, its index on the arm)
-        put: list[tuple[int, int, int, int] | None] = []
-        opening: int | None = None  # the tile that opens the line, when the line opens here
+        b, lay = self._board(ply - 1), self._layout
+        if not b.fast:  # an odd board (its pivot not on its line): laid whole, as the plain way does
+            return _relaid(self._plies, ply, moves, movers, lay)
+        on, held, lmemo, rmemo = b.tiles, b.held, self._left, self._right
+        left, right, lstate, rstate = b.left, b.right, b.lstate, b.rstate
+        laid: set[int] = set()
+        res: list[list[object] | None] = []
+        got: _Laid | None
         for mv, who in zip(moves, movers, strict=True):
             tile, end = _parse_move(mv)
             if tile is None:
-                put.append(None)
-            elif opening is None and not b.tiles:
-                opening = tile
-                left, right = HIGH[tile], LOW[tile]
-                put.append((who, tile, 0, 0))
-            elif end == "left":
-                near, left = left, _other_half(tile, left)
-                put.append((who, tile, -1, len(lcodes)))
-                lcodes.append(near * 7 + left)
-            else:
-                near, right = right, _other_half(tile, right)
-                put.append((who, tile, 1, len(rcodes)))
-                rcodes.append(near * 7 + right)
-        laid = [g[1] for g in put if g is not None]
-        if not laid:
-            return [None for _ in moves]
-        if len(set(laid)) < len(laid) or not b.tiles.isdisjoint(laid):  # a tile laid twice: as the plain way does
-            return _relaid(self._plies, ply, moves, movers, self._lay)
-        return self._slots(b, put, bytes(lcodes), bytes(rcodes), opening)
-
-    def _slots(self, b: _Before, put: list[tuple[int, int, int, int] | None], lcodes: bytes, rcodes: bytes,
-               opening: int | None) -> list[list[object] | None]:
-        lay = self._lay
-        cx, cy = (lay.lo + lay.hi) / 2, lay.cy
-        start = None
-        out = b.out
-        if opening is not None:  # the line's first tile is the snake's pivot
-            t = opening
-            if IS_DOUBLE[t]:
-                start = Slot(cx - U / 2, 0.0 - U, U, 2 * U, f"v{HIGH[t]}{LOW[t]}")
-            else:
-                start = Slot(cx - U, 0.0 - U / 2, 2 * U, U, f"h{HIGH[t]}{LOW[t]}")
-            out = cx + start.w / 2 + G
-        rs = _arm_of(rcodes, out, 0.0, lay.lo, lay.hi)[0] if len(rcodes) > len(b.rcodes) else ()
-        ls = _arm_of(lcodes, out, 0.0, lay.lo, lay.hi)[0] if len(lcodes) > len(b.lcodes) else ()
-        res: list[list[object] | None] = []
-        for g in put:
-            if g is None:
                 res.append(None)
                 continue
-            who, tile, arm, i = g
-            held = b.index[who] if who < len(b.index) else None
-            j = held.get(tile) if held is not None else None
-            at = None if j is None else [who, *_hand_at(lay.where[who], j)]
-            if arm < 0:  # the left arm is laid as a right one turned half round (`_turned`, inline)
-                s = ls[i]
-                res.append([s.sym[0] + s.sym[2] + s.sym[1], 2 * cx - s.x - s.w, 2 * 0.0 - s.y - s.h + cy, s.w, s.h, at])
-                continue
-            r = rs[i] if arm > 0 else start
-            assert r is not None
-            res.append([r.sym, r.x, r.y + cy, r.w, r.h, at])  # halves of a pixel at most
+            if tile in on or tile in laid:  # a tile laid twice: as the plain way does
+                return _relaid(self._plies, ply, moves, movers, lay)
+            if not on and not laid:  # the opening: the snake's pivot, the high half on the left
+                left, right, lstate, got = self._opening(tile)
+                rstate = lstate
+            elif end == "left":
+                got = lmemo.get((tile, left, lstate))
+                if got is None:
+                    got = lmemo[tile, left, lstate] = self._lay(tile, left, lstate, True)
+                left, lstate = got[5], got[6]
+            else:
+                got = rmemo.get((tile, right, rstate))
+                if got is None:
+                    got = rmemo[tile, right, rstate] = self._lay(tile, right, rstate, False)
+                right, rstate = got[5], got[6]
+            laid.add(tile)
+            at = held[who].get(tile) if who < len(held) else None
+            res.append([got[0], got[1], got[2], got[3], got[4], None if at is None else [who, *at]])
         return res
+
+    def _opening(self, tile: int) -> tuple[int, int, _ArmState, _Laid]:
+        """The ends, the arms' state and the tile's place when `tile` opens the line."""
+        lay = self._layout
+        cx, a, b = (lay.lo + lay.hi) / 2, HIGH[tile], LOW[tile]
+        if IS_DOUBLE[tile]:
+            x, y, w, h, sym = cx - U / 2, 0.0 - U, U, 2 * U, f"v{a}{b}"
+        else:
+            x, y, w, h, sym = cx - U, 0.0 - U / 2, 2 * U, U, f"h{a}{b}"
+        state: _ArmState = (cx + w / 2 + G, 0.0, 1, None)
+        return a, b, state, (sym, x, y + lay.cy, w, h, b, state)
 
 
 def _relaid(plies: list[Ply], ply: int, moves: list[str], movers: list[int], lay: Layout

@@ -311,7 +311,8 @@ def ply_section(p: Ply) -> str:
         out.append(_voids_table(tuple(tuple(v) for v in p.voids)))
     if p.hanged:
         out.append(f'<p class="muted"><a class="term" href="/glossary#ahorcado">ahorcado</a> (hanged doubles): {", ".join(label(t) for t in p.hanged)}</p>')
-    out.append(f'<details class="board-text"><summary>The board as text</summary><p>{esc(board_text(p))}</p></details>')
+    # the board's text is numbers and fixed words only (board_text): nothing to escape
+    out.append(f'<details class="board-text"><summary>The board as text</summary><p>{board_text(p)}</p></details>')
     out.append("</section>")
     return "".join(out)
 
@@ -330,7 +331,7 @@ def board_text(p: Ply) -> str:
     >>> board_text(Ply(0, None, "", [], -1, -1, None, None, 14))
     'The line is empty. The hands stay hidden until the hand is over. Boneyard: 14 tiles.'
     """
-    parts = [f"Line, left to right: {' '.join(f'[{t.a}|{t.b}]' for t in p.line)}; open ends {p.left} and {p.right}."
+    parts = [f"Line, left to right: {' '.join([_PLACED_TEXT[t.a][t.b] for t in p.line])}; open ends {p.left} and {p.right}."
              if p.line else "The line is empty."]
     if p.hands is not None:
         for seat, tiles in enumerate(p.hands):
@@ -338,7 +339,7 @@ def board_text(p: Ply) -> str:
                 k = p.counts[seat] if seat < len(p.counts) else 0
                 parts.append(f"Seat {seat}: {k} tile{'s' if k != 1 else ''}, not shown.")
                 continue
-            held = f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(label(t) for t in tiles)})"
+            held = _held_text(tuple(tiles))
             pip = p.pips[seat] if p.pips is not None and seat < len(p.pips) else None
             pips = f", {pip} pips" if pip is not None else ""
             parts.append(f"Seat {seat}: {held if tiles else 'no tile'}{pips}.")
@@ -347,6 +348,16 @@ def board_text(p: Ply) -> str:
     if p.stock:
         parts.append(f"Boneyard: {p.stock} tile{'s' if p.stock != 1 else ''}.")
     return " ".join(parts)
+
+
+#: A tile on the line as the board's text names it, `[a|b]`, by its halves.
+_PLACED_TEXT = tuple(tuple(f"[{a}|{b}]" for b in range(7)) for a in range(7))
+
+
+@lru_cache(maxsize=4096)
+def _held_text(tiles: tuple[int, ...]) -> str:
+    # a seat's hand stays as it is over most plies
+    return f"{len(tiles)} tile{'s' if len(tiles) != 1 else ''} ({' '.join(label(t) for t in tiles)})"
 
 
 @lru_cache(maxsize=4096)

@@ -9,6 +9,7 @@ and caches it. Nothing here imports FastAPI, the store or DuckDB.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -44,6 +45,14 @@ def u(*parts: object, **params: object) -> str:
     >>> u("matches", "m/1", "hands", 2, ply=3, q=None)
     '/matches/m%2F1/hands/2?ply=3'
     """
+    try:  # a replay page asks for a dozen, the same for every hand of a match
+        return _u(*parts, **params)
+    except TypeError:  # a part or a value that is not hashable
+        return _u.__wrapped__(*parts, **params)
+
+
+@lru_cache(maxsize=4096, typed=True)  # typed: 1 and True are other parts
+def _u(*parts: object, **params: object) -> str:
     path = "/" + "/".join(quote(str(p), safe="") for p in parts)
     kept = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept) if kept else "")

@@ -10,6 +10,7 @@ what the page says about it (`api.hand_page.build_plies` makes them from
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -37,7 +38,13 @@ _LABEL: tuple[str, ...] = tuple(f"[{HIGH[t]}|{LOW[t]}]" for t in range(28))
 def esc(text: object) -> str:
     """Escape for SVG/HTML text and attribute values, invisible and direction
     characters spelled out (api.names.shown: names come from logs)."""
-    return escape(shown(str(text)), quote=True)
+    return _esc_text(text if type(text) is str else str(text))
+
+
+@lru_cache(maxsize=4096)
+def _esc_text(text: str) -> str:
+    # a hand's page escapes the same titles, notes, moves and names again and again
+    return escape(shown(text), quote=True)
 
 
 # --- input: what the store holds for one hand ---------------------------------
@@ -180,9 +187,9 @@ class Ply:
             "tile": tile_or_none(mv.tile) if mv and self.tile_known else None,
             "end": mv.end if mv else None,
             "title": self.title,
-            "line": [f"{p.a}{p.b}" for p in self.line],  # as laid, read left to right
+            "line": [_PAIR[p.a][p.b] for p in self.line],  # as laid, read left to right
             "ends": [self.left, self.right] if self.left >= 0 else None,
-            "hands": [None if h is None else [tile_name(t) for t in h] for h in self.hands]
+            "hands": [None if h is None else [_NAME[t] for t in h] for h in self.hands]
             if self.hands is not None else None,
             "counts": self.counts,
             "pips": self.pips,
@@ -196,6 +203,11 @@ class Ply:
                 for n in self.notes
             ],
         }
+
+
+#: A tile on the line as the twin writes it ("63": its left half, then its right), and each tile's name.
+_PAIR: tuple[tuple[str, ...], ...] = tuple(tuple(f"{a}{b}" for b in range(7)) for a in range(7))
+_NAME: tuple[str, ...] = tuple(tile_name(t) for t in range(28))
 
 
 def tile_or_none(t: int | None) -> str | None:
