@@ -298,14 +298,14 @@ def match_version(cur: Cursor, match: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-# A match's analysis as one JSON text a hand per table (DuckDB writes it, in
-# C++; orjson reads it): Python objects made by the driver, a dict a row and
-# one a move's alternative, cost most of a replay's first read of a match.
-_A_HANDS = """SELECT hand, to_json({{'version': version, 'samples': samples, 'seed': seed, 'skip': skip,
-                                   'first_seat': first_seat, 'par': par, 'result': result, 'accuracy': accuracy,
-                                   'accuracy_dd': accuracy_dd, 'accuracy_uniform': accuracy_uniform,
-                                   'read_model': read_model}})::VARCHAR
-              FROM hand_analysis WHERE {of}"""
+# A match's analysis: its hands' rows as they are (a row a hand: few objects),
+# its moves' as JSON (DuckDB writes it, in C++; orjson reads it): Python
+# objects made by the driver, a dict a row and one a move's alternative, cost
+# most of a replay's first read of a match. (The hands' rows as JSON cost
+# 3.2 ms a match at 1M hands, as they are 1.4.)
+_A_HAND_COLS = ("version", "samples", "seed", "skip", "first_seat", "par", "result", "accuracy", "accuracy_dd",
+                "accuracy_uniform", "read_model")
+_A_HANDS = f"SELECT hand, {', '.join(_A_HAND_COLS)} FROM hand_analysis WHERE {{of}}"
 # A row's JSON each, grouped by hand here: DuckDB's list() aggregate over a
 # GROUP BY ran in parallel and cost 11 ms a match at 1M hands on 2 busy cores,
 # against 4 for the rows (hand_analysis puts the plies in order)
@@ -331,14 +331,14 @@ class HandAnalyses(Mapping[int, dict[str, Any]]):
 
     >>> keys = "version samples seed first_seat par result accuracy accuracy_dd accuracy_uniform read_model"
     >>> row = {**dict.fromkeys(keys.split()), "skip": "cancelled"}
-    >>> a = HandAnalyses({1: orjson.dumps(row).decode()}, {})
+    >>> a = HandAnalyses({1: row}, {})
     >>> sorted(a), a[1]["skipped"], a[1]["plies"], 2 in a
     ([1], 'cancelled', [], False)
     """
 
     __slots__ = ("_hands", "_plies", "_made")
 
-    def __init__(self, hands: dict[int, str], plies: dict[int, list[str]]) -> None:
+    def __init__(self, hands: dict[int, dict[str, Any]], plies: dict[int, list[str]]) -> None:
         self._hands, self._plies = hands, plies  # plies: each move row's JSON, by hand
         self._made: dict[int, dict[str, Any]] = {}
 
@@ -347,7 +347,7 @@ class HandAnalyses(Mapping[int, dict[str, Any]]):
         if got is None:  # two threads may both make it: the same value
             rows = self._plies.get(hand)
             plies = orjson.loads("[" + ",".join(rows) + "]") if rows else []
-            got = self._made[hand] = hand_analysis(orjson.loads(self._hands[hand]), plies)
+            got = self._made[hand] = hand_analysis(self._hands[hand], plies)
         return got
 
     def __iter__(self) -> Iterator[int]:
@@ -361,7 +361,7 @@ def match_analysis(cur: Cursor, match: str, mno: int | None = None) -> HandAnaly
     """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand;
     read by the match's number `mno` where it has one."""
     of, par = _of(match, mno)
-    hands = dict(cur.execute(_A_HANDS.format(of=of), par).fetchall())
+    hands = {r[0]: dict(zip(_A_HAND_COLS, r[1:], strict=True)) for r in cur.execute(_A_HANDS.format(of=of), par).fetchall()}
     plies: dict[int, list[str]] = {}
     for hand, row in cur.execute(_A_PLIES.format(of=of), par).fetchall():
         plies.setdefault(hand, []).append(row)
