@@ -13,22 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from html import escape
 from typing import Any
 
-from api.names import shown
+from api.replay_model import esc as _esc
+from api.replay_model import esc_once
 
 SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
-
-
-def _esc(x: object) -> str:
-    return _esc_text(x if type(x) is str else str(x))
-
-
-@lru_cache(maxsize=1024)
-def _esc_text(x: str) -> str:
-    # names from logs: nothing invisible; a page escapes the same moves again and again
-    return escape(shown(x), quote=True)
 
 
 def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -293,7 +283,7 @@ def value_graph(a: dict[str, Any], players: int, teams: str, current: int | None
             title += f" ({cls})"
         out.append(
             f'<a href="?ply={p["ply"]}" data-ply="{p["ply"]}" tabindex="-1"><circle cx="{x(i):.1f}" cy="{y(pts_before[i]):.1f}" '
-            f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{_esc_text.__wrapped__(title)}</title></circle></a>'
+            f'r="{r}" class="pt{who}{" g-" + cls if cls else ""}{cur}"><title>{esc_once(title)}</title></circle></a>'
         )
     out.append(f'<text x="{pad_l}" y="{height - 6}" class="lab">ply {plies[0]["ply"]}</text>')
     out.append(f'<text x="{width - pad_r - 40}" y="{height - 6}" class="lab">ply {plies[-1]["ply"]}</text>')

@@ -13,6 +13,7 @@ all requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import time
@@ -237,10 +238,10 @@ async def cached_twin(state: Any, match: str, hand: int, viewer: int | None = No
     state.twins_asked = time.monotonic()
     on_way = _pending(state).get(key)
     if on_way is not None and on_way[0] == gen:  # asked for as soon as its page was drawn
-        try:
+        # should that drawing have failed, the twin is drawn again below (the
+        # pool handles a lost worker; a failure of the drawing itself recurs there)
+        with contextlib.suppress(Exception):
             return await asyncio.shield(on_way[1])
-        except Exception:  # noqa: BLE001 (drawn again below: the worker's failure is the pool's to handle)
-            pass
     return await _draw_twin(state, match, hand, viewer, key, gen)
 
 

@@ -20,7 +20,7 @@ from replay.hand_walk import FINISHED, HAND_SIZE, Placed
 from replay.tiles import HIGH, LOW, tile_name
 
 __all__ = ["FINISHED", "HAND_SIZE", "FindingRow", "HandData", "MoveRow", "Note", "Placed", "Ply", "SeatLabel",
-           "esc", "label", "tile_or_none"]
+           "esc", "esc_once", "label", "tile_or_none"]
 
 
 def label(t: int) -> str:
@@ -38,13 +38,17 @@ _LABEL: tuple[str, ...] = tuple(f"[{HIGH[t]}|{LOW[t]}]" for t in range(28))
 def esc(text: object) -> str:
     """Escape for SVG/HTML text and attribute values, invisible and direction
     characters spelled out (api.names.shown: names come from logs)."""
-    return _esc_text(text if type(text) is str else str(text))
+    return _esc_kept(text if type(text) is str else str(text))
 
 
-@lru_cache(maxsize=4096)
-def _esc_text(text: str) -> str:
-    # a hand's page escapes the same titles, notes, moves and names again and again
+def esc_once(text: str) -> str:
+    """:func:`esc` for a text met once (a graph point's title), past the
+    cache that keeps the texts a page meets again and again."""
     return escape(shown(text), quote=True)
+
+
+# a hand's page escapes the same titles, notes, moves and names again and again
+_esc_kept = lru_cache(maxsize=4096)(esc_once)
 
 
 # --- input: what the store holds for one hand ---------------------------------
