@@ -1,8 +1,9 @@
 """The hand analysis on the replay and match pages (replay.analysis's rows).
 
-`hand_analysis(rows)` turns a hand's stored rows into the plain dict the
-page and its JSON twin carry; `ply_panel` draws one ply's alternatives
-with both values, the played one marked with its loss and class;
+A hand's analysis comes as the plain dict the page and its JSON twin
+carry (replay.store.analysis_blob.shown_analysis); `ply_panel` draws one
+ply's alternatives with both values, the played one marked with its loss
+and class;
 `value_graph` draws the value of the hand ply by ply as inline SVG, each
 ply a link; `summary_panel` puts par, result and each seat's accuracy
 above the board. Nothing here is ever built for a hand that is not over
@@ -19,46 +20,6 @@ from api.replay_model import esc as _esc
 from api.replay_model import esc_once
 
 SIGN = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
-
-
-def hand_analysis(hand_row: dict[str, Any], ply_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """A hand's analysis as the pages and the JSON twin show it."""
-    plies = []
-    for r in sorted(ply_rows, key=lambda r: r["ply"]):
-        reads = r.get("reads") or [None] * len(r["alternatives"])
-        plies.append({
-            "ply": r["ply"], "seat": r["seat"], "played": r["played"], "forced": r["forced"],
-            "alternatives": [
-                {"move": a["move"], "dd": a["dd"], "pimc": _round(a["pimc"]),
-                 "pimc_ci": None if a["pimc_lo"] is None else [_round(a["pimc_lo"]), _round(a["pimc_hi"])],
-                 "read": None if x is None else _round(x["read"]),
-                 "read_ci": None if x is None or x["read_lo"] is None else [_round(x["read_lo"]), _round(x["read_hi"])]}
-                for a, x in zip(r["alternatives"], reads, strict=True)
-            ],
-            "dd": r["dd"], "dd_best": r["dd_best"], "dd_loss": r["dd_loss"],
-            "pimc": _round(r["pimc"]), "pimc_loss": _round(r["pimc_loss"]),
-            "read_loss": _round(r.get("read_loss")), "read_ess": _round(r.get("read_ess"), 1),
-            "class": r["class"], "class_uniform": r.get("class_uniform", r["class"]),
-            "too_close": bool(r.get("too_close")), "samples": r["samples"], "exact": r["exact"],
-        })  # fmt: skip
-    return {
-        "version": hand_row["version"],
-        "samples": hand_row["samples"],
-        "seed": hand_row["seed"],
-        "skipped": hand_row["skip"],
-        "first_seat": hand_row["first_seat"],
-        "par": hand_row["par"],
-        "result": hand_row["result"],
-        "accuracy": [_round(a, 1) for a in hand_row["accuracy"] or []],
-        "accuracy_dd": [_round(a, 1) for a in hand_row["accuracy_dd"] or []],
-        "accuracy_uniform": [_round(a, 1) for a in hand_row.get("accuracy_uniform") or []],
-        "read_model": hand_row.get("read_model"),
-        "plies": plies,
-    }
-
-
-def _round(x: float | None, nd: int = 2) -> float | None:
-    return None if x is None else round(float(x), nd)
 
 
 def shown_move(move: str) -> str:

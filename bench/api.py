@@ -98,7 +98,7 @@ def with_analysis(db: Path) -> None:
     import duckdb
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from synth import has_analysis, synthesize_analysis
+    from synth import has_analysis, pack_missing, synthesize_analysis
 
     from reports.derived import keep_ratings
 
@@ -106,6 +106,11 @@ def with_analysis(db: Path) -> None:
     try:
         if not has_analysis(conn):
             synthesize_analysis(conn, say=lambda m: print(m, file=sys.stderr))
+        t0 = time.perf_counter()
+        packed = pack_missing(conn)  # a store analysed before migration 022
+        if packed:
+            conn.execute("CHECKPOINT")
+            print(f"the replay's analysis of {packed:,} matches packed in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         if not conn.execute("SELECT 1 FROM insight_matches LIMIT 1").fetchall():
             t0 = time.perf_counter()
             keep_ratings(conn)

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from replay.analysis import ANALYSIS_VERSION
+from replay.store.analysis_blob import repack
 from replay.tiles import tile_name
 
 STAMP = "synthetic"
@@ -106,12 +107,25 @@ def synthesize_analysis(conn: Any, *, say: Any = None) -> float:
     conn.execute(_HANDS)
     conn.execute(f"UPDATE matches SET analysis = '{STAMP}' WHERE match IN (SELECT DISTINCT match FROM hand_analysis)")
     conn.execute("COMMIT")
+    pack_missing(conn)
     conn.execute("CHECKPOINT")
     if say is not None:
         n = conn.execute("SELECT count(*) FROM move_analysis").fetchone()[0]
         h = conn.execute("SELECT count(*) FROM hand_analysis").fetchone()[0]
         say(f"synthetic analysis: {n:,} move rows, {h:,} hand rows in {time.perf_counter() - t0:.0f} s")
     return time.perf_counter() - t0
+
+
+def pack_missing(conn: Any) -> int:
+    """Pack the replay's copy of the analysis (migration 022) of every
+    analysed match without one, as the writers of real analysis rows do; the
+    matches packed."""
+    conn.execute("CREATE OR REPLACE TEMP TABLE _unpacked AS "
+                 "SELECT match FROM matches WHERE analysis IS NOT NULL AND analysis_body IS NULL")
+    try:
+        return repack(conn, "_unpacked")
+    finally:
+        conn.execute("DROP TABLE _unpacked")
 
 
 def has_analysis(conn: Any) -> bool:

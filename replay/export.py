@@ -44,8 +44,8 @@ PARTITIONED: Final = (
 )  # fmt: skip
 #: Tables of no match, one file each.
 UNPARTITIONED: Final = ("log_files", "players", "batches")
-#: Columns left out: the replay page's packed rows (the other tables hold them).
-LEFT_OUT: Final = {"matches": ("replay",)}
+#: Columns left out: the replay page's packed rows and analysis (the other tables hold them).
+LEFT_OUT: Final = {"matches": ("replay", "analysis_body")}
 #: The file that says a folder is an export (and what is in it).
 MARKER: Final = "_export.json"
 #: A partition key's folder name for NULL (Hive's, which DuckDB and polars read as NULL).

@@ -68,6 +68,8 @@ def check_schemas() -> None:
         cols = [r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall()]
         if table in NUMBERED:
             cols.remove("mno")  # the loader's
+        if table == "matches":
+            cols.remove("analysis_body")  # packed by the writers of the analysis rows (migration 022)
         if sorted(cols) != sorted(schema.names):
             raise AssertionError(f"{name}: SQL {cols} vs Arrow {schema.names}")
 

@@ -72,6 +72,17 @@ def _plant(c: TestClient, stamp: str, lines: dict[str, Any], hand: int = 1) -> N
         cur.close()
 
 
+def _repack(c: TestClient) -> None:
+    from replay.store.analysis_blob import repack
+
+    cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
+    try:
+        repack(cur, f"(SELECT '{MATCH}' AS match)")
+    finally:
+        cur.close()
+    c.app.state.store.bump()  # type: ignore[attr-defined]
+
+
 def _sql(c: TestClient, sql: str, params: list[Any] | None = None) -> None:
     cur = c.app.state.store.cursor()  # type: ignore[attr-defined]
     try:
@@ -164,6 +175,8 @@ def test_lines_of_another_analysis_are_not_served_but_replaced(db: Path) -> None
         # the hand analysed again (its sampled deals: part of what the lines are worked out from)
         _sql(c, "UPDATE hand_analysis SET samples = samples + 1 WHERE match = ? AND hand = 1", [MATCH])
         _sql(c, "UPDATE matches SET analysis = 'analysed-again' WHERE match = ?", [MATCH])
+        # as the writers of analysis rows do: the replay's copy packed again (migration 022)
+        _repack(c)
         twin = c.get(TWIN).json()
         assert _lines(twin) == _lines(first)  # worked out again, not the stale row
         assert _book(c).worked == 2

@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from api.analysis_view import hand_analysis
 from api.deal_evidence import deal_evidence
 from api.queries.sql import (
     MATCH_COLS,
@@ -30,6 +29,7 @@ from api.queries.sql import (
 from api.replay_model import FindingRow, HandData, MoveRow, SeatLabel
 from replay.analysis.grades import HandInput, inputs_from_replay
 from replay.moves import name as move_name
+from replay.store.analysis_blob import HAND_COLS, PLY_JSON, shown_analysis, unpack_analysis
 from replay.store.replay_blob import unpack_replay
 
 # --- one match --------------------------------------------------------------------
@@ -201,7 +201,7 @@ class MatchBundle:
 
 _B_MATCH = """SELECT profile, players, verdict, rules->>'teams' AS teams, rules->>'stock' AS stock,
                      estimates, hands AS hand_count, mno, errors + warnings AS found, replay, analysis,
-                     rules::VARCHAR AS rules_json, rematch_of
+                     analysis_body, rules::VARCHAR AS rules_json, rematch_of
               FROM matches WHERE match = $m"""
 # {of}: the match's rows by its number where it has one (migration 006: min/max
 # of mno prunes all but a row group or two), else by id. A number belongs to
@@ -230,6 +230,7 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     if head is None:
         return None
     mno, found, packed, analysed = head.pop("mno"), head.pop("found"), head.pop("replay"), head.pop("analysis")
+    body = head.pop("analysis_body")
     rules_json, rematch_of = head.pop("rules_json"), head.pop("rematch_of")
     of = _BY_ID if mno is None else _BY_NUMBER
     if mno is not None:
@@ -248,7 +249,11 @@ def match_bundle(cur: Cursor, match: str) -> MatchBundle | None:
     # refresh keep them so, tested): most matches have none to read
     for row in cur.execute(_B_FINDINGS.format(of=of), par).fetchall() if found != 0 else ():
         findings.setdefault(row[2], []).append(row)
-    analysis = match_analysis(cur, match, mno) if analysed is not None else {}
+    shown = unpack_analysis(body) if body is not None and analysed is not None else None
+    if shown is not None:  # in the match's row (migration 022)
+        analysis: Mapping[int, dict[str, Any]] = HandAnalyses.packed(shown)
+    else:
+        analysis = match_analysis(cur, match, mno) if analysed is not None else {}
     bad = [h for h, rows in findings.items() if any(r[0] == "DEAL_MISMATCH" for r in rows)]
     deals = _deal_evidence(cur, match, bad, head) if bad else {}
     return MatchBundle(head, seats, hands, moves, findings, analysis, deals, rules_json, rematch_of, rows is not None,
@@ -269,8 +274,12 @@ def _inputs(cur: Cursor, match: str, mno: int | None, rules_json: str | None, re
     if not rules_json:
         return {}
     of, par = _of(match, mno)
-    stocks = dict(cur.execute(f"SELECT hand, stock FROM hands WHERE {of}", par).fetchall())
-    got = inputs_from_replay(match, orjson.loads(rules_json), rematch_of, hands, moves, stocks)
+    rules = orjson.loads(rules_json)
+    # the boneyards' orders (not in the packed replay) matter where the seats draw
+    # from them alone: a read of about 1 ms a match saved for the rest
+    drawn = rules.get("stock") not in ("none", "doubles_aside")
+    stocks = dict(cur.execute(f"SELECT hand, stock FROM hands WHERE {of}", par).fetchall()) if drawn else {}
+    got = inputs_from_replay(match, rules, rematch_of, hands, moves, stocks)
     return {i.hand: i for i in got if i.skip is None}
 
 
@@ -298,24 +307,15 @@ def match_version(cur: Cursor, match: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-# A match's analysis: its hands' rows as they are (a row a hand: few objects),
-# its moves' as JSON (DuckDB writes it, in C++; orjson reads it): Python
-# objects made by the driver, a dict a row and one a move's alternative, cost
-# most of a replay's first read of a match. (The hands' rows as JSON cost
-# 3.2 ms a match at 1M hands, as they are 1.4.)
-_A_HAND_COLS = ("version", "samples", "seed", "skip", "first_seat", "par", "result", "accuracy", "accuracy_dd",
-                "accuracy_uniform", "read_model")
-_A_HANDS = f"SELECT hand, {', '.join(_A_HAND_COLS)} FROM hand_analysis WHERE {{of}}"
+# A match's analysis stored before migration 022 (or by a writer that does
+# not pack it): its hands' rows as they are (a row a hand: few objects), its
+# moves' as JSON (replay.store.analysis_blob.PLY_JSON). (The hands' rows as
+# JSON cost 3.2 ms a match at 1M hands, as they are 1.4.)
+_A_HANDS = f"SELECT hand, {', '.join(HAND_COLS)} FROM hand_analysis WHERE {{of}}"
 # A row's JSON each, grouped by hand here: DuckDB's list() aggregate over a
 # GROUP BY ran in parallel and cost 11 ms a match at 1M hands on 2 busy cores,
 # against 4 for the rows (hand_analysis puts the plies in order)
-_A_PLIES = """SELECT hand, to_json({{'ply': ply, 'seat': seat, 'played': played, 'forced': forced,
-                                  'alternatives': alternatives, 'dd': dd, 'dd_best': dd_best,
-                                  'dd_loss': dd_loss, 'pimc': pimc, 'pimc_loss': pimc_loss, 'class': class,
-                                  'samples': samples, 'exact': exact, 'reads': reads, 'read_loss': read_loss,
-                                  'read_ess': read_ess, 'class_uniform': class_uniform,
-                                  'too_close': too_close}})::VARCHAR
-              FROM move_analysis WHERE {of}"""
+_A_PLIES = "SELECT hand, " + PLY_JSON.replace("{", "{{").replace("}", "}}") + " FROM move_analysis WHERE {of}"
 
 
 def _of(match: str, mno: int | None) -> tuple[str, dict[str, Any]]:
@@ -325,43 +325,58 @@ def _of(match: str, mno: int | None) -> tuple[str, dict[str, Any]]:
 
 
 class HandAnalyses(Mapping[int, dict[str, Any]]):
-    """A match's analysed hands (api.analysis_view.hand_analysis) by hand, each
-    made from the store's JSON on first use: a reviewer's first view of a
-    match waits for its own hand's only.
+    """A match's analysed hands (replay.store.analysis_blob.shown_analysis) by
+    hand, each made on first use from the match's body or from the store's
+    rows: a reviewer's first view of a match waits for its own hand's only.
 
-    >>> keys = "version samples seed first_seat par result accuracy accuracy_dd accuracy_uniform read_model"
-    >>> row = {**dict.fromkeys(keys.split()), "skip": "cancelled"}
+    >>> from replay.store.analysis_blob import HAND_COLS
+    >>> row = {**dict.fromkeys(HAND_COLS), "skip": "cancelled"}
     >>> a = HandAnalyses({1: row}, {})
     >>> sorted(a), a[1]["skipped"], a[1]["plies"], 2 in a
     ([1], 'cancelled', [], False)
+    >>> b = HandAnalyses.packed({1: memoryview(orjson.dumps(a[1]))})
+    >>> b == a, 2 in b
+    (True, False)
     """
 
-    __slots__ = ("_hands", "_plies", "_made")
+    __slots__ = ("_hands", "_plies", "_shown", "_made")
 
     def __init__(self, hands: dict[int, dict[str, Any]], plies: dict[int, list[str]]) -> None:
         self._hands, self._plies = hands, plies  # plies: each move row's JSON, by hand
+        self._shown: dict[int, memoryview] | None = None
         self._made: dict[int, dict[str, Any]] = {}
+
+    @classmethod
+    def packed(cls, shown: dict[int, memoryview]) -> HandAnalyses:
+        """From a match's body (replay.store.analysis_blob.unpack_analysis):
+        each hand's JSON as the pages show it."""
+        got = cls({}, {})
+        got._shown = shown
+        return got
 
     def __getitem__(self, hand: int) -> dict[str, Any]:
         got = self._made.get(hand)
         if got is None:  # two threads may both make it: the same value
-            rows = self._plies.get(hand)
-            plies = orjson.loads("[" + ",".join(rows) + "]") if rows else []
-            got = self._made[hand] = hand_analysis(self._hands[hand], plies)
+            if self._shown is not None:
+                got = orjson.loads(self._shown[hand])
+            else:
+                rows = self._plies.get(hand)
+                got = shown_analysis(self._hands[hand], orjson.loads("[" + ",".join(rows) + "]") if rows else [])
+            self._made[hand] = got
         return got
 
     def __iter__(self) -> Iterator[int]:
-        return iter(sorted(self._hands))
+        return iter(sorted(self._shown if self._shown is not None else self._hands))
 
     def __len__(self) -> int:
-        return len(self._hands)
+        return len(self._shown if self._shown is not None else self._hands)
 
 
 def match_analysis(cur: Cursor, match: str, mno: int | None = None) -> HandAnalyses:
     """Each analysed hand of a match (api.analysis_view.hand_analysis), by hand;
     read by the match's number `mno` where it has one."""
     of, par = _of(match, mno)
-    hands = {r[0]: dict(zip(_A_HAND_COLS, r[1:], strict=True)) for r in cur.execute(_A_HANDS.format(of=of), par).fetchall()}
+    hands = {r[0]: dict(zip(HAND_COLS, r[1:], strict=True)) for r in cur.execute(_A_HANDS.format(of=of), par).fetchall()}
     plies: dict[int, list[str]] = {}
     for hand, row in cur.execute(_A_PLIES.format(of=of), par).fetchall():
         plies.setdefault(hand, []).append(row)

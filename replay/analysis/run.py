@@ -59,6 +59,7 @@ from replay.store import (
     transaction,
     write_batch,
 )
+from replay.store.analysis_blob import repack
 from replay.store.models import latest_models
 from replay.validate import validate_paths
 
@@ -387,6 +388,7 @@ def replace_analysis(conn: Any, tables: dict[str, Any], stamp: str) -> None:
         conn.execute(f"INSERT INTO hand_analysis BY NAME {numbered_rows('_ha', '_dh')}")
         conn.execute(f"INSERT INTO move_analysis BY NAME {numbered_rows('_ma', '_dh', ply=True)}")
         conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _dh)", [stamp])
+        repack(conn, "_dh")  # the replay's copy (migration 022)
         conn.execute("DROP TABLE _dh")
 
 

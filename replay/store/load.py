@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from replay.store import hooks
+from replay.store.analysis_blob import repack
 from replay.store.derive import FILL_PASSES, PLAYER_TABLES, Derived, HeldRows, derive_player_rows
 from replay.store.rows import TABLES
 from replay.store.schema import (
@@ -565,6 +566,8 @@ class BatchLoader:
             if "hands" in self.parts and "passes" not in self._names("hands"):
                 # a batch spooled by code older than migration 002
                 conn.execute(FILL_PASSES)
+            if "hand_analysis" in self.parts:
+                repack(conn, "_take")  # the replay's copy of the analysis (migration 022)
         if all(t in self.parts for t in PLAYER_TABLES):
             self.with_players |= ids
         else:  # a batch spooled before replay.store.player_rows: derived from the tables
@@ -580,6 +583,10 @@ class BatchLoader:
             if table is not None and table.num_rows:
                 with registered(self.conn, "_frame", table):
                     self.conn.execute(f"INSERT INTO {t} BY NAME SELECT * FROM _frame")
+        analysed = tables.get("hand_analysis")
+        if analysed is not None and analysed.num_rows:
+            with registered(self.conn, "_frame", analysed):
+                repack(self.conn, "_frame")  # the replay's copy of the analysis (migration 022)
 
     def _revalidate(self, wanted: Mapping[str, set[str]]) -> None:
         """Validate matches again from all their kept files and replace them."""
@@ -649,6 +656,7 @@ class BatchLoader:
         if ma:
             conn.execute(f"INSERT INTO move_analysis BY NAME {numbered_rows(ma, '_ah', ply=True)}")
         conn.execute("UPDATE matches SET analysis = ? WHERE match IN (SELECT DISTINCT match FROM _ah)", [self.batch])
+        repack(conn, "_ah")  # the replay's copy (migration 022)
         got = one(conn, "SELECT count(*) FROM _ah")
         conn.execute("DROP TABLE _ah")
         return int(got[0]) if got else 0
