@@ -144,3 +144,25 @@ def test_the_solvers_replays_read_a_boneyard_only_where_seats_draw(store: Path) 
             assert {h: hand_input(c.cursor(), b, m, h) for h in want} == want and want
             kinds.add(orjson.loads(rules).get("stock"))
     assert "draw" in kinds and kinds - {"draw"}  # both kinds of game met
+
+
+def test_a_held_stores_analysis_batch_packs_its_matches(tmp_path: Path) -> None:
+    """`replay analyze` on a store a server holds leaves its rows in the spool;
+    the server's loader puts them in and packs their matches."""
+    from replay.store import layout, load_spool
+    from tests.test_ingest import hold
+
+    db = tmp_path / "data" / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(EXAMPLE_2P)], db=db, workers=0)
+    server = hold(db)
+    try:
+        assert analyze_store(db, samples=4, workers=0)["pending"]
+    finally:
+        server.communicate("")
+    owner = open_store(db)
+    try:
+        load_spool(owner, layout(db).spool)
+    finally:
+        owner.close()
+    assert _same(db) > 0
