@@ -96,7 +96,7 @@ __all__ = [
 
 #: The version stored with every analysis row: the solver's, and that of the
 #: sampling and grading here. A store's rows of another version are redone.
-ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 3
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 4
 
 #: Decisions whose agreeing deals (fillings and boneyard orders) are at most
 #: this many are graded on every one of them, weighed, instead of a sample:
@@ -118,8 +118,11 @@ READ_MIN_ESS: Final = 10.0
 #: many Metropolis sweeps towards the weighted belief
 #: (:func:`replay.belief.weights.move_deals`): a sharp play model leaves
 #: few deals with weight, and a resample repeats them; moved, they spread
-#: over the belief (docs/belief.md, "Moved deals").
-READ_SWEEPS: Final = 2
+#: over the belief (docs/belief.md, "Moved deals"). Two sweeps left the
+#: deals short of it, nearer the uniform belief (the partner's tiles' and
+#: the opponents' 6% and 11% of the way; docs/belief.md, "How far the
+#: deals are moved"): an honest reader then drifted on the cheat signals.
+READ_SWEEPS: Final = 8
 
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
