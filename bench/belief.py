@@ -3,6 +3,7 @@
     python bench/belief.py                  # about a minute
     python bench/belief.py --train-hands 1000 --test-hands 30 --deals 150
     python bench/belief.py --pools boneyard --test-hands 8 --deals 60
+    python bench/belief.py --pools readers --shortfall --test-hands 60   # about 10 minutes
 
 Pools of bots play hands in memory (replay.belief.selfplay), per family of
 profiles:
@@ -14,7 +15,20 @@ profiles:
   nothing but which moves were legal;
 - ``boneyard`` (``pr_2p``, two seats drawing): ``signal`` against ``heavy``;
 - ``pairs`` (partnership): two honest signalling pairs, every seat playing
-  the convention (``--pools pairs``).
+  the convention (``--pools pairs``);
+- ``readers`` (partnership): two honest signalling pairs as the simulator
+  seats them, a ``signal`` bot opposite a ``reader`` (``--pools readers``).
+
+``--shortfall`` measures how near the deals a read grade is scored on come
+to the weighted belief: at each decision of the held-out hands, the mean
+probability the deals give each hidden tile's true place, by where the
+tile is (the partner's hand, the opponents'), for the read grade's deals
+(replay.analysis.grades.read_moved, as the analysis draws them) and for a
+long chain (up to 800 deals drawn, 40 picked, 60 sweeps), paired decision
+by decision. A probability is linear in the deals, as a grade's mean value
+is: a read grade whose deals stop short of the belief gives an honest
+reader a part of its reads back as hindsight (docs/belief.md, "How far the
+deals are moved").
 
 Each seat of a pool is one player (``seat0`` to ``seat3``) who keeps its
 style from hand to hand. For each pool a play model is fitted on its
@@ -50,7 +64,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.analysis import Analyzer, HandInput  # noqa: E402
-from replay.analysis.grades import READ_MAX_FACTOR, READ_SWEEPS  # noqa: E402
+from replay.analysis.grades import EXACT_LIMIT, READ_FLOOR, READ_MAX_FACTOR, READ_SWEEPS, read_moved  # noqa: E402
 from replay.belief import PlayModel, Policy, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
 from replay.belief.model import HEURISTIC, UNIFORM, log_likelihood, seated  # noqa: E402
 from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
@@ -65,6 +79,7 @@ POOLS = (
     ("random", "international", ("random",) * 4),
     ("boneyard", "pr_2p", ("signal", "heavy")),
     ("pairs", "international", ("signal",) * 4),
+    ("readers", "international", ("signal", "signal", "reader", "reader")),
 )
 
 
@@ -99,7 +114,7 @@ def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: d
     when more were drawn, `deals` of them picked by weight and moved by `sweeps`
     Metropolis sweeps (replay.belief.weights.move_deals)."""
     b = weighted_belief(st, rec, policy, deals=deals, rng=rng, memo=memo, temper=temper,
-                        max_deals=max_factor * deals)  # fmt: skip
+                        max_deals=max_factor * deals, floor=READ_FLOOR * deals)  # fmt: skip
     if b.exact or len(b.worlds) <= deals or not sweeps:
         return b
     moved = move_deals(st, rec, policy, b.resample(deals, rng), sweeps=sweeps, rng=rng, memo=memo, temper=temper)
@@ -133,6 +148,43 @@ def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int,
             n += c
             ess.append(br.ess)
     return lu, lr, n, rel_u, rel_r, ess
+
+
+def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: int) -> dict[str, list[float]]:
+    """By where a hidden tile is (``partner``, ``opp``): at each decision,
+    the mean probability the read grade's deals (`samples` a decision, as
+    the analysis draws them) give the hidden tiles' true places, minus that
+    of a long chain's deals."""
+    out: dict[str, list[float]] = {"partner": [], "opp": []}
+    for i, h in enumerate(hands):
+        memos: dict[tuple[str, int], dict] = {}
+        for k, st, rec in _decisions(h):
+            seat, truth = st.turn, place_of(st.hands, st.stock)
+            got = {}
+            for name in ("grade", "long"):
+                rng = random.Random(seed * 7919 + i * 131 + k * 2 + (name == "long"))
+                memo = memos.setdefault((name, seat), {})
+                if name == "grade":
+                    b = weighted_belief(st, rec, policy, deals=samples, rng=rng, memo=memo, floor=READ_FLOOR * samples,
+                                        max_deals=READ_MAX_FACTOR * samples, exact_limit=max(samples, EXACT_LIMIT))
+                    moved = None if b.exact or len(b.worlds) <= samples else \
+                        read_moved(st, rec, policy, b, samples, rng, memo=memo)
+                else:
+                    b = weighted_belief(st, rec, policy, deals=100, rng=rng, memo=memo, max_deals=800,
+                                        exact_limit=EXACT_LIMIT)
+                    moved = None if b.exact else move_deals(st, rec, policy, b.resample(40, rng), sweeps=60, rng=rng,
+                                                            memo=memo)
+                if moved is not None:
+                    b = Belief(b.observer, b.unknown, tuple(moved), (1.0 / len(moved),) * len(moved), False, b.drawn,
+                               b.ess, (1.0,) * len(moved))
+                got[name] = b.marginals()
+            where = {"partner": [(seat + 2) % 4], "opp": [(seat + 1) % 4, (seat + 3) % 4]}
+            for key, seats in where.items():
+                tiles = [t for t in range(28) if b.unknown >> t & 1 and truth[t] in seats]
+                if tiles:
+                    diff = [got["grade"][t, truth[t]] - got["long"][t, truth[t]] for t in tiles]
+                    out[key].append(sum(diff) / len(diff))
+    return out
 
 
 def as_input(h: PlayedHand, no: int) -> HandInput:
@@ -172,16 +224,20 @@ def main() -> None:
     ap.add_argument("--grade-hands", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pooled", action="store_true", help="the family's coefficients alone, no player's own")
+    ap.add_argument("--shortfall", action="store_true",
+                    help="also: how near the read grade's deals come to the belief, against a long chain (slow)")
+    ap.add_argument("--shortfall-samples", type=int, default=10, help="the read grade's deals a decision (--shortfall)")
     args = ap.parse_args()
     results: dict[str, tuple[float, float]] = {}
     models: dict[str, PlayModel] = {}
     tests: dict[str, list[PlayedHand]] = {}
+    shortfalls: dict[str, float] = {}
     for name, profile, styles in POOLS:
         if name not in args.pools.split(","):
             continue
         rules = resolve(profile)
         rng = random.Random(args.seed)
-        scale = 1 if name == "signalling" else 2  # the other pools with fewer hands: under a minute
+        scale = 1 if name in ("signalling", "readers") else 2  # the other pools with fewer hands: under a minute
         train = [play_hand(rules, styles, rng) for _ in range(args.train_hands)]
         test = [play_hand(rules, styles, rng) for _ in range(max(2, args.test_hands // scale))]
         players = None if args.pooled else [f"seat{k}" for k in range(len(styles))]
@@ -206,6 +262,14 @@ def main() -> None:
             us = f"{u[1]:6d} {u[2]:.3f}/{u[3]:.3f}" if u else "     -"
             print(f"    {row[0]}: {us} | {row[1]:6d} {row[2]:.3f}/{row[3]:.3f}")
         results[name] = (lu / n, lr / n)
+        if args.shortfall:
+            t0 = time.perf_counter()
+            short = shortfall(policy, test, args.shortfall_samples, args.seed)
+            for key, v in short.items():
+                mean, se = statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5
+                print(f"  the read grade's deals against a long chain, P(true place) of the {key}'s tiles: "
+                      f"{mean:+.4f} (se {se:.4f}, {len(v)} decisions, {time.perf_counter() - t0:.0f} s)")
+                shortfalls[key] = mean
         models[name] = model
         tests[name] = test
     read_ms, uni_ms = [], []
@@ -227,6 +291,8 @@ def main() -> None:
         print(f"belief_logloss_pairs_ratio: {results['pairs'][1] / results['pairs'][0]:.4f}")
     if "random" in results:
         print(f"belief_logloss_random_pool_ratio: {results['random'][1] / results['random'][0]:.4f}")
+    for key, v in shortfalls.items():
+        print(f"read_deals_shortfall_{key}: {v:+.4f} probability")
     if read_ms:
         print(f"read_grade_hand_p50: {statistics.median(read_ms):.0f} ms")
         print(f"uniform_grade_hand_p50: {statistics.median(uni_ms):.0f} ms")

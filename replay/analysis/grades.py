@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from replay.analysis.carry import Carried, laid_move
 from replay.belief.history import Recorder
 from replay.belief.model import Policy, family, seated
-from replay.belief.weights import move_deals, weighted_belief
+from replay.belief.weights import Belief, move_deals, weighted_belief
 from replay.engine import (
     LEFT,
     PLAYS,
@@ -61,7 +61,7 @@ from replay.engine import (
     new_hand,
 )
 from replay.findings import MatchReport
-from replay.knowledge import Tracker
+from replay.knowledge import Tracker, World
 from replay.match import HandScore, MatchState, first_hand_lead, new_match, next_lead
 from replay.moves import label as move_label
 from replay.rules import Rules, resolve
@@ -87,6 +87,7 @@ __all__ = [
     "HandInput",
     "Ply",
     "held_by",
+    "read_moved",
     "Analyzer",
     "classify",
     "engine_move",
@@ -109,9 +110,15 @@ EXACT_LIMIT: Final = 1000
 SAMPLES: Final = 100
 
 #: The read grade draws more deals (`samples` at a time, up to this many
-#: times `samples`) while the weights leave an effective sample below half
-#: of `samples`; below :data:`READ_MIN_ESS` the decision is too close to call.
-READ_MAX_FACTOR: Final = 4
+#: times `samples`) while the weights leave an effective sample below
+#: :data:`READ_FLOOR` times `samples`; below :data:`READ_MIN_ESS` the
+#: decision is too close to call. The draws, weighted, set how much of the
+#: belief lies where (a sharp model's belief has parts that two-tile swaps
+#: rarely cross): with a floor of half the deals and 4 x at most, the moved
+#: deals kept too much of the uniform belief's proportions (docs/belief.md,
+#: "How far the deals are moved").
+READ_MAX_FACTOR: Final = 8
+READ_FLOOR: Final = 1.0
 READ_MIN_ESS: Final = 10.0
 
 #: The deals a read is scored on, drawn by weight, are then moved by this
@@ -542,12 +549,11 @@ class Analyzer:
             policy = seated(named[1], players)
             b = weighted_belief(
                 state, tracker, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
-                exact_limit=max(self.samples, self.exact_limit), peek=peek, memo=memo,
+                floor=READ_FLOOR * self.samples, exact_limit=max(self.samples, self.exact_limit), peek=peek, memo=memo,
             )  # fmt: skip
             worlds, wts, ess = list(b.worlds), list(b.weights), b.ess
-            if not b.exact and READ_SWEEPS and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
-                moved = move_deals(state, tracker, policy, [worlds[i] for i in _systematic(wts, self.samples, rng)],
-                                   sweeps=READ_SWEEPS, rng=rng, peek=peek, memo=memo)  # fmt: skip
+            if not b.exact and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
+                moved = read_moved(state, tracker, policy, b, self.samples, rng, peek=peek, memo=memo)
                 if moved is not None:
                     worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
             solver.set_hand(*hand_args(state, ctx))
@@ -599,7 +605,7 @@ class Analyzer:
         first = [] if carried is None else carried.take(ply, state, self.samples)
         b = weighted_belief(
             state, recorder, policy, deals=self.samples, rng=rng, max_deals=READ_MAX_FACTOR * self.samples,
-            exact_limit=max(self.samples, self.exact_limit), memo=memo, first=first,
+            floor=READ_FLOOR * self.samples, exact_limit=max(self.samples, self.exact_limit), memo=memo, first=first,
         )  # fmt: skip
         if carried is not None and not b.exact:  # the uniform grade's deals: carried on
             carried.keep(ply, state, b.worlds[: self.samples])
@@ -618,14 +624,34 @@ class Analyzer:
         uniform = [row(i) for i in range(k)]
         if k == len(b.worlds):
             return uniform, list(b.prior), b.exact, uniform, list(b.weights), b.ess
-        picks = _systematic(b.weights, self.samples, rng)
-        moved = move_deals(state, recorder, policy, [b.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
-                           memo=memo) if READ_SWEEPS else None  # fmt: skip
+        picks: list[int] = []
+        moved = read_moved(state, recorder, policy, b, self.samples, rng, memo=memo, picked=picks)
         if moved is None:
             rows = [row(i) for i in picks]
         else:
             rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in moved]
         return uniform, list(b.prior[:k]), False, rows, [1.0 / len(rows)] * len(rows), min(b.ess, float(self.samples))
+
+
+def read_moved(state: HandState, recorder: Recorder, policy: Policy, belief: Belief, samples: int,
+               rng: random.Random, *, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
+               picked: list[int] | None = None) -> list[World] | None:  # fmt: skip
+    """The deals a read is scored on when `belief` (weighted_belief of the
+    same arguments) drew more than `samples`: `samples` of them picked by
+    weight (systematic resampling; their indices appended to `picked`),
+    then moved by :data:`READ_SWEEPS` Metropolis sweeps towards the
+    weighted belief. None where deals cannot be moved (the picks are then
+    scored as they are). The read grade and the partner-peeking grade
+    both draw their deals here, so that both sides of the peeking index
+    stand equally near the belief (docs/belief.md, "How far the deals are
+    moved")."""
+    picks = _systematic(belief.weights, samples, rng)
+    if picked is not None:
+        picked.extend(picks)
+    if not READ_SWEEPS:
+        return None
+    return move_deals(state, recorder, policy, [belief.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
+                      peek=peek, memo=memo)  # fmt: skip
 
 
 def _systematic(weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
