@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cli.main import main as cli_main
+from replay.analysis.grades import READ_FLOOR, READ_MAX_FACTOR, read_moved
 from replay.belief import (
     FEATURES,
     UNIFORM,
@@ -362,3 +363,37 @@ def test_mean_ci_and_resample_follow_the_weights() -> None:
     assert picks.count(worlds[0]) == pytest.approx(700, abs=2)
     exact = Belief(0, 0, worlds, (0.7, 0.1, 0.1, 0.1), True, 4, 1.9)
     assert exact.mean_ci([10.0, 0.0, 0.0, 0.0]) == (pytest.approx(7.0), (pytest.approx(7.0), pytest.approx(7.0)))
+
+
+def _read_grade_marginals(st: Any, rec: Recorder, policy: Any, seeds: int, **draws: float) -> np.ndarray:
+    """P(tile at place) of the read grade's 10 deals (drawn, picked by weight,
+    moved: replay.analysis.grades.read_moved), averaged over `seeds` generators."""
+    acc = np.zeros((28, 6))
+    for seed in range(seeds):
+        rng = random.Random(seed)
+        b = weighted_belief(st, rec, policy, deals=10, rng=rng, exact_limit=0, **draws)  # type: ignore[arg-type]
+        moved = read_moved(st, rec, policy, b, 10, rng) if len(b.worlds) > 10 else None
+        if moved is None:
+            acc += b.marginals()
+            continue
+        for hands, stock in moved:
+            acc[np.arange(28), place_of(hands, stock)] += 1 / len(moved)
+    return acc / seeds
+
+
+def test_the_read_grades_deals_come_to_the_weighted_belief() -> None:
+    # a decision where 90,090 deals agree: every one weighed gives the belief itself. The
+    # partner's plays split it into parts that two-tile swaps rarely cross, so the share of
+    # each part comes from the weighted draws: enough of them, and the read grade's deals,
+    # averaged over many generators, are the belief's; with the old floor (half the deals,
+    # 4 x at most) they kept much of the uniform belief's shares (docs/belief.md)
+    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], random.Random(11))
+    st, rec = seen_until(h, 10)
+    policy = Convention((st.turn + 2) % 4)
+    exact = weighted_belief(st, rec, policy, deals=10, rng=random.Random(0), exact_limit=100_000)
+    assert exact.exact and exact.drawn == 90_090
+    truth = exact.marginals()
+    got = _read_grade_marginals(st, rec, policy, 120, floor=READ_FLOOR * 10, max_deals=READ_MAX_FACTOR * 10)
+    old = _read_grade_marginals(st, rec, policy, 120, floor=5, max_deals=40)
+    assert np.abs(got - truth).mean() < 0.004 and np.abs(got - truth).max() < 0.06
+    assert np.abs(old - truth).mean() > 2 * np.abs(got - truth).mean()
