@@ -63,7 +63,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay.analysis import Analyzer, HandInput  # noqa: E402
+from replay.analysis import Analyzer, HandInput, grades  # noqa: E402
 from replay.analysis.grades import EXACT_LIMIT, READ_FLOOR, READ_MAX_FACTOR, READ_SWEEPS, read_moved  # noqa: E402
 from replay.belief import PlayModel, Policy, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
 from replay.belief.model import HEURISTIC, UNIFORM, log_likelihood, seated  # noqa: E402
@@ -108,13 +108,13 @@ def _decisions(h: PlayedHand):
 
 
 def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: dict, sweeps: int, temper: float,
-                max_factor: int) -> Belief:  # fmt: skip
+                max_factor: int, floor: float = READ_FLOOR) -> Belief:  # fmt: skip
     """The weighted belief as the read grade scores it (replay.analysis.grades): `deals`
     drawn (more, up to `max_factor` x, while the effective sample is under half);
     when more were drawn, `deals` of them picked by weight and moved by `sweeps`
     Metropolis sweeps (replay.belief.weights.move_deals)."""
     b = weighted_belief(st, rec, policy, deals=deals, rng=rng, memo=memo, temper=temper,
-                        max_deals=max_factor * deals, floor=READ_FLOOR * deals)  # fmt: skip
+                        max_deals=max_factor * deals, floor=floor * deals)  # fmt: skip
     if b.exact or len(b.worlds) <= deals or not sweeps:
         return b
     moved = move_deals(st, rec, policy, b.resample(deals, rng), sweeps=sweeps, rng=rng, memo=memo, temper=temper)
@@ -125,7 +125,7 @@ def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: d
 
 
 def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int, sweeps: int, temper: float,
-              max_factor: int):  # fmt: skip
+              max_factor: int, floor: float = READ_FLOOR):  # fmt: skip
     """Per-tile log-loss (summed) of the uniform and weighted beliefs, tiles, reliability tables, ESS."""
     lu = lr = 0.0
     n = 0
@@ -137,7 +137,7 @@ def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int,
             truth = place_of(st.hands, st.stock)
             bu = weighted_belief(st, rec, None, deals=deals, rng=random.Random(seed * 7919 + i * 131 + k))
             br = read_belief(st, rec, model, deals, random.Random(seed * 7919 + i * 131 + k),
-                             memos.setdefault(st.turn, {}), sweeps, temper, max_factor)  # fmt: skip
+                             memos.setdefault(st.turn, {}), sweeps, temper, max_factor, floor)  # fmt: skip
             mu, mr = bu.marginals(), br.marginals()
             a, c = tile_log_loss(mu, truth, unknown=bu.unknown, observer=st.turn)
             b, _ = tile_log_loss(mr, truth, unknown=br.unknown, observer=st.turn)
@@ -150,7 +150,8 @@ def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int,
     return lu, lr, n, rel_u, rel_r, ess
 
 
-def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: int) -> dict[str, list[float]]:
+def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: int, floor: float = READ_FLOOR,
+              max_factor: int = READ_MAX_FACTOR) -> dict[str, list[float]]:
     """By where a hidden tile is (``partner``, ``opp``): at each decision,
     the mean probability the read grade's deals (`samples` a decision, as
     the analysis draws them) give the hidden tiles' true places, minus that
@@ -165,8 +166,8 @@ def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: i
                 rng = random.Random(seed * 7919 + i * 131 + k * 2 + (name == "long"))
                 memo = memos.setdefault((name, seat), {})
                 if name == "grade":
-                    b = weighted_belief(st, rec, policy, deals=samples, rng=rng, memo=memo, floor=READ_FLOOR * samples,
-                                        max_deals=READ_MAX_FACTOR * samples, exact_limit=max(samples, EXACT_LIMIT))
+                    b = weighted_belief(st, rec, policy, deals=samples, rng=rng, memo=memo, floor=floor * samples,
+                                        max_deals=max_factor * samples, exact_limit=max(samples, EXACT_LIMIT))
                     moved = None if b.exact or len(b.worlds) <= samples else \
                         read_moved(st, rec, policy, b, samples, rng, memo=memo)
                 else:
@@ -218,6 +219,8 @@ def main() -> None:
                     help=f"Metropolis sweeps of the deals picked by weight (default {READ_SWEEPS}, the read grade's)")
     ap.add_argument("--max-factor", type=int, default=READ_MAX_FACTOR,
                     help=f"deals drawn at most, times --deals (default {READ_MAX_FACTOR}, the read grade's)")
+    ap.add_argument("--read-floor", type=float, default=READ_FLOOR,
+                    help=f"draw until the weights are worth this many times the deals (default {READ_FLOOR:g})")
     ap.add_argument("--temper", type=float, default=1.0, help="the likelihood's power in the weights")
     ap.add_argument("--pools", default="signalling,random",
                     help="pools to measure (boneyard too: slow, the boneyard's history has many ways to lie)")
@@ -228,6 +231,7 @@ def main() -> None:
                     help="also: how near the read grade's deals come to the belief, against a long chain (slow)")
     ap.add_argument("--shortfall-samples", type=int, default=10, help="the read grade's deals a decision (--shortfall)")
     args = ap.parse_args()
+    grades.READ_SWEEPS = args.sweeps  # type: ignore[misc]  # read_moved's, for --shortfall
     results: dict[str, tuple[float, float]] = {}
     models: dict[str, PlayModel] = {}
     tests: dict[str, list[PlayedHand]] = {}
@@ -251,7 +255,7 @@ def main() -> None:
         t0 = time.perf_counter()
         policy = model if players is None else seated(model, players)
         lu, lr, n, rel_u, rel_r, ess = calibrate(policy, test, args.deals, args.seed, args.sweeps, args.temper,
-                                                      args.max_factor)
+                                                      args.max_factor, args.read_floor)
         print(f"  per-tile log-loss over {n} hidden tiles: uniform {lu / n:.4f}, read {lr / n:.4f} nats "
               f"(read/uniform {lr / lu:.3f}); ESS median {statistics.median(ess):.1f} "
               f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
@@ -264,7 +268,7 @@ def main() -> None:
         results[name] = (lu / n, lr / n)
         if args.shortfall:
             t0 = time.perf_counter()
-            short = shortfall(policy, test, args.shortfall_samples, args.seed)
+            short = shortfall(policy, test, args.shortfall_samples, args.seed, args.read_floor, args.max_factor)
             for key, v in short.items():
                 mean, se = statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5
                 print(f"  the read grade's deals against a long chain, P(true place) of the {key}'s tiles: "
