@@ -431,7 +431,8 @@ class Analyzer:
         if named is not None:
             named = (named[0], seated(named[1], inp.players))
         tracker = Tracker(state, fixed_by=inp.fixed_by) if named is None else Recorder(state, fixed_by=inp.fixed_by)
-        memos: dict[int, dict[tuple[int, int], float]] = {}  # by seat: the plays' log-probabilities
+        # the plays' log-probabilities by (ply, hand then): the same whoever looks, so one for the hand
+        memo: dict[tuple[int, int], float] = {}
         carried = Carried(inp.moves, self.carried) if self.carry and self.samples > 0 else None
         first_seat = state.turn
         start = state
@@ -449,7 +450,7 @@ class Analyzer:
             if move not in legal:
                 return _skipped(base, f"ply {k}: {move_label(move)} is not legal")
             plies.append(self._grade(k, state, move, legal, tracker, ctx, dd_solver, pi_solver, inp,
-                                     named, memos.setdefault(seat, {}), carried))  # fmt: skip
+                                     named, memo, carried))  # fmt: skip
             tracker.see(state, move)
             try:
                 state = apply(state, laid)
