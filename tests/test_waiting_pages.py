@@ -297,9 +297,10 @@ def test_the_background_grader_measures_its_pace(tmp_path: Path) -> None:
         first = c.get("/api/suspicious").json()["grading"]
         total = first["total"]
         assert total > 0 and first["state"] in ("measuring", "grading", "done")
-        for _ in range(600):
+        deadline = time.monotonic() + 600  # a wait, not a speed check: a loaded machine grades slowly
+        while True:
             got = c.get("/api/suspicious").json()["grading"]
-            if got["state"] == "done":
+            if got["state"] == "done" or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         assert got["state"] == "done" and got["graded"] == total and got["seconds_left"] == 0
