@@ -3,7 +3,7 @@
     python bench/belief.py                  # about a minute
     python bench/belief.py --train-hands 1000 --test-hands 30 --deals 150
     python bench/belief.py --pools boneyard --test-hands 8 --deals 60
-    python bench/belief.py --pools readers --shortfall --test-hands 60   # about 10 minutes
+    python bench/belief.py --pools readers --shortfall --test-hands 60   # 10 to 20 minutes
 
 Pools of bots play hands in memory (replay.belief.selfplay), per family of
 profiles:
