@@ -110,7 +110,7 @@ def _decisions(h: PlayedHand):
 def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: dict, sweeps: int, temper: float,
                 max_factor: int, floor: float = READ_FLOOR) -> Belief:  # fmt: skip
     """The weighted belief as the read grade scores it (replay.analysis.grades): `deals`
-    drawn (more, up to `max_factor` x, while the effective sample is under half);
+    drawn (more, up to `max_factor` x, while the effective sample is under `floor` x `deals`);
     when more were drawn, `deals` of them picked by weight and moved by `sweeps`
     Metropolis sweeps (replay.belief.weights.move_deals)."""
     b = weighted_belief(st, rec, policy, deals=deals, rng=rng, memo=memo, temper=temper,

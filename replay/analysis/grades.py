@@ -125,10 +125,10 @@ READ_MIN_ESS: Final = 10.0
 #: many Metropolis sweeps towards the weighted belief
 #: (:func:`replay.belief.weights.move_deals`): a sharp play model leaves
 #: few deals with weight, and a resample repeats them; moved, they spread
-#: over the belief (docs/belief.md, "Moved deals"). Two sweeps left the
-#: deals short of it, nearer the uniform belief (the partner's tiles' and
-#: the opponents' 6% and 11% of the way; docs/belief.md, "How far the
-#: deals are moved"): an honest reader then drifted on the cheat signals.
+#: over the belief (docs/belief.md, "Moved deals"). Two sweeps (with the
+#: old floor) left the deals about 7% of the way back towards the uniform
+#: belief on the partner's tiles (docs/belief.md, "How far the deals are
+#: moved"): an honest reader then drifted on the cheat signals.
 READ_SWEEPS: Final = 8
 
 #: Points lost (on what the mover could know) from which a move is an
