@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import shutil
 import statistics
 import sys
@@ -86,7 +87,7 @@ def _bench_api() -> Any:
 
 
 def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path, uniform: bool = False,
-            reuse: bool = False) -> dict[str, Any]:  # fmt: skip
+            reuse: bool = False, audit: Sequence[str] | None = None) -> dict[str, Any]:  # fmt: skip
     """Simulate, ingest with the analysis, audit everyone; each player's looks.
 
     By default the grades are read grades: the run's hands are stored with
@@ -95,7 +96,11 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path,
     theirs by it too); `uniform`: the sampled grade at ingest, choices
     telling nothing (the indices as they were before the read grade);
     `reuse`: the run's log in `where`, when there, is taken as it is (not
-    simulated again: the same games graded another way, or a part of them)."""
+    simulated again: the same games graded another way, or a part of them);
+    `audit`: only the players of these styles are audited for partner
+    peeking (the audits are most of a run's time; the others' peeking index
+    is then not measured). The audited players are written beside the
+    store (run-N.audited), which marks the run finished."""
     from replay.ingest import ingest
     from reports import derived
 
@@ -116,6 +121,8 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path,
     for old in (db, Path(f"{db}.wal")):  # a store made anew
         old.unlink(missing_ok=True)
     shutil.rmtree(where / f"run-{seed}", ignore_errors=True)
+    done_file = where / f"run-{seed}.audited"
+    done_file.unlink(missing_ok=True)
     if uniform:
         ingest([log], db=db, workers=2, analysis=(samples, 0))
     else:
@@ -135,10 +142,13 @@ def one_run(cheat: str | None, seed: int, hands: int, samples: int, where: Path,
     try:
         players = [p for (p,) in conn.execute("SELECT DISTINCT player FROM skill_rows WHERE player LIKE 'p-%' "
                                               "ORDER BY 1").fetchall()]  # fmt: skip
-        for p in players:
+        style = _player_styles(seed, cheat)
+        audited = [p for p in players if audit is None or style.get(p) in audit]
+        for p in audited:
             audit_player(conn, p, hands=100_000, samples=samples, workers=2)
         t3 = time.perf_counter()
-        got = _result(conn, seed, cheat)
+        done_file.write_text(json.dumps(audited) + "\n")
+        got = _result(conn, seed, cheat, audited)
     finally:
         conn.close()
     got["seconds"] = {"simulate": t1 - t0, "ingest": t2 - t1, "audit": t3 - t2}
@@ -154,16 +164,24 @@ def _styles(seed: int) -> tuple[str, ...]:
     return tuple(HONEST[(seed + k) % len(HONEST)] for k in range(4))
 
 
-def _result(conn: Any, seed: int, cheat: str | None) -> dict[str, Any]:
-    """A run's players, their styles, looks and final t statistics, from its store."""
+def _player_styles(seed: int, cheat: str | None) -> dict[str, str]:
+    """Each player of a run and its style (the cheater's: its cheat)."""
     style = {f"p-{k + 1:05d}": st for k, st in enumerate(_styles(seed))}
     if cheat:
         style["p-00001"] = cheat
+    return style
+
+
+def _result(conn: Any, seed: int, cheat: str | None, audited: Sequence[str] | None = None) -> dict[str, Any]:
+    """A run's players, their styles, looks and final t statistics, from its store;
+    `audited`: the players audited for partner peeking (default all)."""
+    style = _player_styles(seed, cheat)
     per_hand = _per_hand(conn)
     looks = {p: _looks(rows) for p, rows in per_hand.items() if p in style}
     final = {p: _final_t(rows) for p, rows in per_hand.items() if p in style}
     moments = {p: _moments(rows) for p, rows in per_hand.items() if p in style}
-    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final, "moments": moments}
+    return {"seed": seed, "cheat": cheat, "style": style, "looks": looks, "final_t": final, "moments": moments,
+            "audited": sorted(style) if audited is None else sorted(audited)}
 
 
 def _moments(rows: Sequence[Row]) -> tuple[tuple[int, float, float], ...]:
@@ -196,8 +214,9 @@ KINDS = {0: "omniscient", 1: "peeker", 7: None, 8: None}
 
 def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
     """The results of the runs whose stores were kept (``--keep``) in `dirs`:
-    a store whose four players were all audited counts; others are named and
-    left out (a run stopped half way)."""
+    a store whose audits all finished counts (its run-N.audited names them;
+    without one, all four players audited); others are named and left out
+    (a run stopped half way)."""
     import duckdb
 
     out = []
@@ -206,11 +225,13 @@ def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
             seed = int(db.stem.split("-")[1])
             conn = duckdb.connect(str(db), read_only=True)
             try:
+                mark = db.with_suffix(".audited")
+                audited = json.loads(mark.read_text()) if mark.exists() else None
                 done = conn.execute("SELECT count(DISTINCT player) FROM audits WHERE state = 'done'").fetchone()
-                if seed % 100 not in KINDS or not done or done[0] < 4:
+                if seed % 100 not in KINDS or not done or done[0] < (4 if audited is None else len(audited)):
                     say(f"{db}: not a finished run, left out")
                     continue
-                out.append(_result(conn, seed, KINDS[seed % 100]))
+                out.append(_result(conn, seed, KINDS[seed % 100], audited))
             finally:
                 conn.close()
     return out
@@ -336,9 +357,11 @@ def _upper95(alarms: int, n: int) -> float:
 
 def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, first: int = 1,
               keep: Path | None = None, signalling_runs: int = 0, uniform: bool = False,
-              reuse: bool = False, cheats: Sequence[str] = ("omniscient", "peeker")) -> list[dict[str, Any]]:  # fmt: skip
+              reuse: bool = False, cheats: Sequence[str] = ("omniscient", "peeker"),
+              audit: Sequence[str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Run the plan; each run's result. `keep`: the runs' logs and stores are
-    kept there (for --summarize), not in a temporary folder."""
+    kept there (for --summarize), not in a temporary folder; `audit`: the
+    styles audited for partner peeking (default all; a cheater always is)."""
     where = keep or Path(tempfile.mkdtemp(prefix="replay-bench-insights-"))
     where.mkdir(parents=True, exist_ok=True)
     results = []
@@ -350,7 +373,8 @@ def detection(runs: int, honest_runs: int, hands: int, samples: int, say: Any, f
         # and 100k + 8: two honest signalling pairs
         plan += [(None, 100 * k + 8) for k in range(first, first + signalling_runs)]
         for cheat, seed in plan:
-            r = one_run(cheat, seed, hands, samples, where, uniform, reuse)
+            r = one_run(cheat, seed, hands, samples, where, uniform, reuse,
+                        None if audit is None else [*audit, *([cheat] if cheat else [])])
             s = r["seconds"]
             at = "-" if cheat is None else _first(r["looks"]["p-00001"], 1 if cheat == "omniscient" else 2)
             say(f"run {seed:>4} {cheat or 'honest':<10} simulate {s['simulate']:5.0f} s, ingest {s['ingest']:5.0f} s, "
@@ -376,6 +400,9 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     alarms = {"omniscience": sum(1 for _, lk in honest if _first(lk, 1) is not None),
               "peeking": sum(1 for _, lk in honest if _first(lk, 2) is not None)}  # fmt: skip
     alarms["either"] = sum(1 for _, lk in honest if _first(lk, 1) is not None or _first(lk, 2) is not None)
+    # a player left out of the audits (--audit-styles) has no peeking index
+    alarms["peeking_measured"] = sum(1 for r in results for p in r["looks"]
+                                     if p in r.get("audited", r["looks"]) and not (r["cheat"] and p == "p-00001"))
     by_style: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for style, lk in honest:
         by_style[style][0] += 1
@@ -482,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--keep", metavar="DIR", default=None,
                     help="keep each run's log and store in DIR (for --summarize; runs add up across invocations)")
     ap.add_argument("--cheats", default="omniscient,peeker", help="the planted cheaters' runs to make")
+    ap.add_argument("--audit-styles", default=None, metavar="STYLE,...",
+                    help="audit only these honest styles for partner peeking (e.g. reader,sampler; default all)")
     ap.add_argument("--reuse", action="store_true",
                     help="with --keep: a run whose log is in DIR is not simulated again (its store is made anew)")
     ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
@@ -500,7 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             hands = args.hands or (250 if args.full else 40)
             results = detection(runs, honest_runs, hands, args.samples, say, args.first_run,
                                 Path(args.keep) if args.keep else None, args.signalling_runs, args.uniform,
-                                args.reuse, args.cheats.split(","))  # fmt: skip
+                                args.reuse, args.cheats.split(","),
+                                args.audit_styles.split(",") if args.audit_styles else None)  # fmt: skip
         for r in results:  # every player-run: when first flagged, its final t and drift, each index
             for p, st in sorted(r["style"].items()):
                 say(player_run_line(r, p, st))
@@ -511,7 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"{cheat}: caught in {x['caught']} of {x['runs']} runs; hands to flag {x['hands']} "
                 f"(median {x['median']}, worst {x['worst']}); its other index flagged it at {x['other_index']}")  # fmt: skip
         say(f"honest player-runs: {h['player_runs']} ({h['looks_each']:.0f} looks each, every {STEP} hands); "
-            f"alarms: omniscience {h['alarms']['omniscience']}, peeking {h['alarms']['peeking']}, "
+            f"alarms: omniscience {h['alarms']['omniscience']}, peeking {h['alarms']['peeking']} "
+            f"(of {h['alarms']['peeking_measured']} audited), "
             f"either {h['alarms']['either']}; by style (runs, alarms): {h['by_style']}")  # fmt: skip
         ht = d["honest_t"]
         if ht["n"]:
