@@ -33,6 +33,8 @@ the whole refresh from nothing on a copy: the ratings
     python bench/insights.py --detection --full --keep runs/     # the runs' stores kept in runs/
     python bench/insights.py --summarize runs/ more-runs/          # the figures over every kept run
     python bench/insights.py --detection --runs 0 --signalling-runs 2 --hands 250   # honest signalling pairs
+    python bench/insights.py --detection --runs 0 --signalling-runs 1 --first-run 3 --hands 1000 \
+        --keep runs/ --audit-styles reader     # more reader hands: only the readers audited for peeking
 
 **Signalling pairs** (``--signalling-runs``): runs of two honest signalling
 pairs (replay.bots ``signal`` and replay.searchbots ``reader``, seated as

@@ -81,3 +81,21 @@ def test_read_gap_doctests() -> None:
     spec.loader.exec_module(mod)
     got = doctest.testmod(mod)
     assert got.attempted >= 3 and got.failed == 0
+
+
+def test_a_run_audited_for_some_styles_only_counts_their_peeking() -> None:
+    # --audit-styles reader: the signallers' peeking index is not measured, so it
+    # neither counts as an audited player-run nor adds hands to the signal style's drift
+    b = _bench()
+    graded = [(4, 1.0, 4, 0.5, 2.0)] * 30
+    unaudited = [(4, 1.0, 0, 0.0, 2.0)] * 30
+    rows = {"p-00001": unaudited, "p-00002": graded, "p-00003": unaudited, "p-00004": graded}
+    run = {"seed": 308, "cheat": None, "style": b._player_styles(308, None),
+           "looks": {p: b._looks(r) for p, r in rows.items()},
+           "final_t": {p: b._final_t(r) for p, r in rows.items()},
+           "moments": {p: b._moments(r) for p, r in rows.items()}, "audited": ["p-00002", "p-00004"]}  # fmt: skip
+    d = b.summary([run])
+    assert d["honest"]["player_runs"] == 4 and d["honest"]["alarms"]["peeking_measured"] == 2
+    assert "peek" not in d["drift"]["signal"] and d["drift"]["signal"]["omni"]["hands"] == 60
+    assert d["drift"]["reader"]["peek"]["hands"] == 60
+    assert [p for p, s in run["style"].items() if s == "reader"] == ["p-00002", "p-00004"]
