@@ -1,4 +1,4 @@
-"""The C accelerator (replay/_native.c, _deal.c, _scan.c, _hand.c, _match.c, _maker.c and _solve.c); everything else is in pyproject.toml.
+"""The C accelerator (replay/_native.c, _deal.c, _scan.c, _hand.c, _match.c, _maker.c, _solve.c and _belief.c); everything else is in pyproject.toml.
 
 Optional: where it cannot be compiled, the package installs without it and
 runs on its pure-Python path (same results, slower).
@@ -18,6 +18,7 @@ setup(
                 "replay/_match.c",
                 "replay/_maker.c",
                 "replay/_solve.c",
+                "replay/_belief.c",
             ],
             depends=["replay/_rules.h", "replay/_hand.h", "replay/_native.h"],
             optional=True,

@@ -25,6 +25,9 @@
  *                                       _maker.c
  *   Solver                              exact values of hand positions
  *                                       (replay.solver.PySolver), from _solve.c
+ *   play_logp(coef, ctx, hand, ...)     a linear play model's log-probability
+ *                                       of a played move (replay.belief.weights),
+ *                                       from _belief.c
  *   sha256, pips, use_shani             for the tests and the fallbacks
  *
  * This file holds the module (method table and init) and ints_tuple;
@@ -64,6 +67,7 @@ static PyMethodDef methods[] = {
     {"pips", py_pips, METH_O, "pips(mask) -> int"},
     {"route", py_route, METH_VARARGS, "route(data, offset, lines_before, max_line) -> (offset, lines, groups)"},
     {"deals", py_deals, METH_O, "deals(hands) -> (tiles int8, tiles per seat int32, seats per hand int32)"},
+    {"play_logp", py_play_logp, METH_VARARGS, "play_logp(coef, ctx, hand, moves, played) -> log-probability"},
     {"use_shani", py_use_shani, METH_O, "use_shani(on) -> whether the SHA extensions are now used"},
     {NULL, NULL, 0, NULL},
 };

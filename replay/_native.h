@@ -51,6 +51,9 @@ void sha256_setup(void);
 PyObject *py_scan(PyObject *self, PyObject *args);
 PyObject *py_route(PyObject *self, PyObject *args);
 
+/* _belief.c */
+PyObject *py_play_logp(PyObject *self, PyObject *args);
+
 /* _hand.c */
 PyObject *py_replay_hand(PyObject *self, PyObject *args);
 PyObject *py_pips(PyObject *self, PyObject *arg);

@@ -69,7 +69,7 @@ from replay.tiles import (
     iter_tiles,
 )
 
-__all__ = ["FEATURES", "move_features"]
+__all__ = ["FEATURES", "move_features", "ply_context"]
 
 FEATURES: Final = (
     "pips", "double", "lead_long", "lead_pips", "lead_double", "keep", "friend", "kill",
@@ -87,25 +87,31 @@ def _fit(hand: int, n: int) -> int:
     return m.bit_count() + (1 if m & BIT[DOUBLE_OF[n]] else 0)
 
 
-def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Public) -> list[list[float]]:
-    """One row of :data:`FEATURES` per move of `moves` (the legal moves of
-    the seat to move in `state`, holding `hand`), as that seat could see them."""
+def ply_context(state: HandState, public: Public) -> tuple[int, int, int, int, int, int]:
+    """What :func:`move_features` takes from the position and the record,
+    whatever the mover holds: the ends (-1 before the first tile), the
+    numbers the partner laid open and still may hold, those only opponents
+    laid open, those the next seat lacks, and the tiles on the line."""
     seat = state.turn
     n = len(state.hands)
-    pairs = state.rules.teams == "pairs" and n == 4
-    partner = (seat + 2) % n if pairs else -1
+    partner = (seat + 2) % n if state.rules.teams == "pairs" and n == 4 else -1
     friend = public.shown[partner] & ~public.lacks[partner] if partner >= 0 else 0
     foes = 0
     for s in range(n):
         if s != seat and s != partner:
             foes |= public.shown[s]
-    nxt_lacks = public.lacks[(seat + 1) % n]
+    return state.left, state.right, friend, foes, public.lacks[(seat + 1) % n], public.line
+
+
+def move_features(state: HandState, hand: int, moves: Sequence[Move], public: Public) -> list[list[float]]:
+    """One row of :data:`FEATURES` per move of `moves` (the legal moves of
+    the seat to move in `state`, holding `hand`), as that seat could see them."""
+    _, _, friend, foes, nxt_lacks, line = ply_context(state, public)
     counts = _counts(hand)
     longest = max(counts)
     long_n = max(range(7), key=lambda x: (counts[x], x))
     top = max((PIPS[mv.tile] for mv in moves if type(mv) is Play), default=-1)
     long_top = max(iter_tiles(hand & SUIT_MASK[long_n]), key=lambda t: (PIPS[t], t), default=-1)
-    line = public.line
     phase = line.bit_count() / 28
     lead = state.left < 0
     before = 0 if lead else 1 << state.left | 1 << state.right

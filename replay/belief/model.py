@@ -119,6 +119,10 @@ class PlayModel:
     def probs(self, state: HandState, moves: Sequence[Move], public: Public) -> Sequence[float] | None:
         return _probs(self.coef, move_features(state, state.hands[state.turn], moves, public))
 
+    def coef_at(self, seat: int) -> tuple[float, ...]:
+        """The coefficients seat `seat`'s moves are weighed by."""
+        return self.coef
+
     def of(self, player: str | None) -> tuple[float, ...]:
         """The coefficients `player`'s moves are weighed by (the family's for one not fitted apart)."""
         if player is not None:
@@ -157,8 +161,11 @@ class Seated:
 
     def probs(self, state: HandState, moves: Sequence[Move], public: Public) -> Sequence[float] | None:
         s = state.turn
-        coef = self.coefs[s] if s < len(self.coefs) else self.default
-        return _probs(coef, move_features(state, state.hands[s], moves, public))
+        return _probs(self.coef_at(s), move_features(state, state.hands[s], moves, public))
+
+    def coef_at(self, seat: int) -> tuple[float, ...]:
+        """The coefficients seat `seat`'s moves are weighed by."""
+        return self.coefs[seat] if seat < len(self.coefs) else self.default
 
 
 def seated(policy: Policy, players: Sequence[str | None]) -> Policy:

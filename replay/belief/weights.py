@@ -54,10 +54,11 @@ from typing import Final
 
 import numpy as np
 
-from replay.belief.features import FEATURES
+from replay.accel import native
+from replay.belief.features import FEATURES, ply_context
 from replay.belief.history import Ply, Public, Recorder
-from replay.belief.model import PlayModel, Policy
-from replay.engine import DRAW, YIELD, HandState, Move, Play, legal_moves
+from replay.belief.model import PlayModel, Policy, Seated
+from replay.engine import DRAW, YIELD, HandState, Move, Play, can_yield, legal_moves
 from replay.knowledge import Hidden, World
 from replay.tiles import BIT, FULL_SET, N_TILES
 
@@ -252,6 +253,15 @@ class Scorer:
         self.by_seat: dict[int, list[Evidence]] = {}
         for e in ev:
             self.by_seat.setdefault(e.seat, []).append(e)
+        # the plies whose moves the C twin makes from the hand: (coef, context, move code, may yield)
+        self.fast: dict[int, tuple[tuple[float, ...], tuple[int, ...], int, bool]] = {}
+        if native is not None and type(policy) in _LINEAR:
+            for e in ev:
+                v, mv = e.ply.view, e.ply.move
+                code = mv.tile * 2 + mv.end if type(mv) is Play else -1 if mv is YIELD else None
+                if code is not None and v.must_play < 0 and v.result is None and v.opening < 0:
+                    coef = policy.coef_at(e.seat)  # type: ignore[union-attr]
+                    self.fast[e.index] = (coef, ply_context(v, e.ply.public), code, can_yield(v))
 
     def seat(self, seat: int, hand: int) -> float:
         """The log-probability of `seat`'s observed plays if it holds `hand` now."""
@@ -262,7 +272,12 @@ class Scorer:
             key = (e.index, h)
             got = memo.get(key)
             if got is None:
-                got = memo[key] = self.temper * _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
+                fast = self.fast.get(e.index)
+                if fast is not None:
+                    lp = native.play_logp(fast[0], fast[1], h, None, fast[2], fast[3])  # type: ignore[union-attr]
+                else:
+                    lp = _log_prob(self.policy, e.ply.view, e.seat, h, e.ply.move, e.ply.public)
+                got = memo[key] = self.temper * lp
             total += got
         return total
 
@@ -345,6 +360,10 @@ def _sweep(hidden: Hidden, worlds: Sequence[World], score: Scorer, sweeps: int, 
     return moved
 
 
+#: The policies whose probabilities are a conditional logit over FEATURES (``coef_at``).
+_LINEAR: Final = (PlayModel, Seated)
+
+
 def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move: Move, public: Public) -> float:
     if policy is None:
         return 0.0
@@ -354,6 +373,10 @@ def _log_prob(policy: Policy | None, view: HandState, seat: int, hand: int, move
     moves = legal_moves(state)
     if len(moves) < 2 or move not in moves:
         return 0.0
+    if native is not None and type(policy) in _LINEAR:  # the C twin: the same double, many times faster
+        codes = tuple(m.tile * 2 + m.end if type(m) is Play else -1 if m is YIELD else -2 for m in moves)
+        coef = policy.coef_at(seat)  # type: ignore[attr-defined]
+        return float(native.play_logp(coef, ply_context(state, public), hand, codes, moves.index(move)))
     p = policy.probs(state, moves, public)
     if p is None:
         return 0.0
