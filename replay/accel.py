@@ -3,8 +3,9 @@
 Every function of it has a pure-Python twin that stays the reference: the
 deal-v1 shuffle (:mod:`replay.deal`), the reading of canonical log lines
 (:mod:`replay.canonical_reader`), the replay of a clean hand (:mod:`replay.engine`),
-a match's scoring (:mod:`replay.match`) and the solver
-(:class:`replay.solver.PySolver`). Set ``REPLAY_PURE=1`` to run without it
+a match's scoring (:mod:`replay.match`), the solver
+(:class:`replay.solver.PySolver`) and a play model's log-probability of a
+past play (:mod:`replay.belief.weights`). Set ``REPLAY_PURE=1`` to run without it
 (the tests compare both paths).
 
 >>> native is None or native.MOVE_SIZE == 24
