@@ -169,7 +169,7 @@ def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: i
                     b = weighted_belief(st, rec, policy, deals=samples, rng=rng, memo=memo, floor=floor * samples,
                                         max_deals=max_factor * samples, exact_limit=max(samples, EXACT_LIMIT))
                     moved = None if b.exact or len(b.worlds) <= samples else \
-                        read_moved(st, rec, policy, b, samples, rng, memo=memo)
+                        read_moved(st, rec, policy, b, samples, rng, memo=memo).worlds
                 else:
                     b = weighted_belief(st, rec, policy, deals=100, rng=rng, memo=memo, max_deals=800,
                                         exact_limit=EXACT_LIMIT)

@@ -372,7 +372,7 @@ def _read_grade_marginals(st: Any, rec: Recorder, policy: Any, seeds: int, **dra
     for seed in range(seeds):
         rng = random.Random(seed)
         b = weighted_belief(st, rec, policy, deals=10, rng=rng, exact_limit=0, **draws)  # type: ignore[arg-type]
-        moved = read_moved(st, rec, policy, b, 10, rng) if len(b.worlds) > 10 else None
+        moved = read_moved(st, rec, policy, b, 10, rng).worlds if len(b.worlds) > 10 else None
         if moved is None:
             acc += b.marginals()
             continue

@@ -39,7 +39,7 @@ import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from replay.analysis.carry import Carried, laid_move
 from replay.belief.history import Recorder
 from replay.belief.model import Policy, family, seated
-from replay.belief.weights import Belief, move_deals, weighted_belief
+from replay.belief.weights import Belief, exact_draws, move_deals, weighted_belief
 from replay.engine import (
     LEFT,
     PLAYS,
@@ -87,6 +87,7 @@ __all__ = [
     "HandInput",
     "Ply",
     "held_by",
+    "ReadDeals",
     "read_moved",
     "Analyzer",
     "classify",
@@ -97,7 +98,7 @@ __all__ = [
 
 #: The version stored with every analysis row: the solver's, and that of the
 #: sampling and grading here. A store's rows of another version are redone.
-ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 4
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 5
 
 #: Decisions whose agreeing deals (fillings and boneyard orders) are at most
 #: this many are graded on every one of them, weighed, instead of a sample:
@@ -130,6 +131,16 @@ READ_MIN_ESS: Final = 10.0
 #: belief on the partner's tiles (docs/belief.md, "How far the deals are
 #: moved"): an honest reader then drifted on the cheat signals.
 READ_SWEEPS: Final = 8
+
+#: A read whose agreeing deals are at most this many (and more than
+#: :data:`EXACT_LIMIT`, which are all scored) weighs every one of them and
+#: draws the deals it scores from those exact weights. Near a hand's end
+#: the play model leaves few deals with weight among thousands: drawn
+#: uniformly, 80 deals had an effective sample of about 4, and the deals
+#: picked and moved from them stood 2.5% of the way back towards the
+#: uniform belief on the partner's tiles (docs/belief.md, "Late in the
+#: hand"), which an honest reader kept as hindsight.
+READ_ENUM_LIMIT: Final = 30_000
 
 #: Points lost (on what the mover could know) from which a move is an
 #: inaccuracy, a mistake, a blunder; by scoring (milo hands are worth 1 or 2).
@@ -554,9 +565,9 @@ class Analyzer:
             )  # fmt: skip
             worlds, wts, ess = list(b.worlds), list(b.weights), b.ess
             if not b.exact and len(worlds) > self.samples:  # as the read grade: drawn by weight, moved
-                moved = read_moved(state, tracker, policy, b, self.samples, rng, peek=peek, memo=memo)
+                moved, moved_ess = read_moved(state, tracker, policy, b, self.samples, rng, peek=peek, memo=memo)
                 if moved is not None:
-                    worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), min(b.ess, float(self.samples))
+                    worlds, wts, ess = moved, [1.0 / len(moved)] * len(moved), moved_ess
             solver.set_hand(*hand_args(state, ctx))
             base = position(state)
             vals = [[v for _, v in solver.values((h, st, *base[2:]), state.turn)] for h, st in worlds]
@@ -626,33 +637,50 @@ class Analyzer:
         if k == len(b.worlds):
             return uniform, list(b.prior), b.exact, uniform, list(b.weights), b.ess
         picks: list[int] = []
-        moved = read_moved(state, recorder, policy, b, self.samples, rng, memo=memo, picked=picks)
+        moved, ess = read_moved(state, recorder, policy, b, self.samples, rng, memo=memo, picked=picks)
         if moved is None:
             rows = [row(i) for i in picks]
         else:
             rows = [[v for _, v in solver.values((hands, stock, *base[2:]), seat)] for hands, stock in moved]
-        return uniform, list(b.prior[:k]), False, rows, [1.0 / len(rows)] * len(rows), min(b.ess, float(self.samples))
+        return uniform, list(b.prior[:k]), False, rows, [1.0 / len(rows)] * len(rows), ess
+
+
+class ReadDeals(NamedTuple):
+    """The deals a read is scored on (None: the picks appended to `picked`,
+    as they are) and the effective sample its interval counts."""
+
+    worlds: list[World] | None
+    ess: float
 
 
 def read_moved(state: HandState, recorder: Recorder, policy: Policy, belief: Belief, samples: int,
                rng: random.Random, *, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
-               picked: list[int] | None = None) -> list[World] | None:  # fmt: skip
+               picked: list[int] | None = None) -> ReadDeals:  # fmt: skip
     """The deals a read is scored on when `belief` (weighted_belief of the
-    same arguments) drew more than `samples`: `samples` of them picked by
-    weight (systematic resampling; their indices appended to `picked`),
-    then moved by :data:`READ_SWEEPS` Metropolis sweeps towards the
-    weighted belief. None where deals cannot be moved (the picks are then
-    scored as they are). The read grade and the partner-peeking grade
-    both draw their deals here, so that both sides of the peeking index
-    stand equally near the belief (docs/belief.md, "How far the deals are
-    moved")."""
+    same arguments) drew more than `samples`. With at most
+    :data:`READ_ENUM_LIMIT` agreeing deals, every one is weighed and
+    `samples` are drawn from those exact weights
+    (:func:`replay.belief.weights.exact_draws`, where the deals are a
+    filling of places).
+    Otherwise `samples` of the belief's deals are picked by weight (their
+    indices appended to `picked`), then moved by :data:`READ_SWEEPS`
+    Metropolis sweeps towards the weighted belief (None where deals cannot
+    be moved: the picks are then scored as they are). The read grade and
+    the partner-peeking grade both draw their deals here, so that both
+    sides of the peeking index stand equally near the belief
+    (docs/belief.md, "How far the deals are moved", "Late in the hand")."""
+    drawn = exact_draws(state, recorder, policy, samples, rng, limit=READ_ENUM_LIMIT, peek=peek, memo=memo)
+    if drawn is not None:
+        return ReadDeals(drawn[0], min(drawn[1], float(samples)))
+    ess = min(belief.ess, float(samples))
     picks = _systematic(belief.weights, samples, rng)
     if picked is not None:
         picked.extend(picks)
     if not READ_SWEEPS:
-        return None
-    return move_deals(state, recorder, policy, [belief.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
-                      peek=peek, memo=memo)  # fmt: skip
+        return ReadDeals(None, ess)
+    moved = move_deals(state, recorder, policy, [belief.worlds[i] for i in picks], sweeps=READ_SWEEPS, rng=rng,
+                       peek=peek, memo=memo)  # fmt: skip
+    return ReadDeals(moved, ess)
 
 
 def _systematic(weights: Sequence[float], k: int, rng: random.Random) -> list[int]:

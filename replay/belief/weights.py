@@ -50,6 +50,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Final
 
 import numpy as np
@@ -60,9 +61,10 @@ from replay.belief.history import Ply, Public, Recorder
 from replay.belief.model import PlayModel, Policy, Seated
 from replay.engine import DRAW, YIELD, HandState, Move, Play, can_yield, legal_moves
 from replay.knowledge import Hidden, World
-from replay.tiles import BIT, FULL_SET, N_TILES
+from replay.tiles import BIT, FULL_SET, N_TILES, iter_tiles
 
-__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "move_deals", "place_of", "weighted_belief"]
+__all__ = ["HEAVY_LEADS", "Belief", "Evidence", "Scorer", "evidence", "exact_draws", "move_deals", "place_of",
+           "weighted_belief"]
 
 #: z of a two-sided 95% interval.
 _Z95: Final = 1.959964
@@ -311,6 +313,95 @@ def move_deals(state: HandState, recorder: Recorder, policy: Policy, worlds: Seq
     hidden = recorder.hidden(state, seat, peek)
     score = Scorer(policy, evidence(recorder.plies, seat, peek), {} if memo is None else memo, temper)
     return _sweep(hidden, worlds, score, sweeps, rng)
+
+
+def exact_draws(state: HandState, recorder: Recorder, policy: Policy, k: int, rng: random.Random, *,
+                limit: int, peek: Sequence[int] = (), memo: dict[tuple[int, int], float] | None = None,
+                ) -> tuple[list[World], float] | None:  # fmt: skip
+    """`k` deals drawn from the exactly weighed belief of the seat to move
+    (every agreeing deal weighed by the others' plays; systematic
+    resampling) and the weights' effective sample size; None where the
+    agreeing deals are more than `limit`, or are not a filling of at most
+    three places (one way the history may lie, no boneyard order, no
+    five-doubles rule: :meth:`replay.knowledge.Hidden.enumerate` then).
+
+    A deal's weight is a product, one factor a place (its seat's plays
+    given the tiles the deal puts there), so each place's possible hands
+    are scored once, and the deals are the disjoint triples of them: a
+    few hundred model calls and one array pass, where listing and scoring
+    every deal would make each one in Python.
+
+    >>> import random
+    >>> from replay.rules import resolve
+    >>> from replay.engine import new_hand, apply, legal_moves
+    >>> from replay.tiles import parse_tile as t
+    >>> hands = [[t(x) for x in h.split()] for h in (
+    ...     "66 65 64 63 62 61 60", "55 54 53 52 51 50 44",
+    ...     "43 42 41 40 33 32 31", "30 22 21 20 11 10 00")]
+    >>> s = new_hand(resolve("international"), hands, leader=0, opening=t("66"))
+    >>> rec = Recorder(s, fixed_by="double_six")
+    >>> for _ in range(8):
+    ...     mv = legal_moves(s)[0]; rec.see(s, mv); s = apply(s, mv)
+    >>> exact_draws(s, rec, HEAVY_LEADS, 5, random.Random(1), limit=10) is None   # 4 x 10^5 deals agree
+    True
+    >>> deals, ess = exact_draws(s, rec, HEAVY_LEADS, 5, random.Random(1), limit=10**6)
+    >>> len(deals), all(d[0][s.turn] == s.hands[s.turn] for d in deals), ess > 5
+    (5, True, True)
+    """
+    seat = state.turn
+    hidden = recorder.hidden(state, seat, peek)
+    if len(hidden.options) != 1 or hidden.max_doubles < 7 or hidden.count() > limit:
+        return None
+    groups = [g for g in hidden.options[0] if g.count]
+    if any(g.weight != 1 or g.seat == -1 for g in groups) or not 1 <= len(groups) <= 3:
+        return None
+    score = Scorer(policy, evidence(recorder.plies, seat, peek), {} if memo is None else memo)
+    everything = hidden.unknown
+    sets: list[tuple[np.ndarray, np.ndarray]] = []  # each place: its possible tiles (masks) and their log-weight
+    for g in groups:
+        masks = [sum(BIT[t] for t in c) for c in combinations(iter_tiles(everything & ~g.forbid), g.count)]
+        logs = [score.seat(g.seat, hidden.known[g.seat] | m) if g.seat >= 0 else 0.0 for m in masks]
+        order = np.argsort(np.array(masks, dtype=np.int64), kind="stable")
+        sets.append((np.array(masks, dtype=np.int64)[order], np.array(logs)[order]))
+    last_masks, last_logs = sets[-1]
+    if not len(last_masks) or any(not len(m) for m, _ in sets):
+        return None
+    fills: list[np.ndarray] = []  # each deal: the masks of its places
+    logw: list[np.ndarray] = []
+    firsts = [(np.zeros(1, dtype=np.int64), np.zeros(1))] if len(sets) < 3 else [sets[0]]
+    mids = sets[-2] if len(sets) >= 2 else None
+    for a_masks, a_logs in firsts:
+        for a, la in zip(a_masks.tolist(), a_logs.tolist(), strict=True):
+            if mids is None:
+                b, lb = np.zeros(1, dtype=np.int64), np.zeros(1)
+            else:
+                keep = (mids[0] & a) == 0
+                b, lb = mids[0][keep], mids[1][keep]
+            rest = everything & ~a & ~b  # the last place's tiles, if it may hold them
+            at = np.minimum(np.searchsorted(last_masks, rest), len(last_masks) - 1)
+            ok = last_masks[at] == rest
+            fills.append(np.stack([np.full(int(ok.sum()), a), b[ok], rest[ok]], axis=1))
+            logw.append(la + lb[ok] + last_logs[at[ok]])
+    every = np.concatenate(fills)
+    lw = np.concatenate(logw)
+    if not len(lw):
+        return None
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    ess = float(1.0 / (w @ w))
+    seats = [g.seat for g in groups]
+    if len(sets) < 3:  # the columns: (nothing,) (mid,) last
+        seats = [-3] * (3 - len(sets)) + seats
+    out: list[World] = []
+    cum = np.cumsum(w)
+    u = rng.random() / k
+    for i in np.searchsorted(cum, u + np.arange(k) / k, side="right"):
+        hands = list(hidden.known)
+        for s_, m in zip(seats, every[min(int(i), len(every) - 1)].tolist(), strict=True):
+            if s_ >= 0:
+                hands[s_] |= m
+        out.append((tuple(hands), ()))
+    return out, ess
 
 
 def _sweep(hidden: Hidden, worlds: Sequence[World], score: Scorer, sweeps: int, rng: random.Random) -> list[World] | None:
