@@ -397,3 +397,38 @@ def test_the_read_grades_deals_come_to_the_weighted_belief() -> None:
     old = _read_grade_marginals(st, rec, policy, 120, floor=5, max_deals=40)
     assert np.abs(got - truth).mean() < 0.004 and np.abs(got - truth).max() < 0.06
     assert np.abs(old - truth).mean() > 2 * np.abs(got - truth).mean()
+
+
+def test_late_reads_draw_from_the_exactly_weighed_belief() -> None:
+    # near a hand's end a few thousand deals agree, and the partner's plays leave few with
+    # weight: the read grade weighs every one (one factor a place) and draws from that,
+    # where 80 uniform draws had an effective sample of about 4 (docs/belief.md, "Late in the hand")
+    from replay.analysis.grades import READ_ENUM_LIMIT, ReadDeals
+    from replay.belief.weights import exact_draws
+
+    h = play_hand(INTL, ["signal", "partner", "signal", "partner"], random.Random(5))
+    found = 0
+    for plays in range(8, 22):
+        st, rec = seen_until(h, plays)
+        count = rec.hidden(st, st.turn, ()).count()
+        if not 200 < count <= READ_ENUM_LIMIT:
+            continue
+        policy = Convention((st.turn + 2) % 4)
+        every = weighted_belief(st, rec, policy, deals=10, rng=random.Random(0), exact_limit=READ_ENUM_LIMIT)
+        assert every.exact and every.drawn == count
+        got = exact_draws(st, rec, policy, 40_000, random.Random(1), limit=READ_ENUM_LIMIT)
+        assert got is not None
+        deals, ess = got
+        assert ess == pytest.approx(every.ess, rel=1e-9)
+        agrees_with_history(st, rec, deals[:50])
+        m = np.zeros((28, 6))
+        for hands, stock in deals:
+            m[np.arange(28), place_of(hands, stock)] += 1 / len(deals)
+        assert np.abs(m - every.marginals()).max() < 0.002  # systematic draws: within a few in 40,000
+        assert exact_draws(st, rec, policy, 10, random.Random(1), limit=count - 1) is None
+        b = weighted_belief(st, rec, policy, deals=10, rng=random.Random(2), exact_limit=10, max_deals=80, floor=10)
+        read = read_moved(st, rec, policy, b, 10, random.Random(3))
+        assert isinstance(read, ReadDeals) and read.worlds is not None and len(read.worlds) == 10
+        assert read.ess == pytest.approx(min(10.0, every.ess))
+        found += 1
+    assert found >= 2
