@@ -366,40 +366,39 @@ def exact_draws(state: HandState, recorder: Recorder, policy: Policy, k: int, rn
     last_masks, last_logs = sets[-1]
     if not len(last_masks) or any(not len(m) for m, _ in sets):
         return None
-    fills: list[np.ndarray] = []  # each deal: the masks of its places
-    logw: list[np.ndarray] = []
-    firsts = [(np.zeros(1, dtype=np.int64), np.zeros(1))] if len(sets) < 3 else [sets[0]]
-    mids = sets[-2] if len(sets) >= 2 else None
-    for a_masks, a_logs in firsts:
-        for a, la in zip(a_masks.tolist(), a_logs.tolist(), strict=True):
-            if mids is None:
-                b, lb = np.zeros(1, dtype=np.int64), np.zeros(1)
-            else:
-                keep = (mids[0] & a) == 0
-                b, lb = mids[0][keep], mids[1][keep]
-            rest = everything & ~a & ~b  # the last place's tiles, if it may hold them
-            at = np.minimum(np.searchsorted(last_masks, rest), len(last_masks) - 1)
-            ok = last_masks[at] == rest
-            fills.append(np.stack([np.full(int(ok.sum()), a), b[ok], rest[ok]], axis=1))
-            logw.append(la + lb[ok] + last_logs[at[ok]])
-    every = np.concatenate(fills)
+    # the deals as (first, middle, last) place indices; one or two places: a first (and middle) of nothing
+    none = (np.zeros(1, dtype=np.int64), np.zeros(1))
+    first = sets[0] if len(sets) == 3 else none
+    mid = sets[-2] if len(sets) >= 2 else none
+    picks_a, picks_b, picks_c, logw = [], [], [], []
+    step = max(1, (1 << 20) // len(mid[0]))  # first-place hands a chunk: about a million pairs
+    for lo in range(0, len(first[0]), step):
+        a = first[0][lo : lo + step]
+        ia, ib = np.nonzero((a[:, None] & mid[0][None, :]) == 0)  # disjoint pairs, in the first's order
+        rest = everything & ~a[ia] & ~mid[0][ib]  # the last place's tiles, if it may hold them
+        at = np.minimum(np.searchsorted(last_masks, rest), len(last_masks) - 1)
+        ok = last_masks[at] == rest
+        picks_a.append(ia[ok] + lo)
+        picks_b.append(ib[ok])
+        picks_c.append(at[ok])
+        logw.append(first[1][ia[ok] + lo] + mid[1][ib[ok]] + last_logs[at[ok]])
     lw = np.concatenate(logw)
     if not len(lw):
         return None
+    cols = [np.concatenate(picks_a), np.concatenate(picks_b), np.concatenate(picks_c)]
     w = np.exp(lw - lw.max())
     w /= w.sum()
     ess = float(1.0 / (w @ w))
-    seats = [g.seat for g in groups]
-    if len(sets) < 3:  # the columns: (nothing,) (mid,) last
-        seats = [-3] * (3 - len(sets)) + seats
+    places = [(-3, none[0])] * (3 - len(sets)) + [(g.seat, m) for g, (m, _) in zip(groups, sets, strict=True)]
     out: list[World] = []
     cum = np.cumsum(w)
     u = rng.random() / k
     for i in np.searchsorted(cum, u + np.arange(k) / k, side="right"):
+        j = min(int(i), len(lw) - 1)
         hands = list(hidden.known)
-        for s_, m in zip(seats, every[min(int(i), len(every) - 1)].tolist(), strict=True):
-            if s_ >= 0:
-                hands[s_] |= m
+        for (seat_, masks), col in zip(places, cols, strict=True):
+            if seat_ >= 0:
+                hands[seat_] |= int(masks[col[j]])
         out.append((tuple(hands), ()))
     return out, ess
 
