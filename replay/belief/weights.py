@@ -359,7 +359,7 @@ def exact_draws(state: HandState, recorder: Recorder, policy: Policy, k: int, rn
     everything = hidden.unknown
     sets: list[tuple[np.ndarray, np.ndarray]] = []  # each place: its possible tiles (masks) and their log-weight
     for g in groups:
-        masks = [sum(BIT[t] for t in c) for c in combinations(iter_tiles(everything & ~g.forbid), g.count)]
+        masks = [sum(c) for c in combinations([BIT[t] for t in iter_tiles(everything & ~g.forbid)], g.count)]
         logs = [score.seat(g.seat, hidden.known[g.seat] | m) if g.seat >= 0 else 0.0 for m in masks]
         order = np.argsort(np.array(masks, dtype=np.int64), kind="stable")
         sets.append((np.array(masks, dtype=np.int64)[order], np.array(logs)[order]))
