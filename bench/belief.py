@@ -64,12 +64,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.analysis import Analyzer, HandInput, grades  # noqa: E402
-from replay.analysis.grades import EXACT_LIMIT, READ_FLOOR, READ_MAX_FACTOR, READ_SWEEPS, read_moved  # noqa: E402
+from replay.analysis.grades import (  # noqa: E402
+    EXACT_LIMIT,
+    READ_ENUM_LIMIT,
+    READ_FLOOR,
+    READ_MAX_FACTOR,
+    READ_SWEEPS,
+    read_moved,
+)
 from replay.belief import PlayModel, Policy, Recorder, Reliability, tile_log_loss, weighted_belief  # noqa: E402
 from replay.belief.model import HEURISTIC, UNIFORM, log_likelihood, seated  # noqa: E402
 from replay.belief.selfplay import PlayedHand, play_hand  # noqa: E402
 from replay.belief.train import train  # noqa: E402
-from replay.belief.weights import Belief, move_deals, place_of  # noqa: E402
+from replay.belief.weights import Belief, exact_draws, move_deals, place_of  # noqa: E402
 from replay.engine import DRAW, PASS, RIGHT, YIELD, Play, legal_moves  # noqa: E402
 from replay.rules import resolve  # noqa: E402
 from replay.solver import HandContext  # noqa: E402
@@ -117,6 +124,11 @@ def read_belief(st, rec, policy: Policy, deals: int, rng: random.Random, memo: d
                         max_deals=max_factor * deals, floor=floor * deals)  # fmt: skip
     if b.exact or len(b.worlds) <= deals or not sweeps:
         return b
+    if temper == 1.0:  # few enough agreeing deals: drawn from the exact weights, as read_moved does
+        drawn = exact_draws(st, rec, policy, deals, rng, limit=READ_ENUM_LIMIT, memo=memo)
+        if drawn is not None:
+            k = len(drawn[0])
+            return Belief(b.observer, b.unknown, tuple(drawn[0]), (1.0 / k,) * k, False, b.drawn, drawn[1], (1.0,) * k)
     moved = move_deals(st, rec, policy, b.resample(deals, rng), sweeps=sweeps, rng=rng, memo=memo, temper=temper)
     if moved is None:
         return b
