@@ -40,8 +40,10 @@ the whole refresh from nothing on a copy: the ratings
 pairs (replay.bots ``signal`` and replay.searchbots ``reader``, seated as
 partners), against the same two indices. For every player-run and every
 honest style the *drift* is printed: the mean hindsight a hand of each
-index and its spread (a style's over all its player-runs), its final t,
-and the chance of a flag by 5,000 hands projected from them; beside them
+index and its spread (a style's pooled over its player-runs at honest
+tables), its final t, and the chance of a flag by 5,000 hands projected
+from them, with the largest drift the target allows and whether the
+runs of a style differ by more than their noise; beside them
 the omniscience index against the uniform belief on the same decisions
 (deals weighted alike: the index as it was before the read grade).
 
@@ -74,6 +76,8 @@ HONEST = ("random", "heavy", "partner", "sampler")
 SIGNAL_PAIR = ("signal", "reader")
 #: Hands at which the chance of a flag is projected from each style's drift.
 PROJECT_HANDS = 5_000
+#: The target: an honest style's chance of a flag by PROJECT_HANDS at most this.
+TARGET_FLAG = 0.01
 
 
 def _bench_api() -> Any:
@@ -208,6 +212,33 @@ def _projected(mean: float, sd: float, hands: int) -> float:
     if sd <= 0:
         return 0.0
     return float(stats.norm.sf(stats.norm.isf(ALPHA) - mean * hands**0.5 / sd))
+
+
+def _pooled(ms: Sequence[tuple[int, float, float]]) -> dict[str, Any]:
+    """Player-runs' (hands, mean, sd) of one index pooled: the mean a hand,
+    its spread and standard error, the projection by PROJECT_HANDS, the
+    largest mean a hand that meets the target (TARGET_FLAG by then), and
+    whether the runs' means differ by more than their standard errors say
+    (chi-square p: a small one says a style's runs drift differently, and
+    its pooled standard error is too small).
+
+    >>> got = _pooled([(1000, 1.0, 20.0), (1000, 0.0, 20.0)])
+    >>> got["hands"], got["mean"], round(got["se"], 3), round(got["allowed"], 3), round(got["runs_p"], 2)
+    (2000, 0.5, 0.447, 0.394, 0.26)
+    """
+    from scipy import stats
+
+    from reports.cheats import ALPHA
+
+    ms = [m for m in ms if m[0] > 1]
+    hands = sum(m[0] for m in ms)
+    mean = sum(m[0] * m[1] for m in ms) / hands
+    sd = (sum((m[0] - 1) * m[2] ** 2 for m in ms) / max(hands - len(ms), 1)) ** 0.5
+    chi = sum(m[0] * (m[1] - mean) ** 2 for m in ms) / sd**2 if sd > 0 else 0.0
+    return {"hands": hands, "runs": len(ms), "means": [m[1] for m in ms], "mean": mean, "sd": sd,
+            "se": sd / hands**0.5, "p_flag": _projected(mean, sd, PROJECT_HANDS),
+            "allowed": float((stats.norm.isf(ALPHA) - stats.norm.isf(TARGET_FLAG)) * sd / PROJECT_HANDS**0.5),
+            "runs_p": float(stats.chi2.sf(chi, len(ms) - 1)) if len(ms) > 1 else None}  # fmt: skip
 
 
 #: A run's kind by its seed's last two digits (detection's plan).
@@ -414,25 +445,17 @@ def summary(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["honest_t"] = {"n": len(ts), "max": max(ts, default=None), "mean": statistics.fmean(ts) if ts else None,
                        "sd": statistics.pstdev(ts) if len(ts) > 1 else None,
                        "over_1.645": sum(t > 1.645 for t in ts), "over_2.326": sum(t > 2.326 for t in ts)}
+    # a style's drift: honest tables only (beside a cheater, the play model
+    # misreads the cheater's plays, and its table mates' reads drift with it)
     drift: dict[str, dict[str, list[tuple[int, float, float]]]] = defaultdict(
         lambda: {"omni": [], "peek": [], "omni_uniform": []})
     for r in results:
-        for p, ms in r.get("moments", {}).items():
-            if not (r["cheat"] and p == "p-00001"):
+        if r["cheat"] is None:
+            for p, ms in r.get("moments", {}).items():
                 for name, m in zip(("omni", "peek", "omni_uniform"), ms, strict=False):
                     drift[r["style"][p]][name].append(m)
-    out["drift"] = {}
-    for style, idx in drift.items():
-        row = {}
-        for name, ms in idx.items():
-            ms = [m for m in ms if m[0] > 1]
-            if not ms:
-                continue
-            hands = sum(m[0] for m in ms)
-            mean = sum(m[0] * m[1] for m in ms) / hands
-            sd = (sum((m[0] - 1) * m[2] ** 2 for m in ms) / max(hands - len(ms), 1)) ** 0.5
-            row[name] = {"hands": hands, "mean": mean, "sd": sd, "p_flag": _projected(mean, sd, PROJECT_HANDS)}
-        out["drift"][style] = row
+    out["drift"] = {style: {name: _pooled(ms) for name, ms in idx.items() if any(m[0] > 1 for m in ms)}
+                    for style, idx in drift.items()}  # fmt: skip
     out["honest"] = {"player_runs": len(honest), "alarms": alarms, "by_style": dict(by_style),
                      "looks_each": statistics.median(len(lk) for _, lk in honest) if honest else 0}  # fmt: skip
     return out
@@ -553,8 +576,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{ht['over_2.326']} (1% expected)")  # fmt: skip
         for style, row in sorted(d["drift"].items()):
             for name, x in row.items():
-                say(f"drift {style} {name}: {x['hands']} hands, hindsight a hand mean {x['mean']:+.3f} sd "
-                    f"{x['sd']:.3f}; projected chance of a flag by {PROJECT_HANDS:,} hands {100 * x['p_flag']:.1f} %")
+                runs = ", ".join(f"{m:+.2f}" for m in x["means"])
+                spread = "" if x["runs_p"] is None else f", runs differ p {x['runs_p']:.2f}"
+                say(f"drift {style} {name}: {x['hands']} hands, {x['runs']} runs ({runs}{spread}), hindsight a hand "
+                    f"mean {x['mean']:+.3f} (se {x['se']:.3f}) sd {x['sd']:.3f}; projected chance of a flag by "
+                    f"{PROJECT_HANDS:,} hands {100 * x['p_flag']:.1f} % ({100 * TARGET_FLAG:.0f} % needs a mean "
+                    f"under {x['allowed']:+.2f})")  # fmt: skip
         n = h["player_runs"]
         for cheat in ("omniscient", "peeker"):
             if d[cheat]["runs"]:

@@ -98,4 +98,10 @@ def test_a_run_audited_for_some_styles_only_counts_their_peeking() -> None:
     assert d["honest"]["player_runs"] == 4 and d["honest"]["alarms"]["peeking_measured"] == 2
     assert "peek" not in d["drift"]["signal"] and d["drift"]["signal"]["omni"]["hands"] == 60
     assert d["drift"]["reader"]["peek"]["hands"] == 60
+    assert d["drift"]["reader"]["peek"]["runs"] == 2 and d["drift"]["reader"]["peek"]["runs_p"] is not None
+    # a cheater's table mates are left out of the styles' drifts (the play model misreads the cheater)
+    beside = dict(run, seed=301, cheat="peeker", style=b._player_styles(301, "peeker"))
+    d = b.summary([run, beside])
+    assert set(d["drift"]) == {"signal", "reader"} and d["drift"]["reader"]["peek"]["hands"] == 60
+    assert d["honest"]["player_runs"] == 7
     assert [p for p, s in run["style"].items() if s == "reader"] == ["p-00002", "p-00004"]
