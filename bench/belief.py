@@ -4,6 +4,7 @@
     python bench/belief.py --train-hands 1000 --test-hands 30 --deals 150
     python bench/belief.py --pools boneyard --test-hands 8 --deals 60
     python bench/belief.py --pools readers --shortfall --test-hands 60   # 10 to 20 minutes
+    python bench/belief.py --pools readers --shortfall --reference-draws 8000 --test-hands 40   # before the late hand
 
 Pools of bots play hands in memory (replay.belief.selfplay), per family of
 profiles:
@@ -25,7 +26,9 @@ probability the deals give each hidden tile's true place, by where the
 tile is (the partner's hand, the opponents'), for the read grade's deals
 (replay.analysis.grades.read_moved, as the analysis draws them) and for a
 long chain (up to 800 deals drawn, 40 picked, 60 sweeps), paired decision
-by decision. A probability is linear in the deals, as a grade's mean value
+by decision (``--reference-draws N``: against N uniform draws weighed by
+the model instead, where the read's deals are moved rather than drawn
+exactly). A probability is linear in the deals, as a grade's mean value
 is: a read grade whose deals stop short of the belief gives an honest
 reader a part of its reads back as hindsight (docs/belief.md, "How far the
 deals are moved").
@@ -163,15 +166,20 @@ def calibrate(model: Policy, hands: Sequence[PlayedHand], deals: int, seed: int,
 
 
 def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: int, floor: float = READ_FLOOR,
-              max_factor: int = READ_MAX_FACTOR) -> dict[str, list[float]]:
+              max_factor: int = READ_MAX_FACTOR, reference: int = 0) -> dict[str, list[float]]:
     """By where a hidden tile is (``partner``, ``opp``): at each decision,
     the mean probability the read grade's deals (`samples` a decision, as
     the analysis draws them) give the hidden tiles' true places, minus that
-    of a long chain's deals."""
+    of a long chain's deals; with `reference`, minus that of so many
+    uniform draws weighed by the model (no chain to trust), at the
+    decisions with more than READ_ENUM_LIMIT agreeing deals only (where
+    the read's deals are moved, not drawn from exact weights)."""
     out: dict[str, list[float]] = {"partner": [], "opp": []}
     for i, h in enumerate(hands):
         memos: dict[tuple[str, int], dict] = {}
         for k, st, rec in _decisions(h):
+            if reference and rec.hidden(st, st.turn, ()).count() <= READ_ENUM_LIMIT:
+                continue
             seat, truth = st.turn, place_of(st.hands, st.stock)
             got = {}
             for name in ("grade", "long"):
@@ -182,6 +190,10 @@ def shortfall(policy: Policy, hands: Sequence[PlayedHand], samples: int, seed: i
                                         max_deals=max_factor * samples, exact_limit=max(samples, EXACT_LIMIT))
                     moved = None if b.exact or len(b.worlds) <= samples else \
                         read_moved(st, rec, policy, b, samples, rng, memo=memo).worlds
+                elif reference:
+                    b = weighted_belief(st, rec, policy, deals=reference, rng=rng, memo=memo, floor=0,
+                                        max_deals=reference, exact_limit=0)
+                    moved = None
                 else:
                     b = weighted_belief(st, rec, policy, deals=100, rng=rng, memo=memo, max_deals=800,
                                         exact_limit=EXACT_LIMIT)
@@ -242,6 +254,8 @@ def main() -> None:
     ap.add_argument("--shortfall", action="store_true",
                     help="also: how near the read grade's deals come to the belief, against a long chain (slow)")
     ap.add_argument("--shortfall-samples", type=int, default=10, help="the read grade's deals a decision (--shortfall)")
+    ap.add_argument("--reference-draws", type=int, default=0, metavar="N",
+                    help="--shortfall against N uniform draws weighed, not a long chain, where the read is moved")
     args = ap.parse_args()
     grades.READ_SWEEPS = args.sweeps  # type: ignore[misc]  # read_moved's, for --shortfall
     results: dict[str, tuple[float, float]] = {}
@@ -280,10 +294,11 @@ def main() -> None:
         results[name] = (lu / n, lr / n)
         if args.shortfall:
             t0 = time.perf_counter()
-            short = shortfall(policy, test, args.shortfall_samples, args.seed, args.read_floor, args.max_factor)
+            short = shortfall(policy, test, args.shortfall_samples, args.seed, args.read_floor, args.max_factor,
+                             args.reference_draws)
             for key, v in short.items():
                 mean, se = statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5
-                print(f"  the read grade's deals against a long chain, P(true place) of the {key}'s tiles: "
+                print(f"  the read grade's deals against {'weighed draws' if args.reference_draws else 'a long chain'}, P(true place) of the {key}'s tiles: "
                       f"{mean:+.4f} (se {se:.4f}, {len(v)} decisions, {time.perf_counter() - t0:.0f} s)")
                 shortfalls[key] = mean
         models[name] = model
