@@ -256,7 +256,11 @@ def kept_runs(dirs: Sequence[Path], say: Any) -> list[dict[str, Any]]:
     for d in dirs:
         for db in sorted(d.glob("run-*.duckdb"), key=lambda x: int(x.stem.split("-")[1])):
             seed = int(db.stem.split("-")[1])
-            conn = duckdb.connect(str(db), read_only=True)
+            try:
+                conn = duckdb.connect(str(db), read_only=True)
+            except duckdb.IOException:  # held by a run under way
+                say(f"{db}: in use (a run under way?), left out")
+                continue
             try:
                 mark = db.with_suffix(".audited")
                 audited = json.loads(mark.read_text()) if mark.exists() else None
