@@ -543,7 +543,7 @@ def _player_case(request: Request, cur: Cursor, player: str) -> dict[str, Any] |
         row = cheats.player_signals(cur, player)
         if row is None:
             return None
-        return {**row, "alpha": cheats.ALPHA, "min_hands": cheats.MIN_HANDS,
+        return {**row, "alpha": cheats.ALPHA, "min_hands": cheats.MIN_HANDS, "allowance": cheats.ALLOWANCE,
                 "evidence": cheats.evidence(cur, player)}  # fmt: skip
     return _cached(request, ("suspect", player), make)
 

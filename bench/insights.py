@@ -200,35 +200,69 @@ def _moments(rows: Sequence[Row]) -> tuple[tuple[int, float, float], ...]:
     return tuple(out)
 
 
-def _projected(mean: float, sd: float, hands: int) -> float:
+def _projected(mean: float, sd: float, hands: int, allowance: float | None = None) -> float:
     """The chance that an index of per-hand mean `mean` and spread `sd` is
-    flagged (one-sided p < reports.cheats.ALPHA) at `hands` hands, its t
-    taken as normal around its expected value (one look: a lower bound
-    for an auditor who looks every STEP hands)."""
+    flagged (one-sided p < reports.cheats.ALPHA, the mean above `allowance`:
+    default the flags' own) at `hands` hands, its t taken as normal around
+    its expected value (one look: a lower bound for an auditor who looks
+    every STEP hands, :func:`_projected_looks`)."""
     from scipy import stats
 
-    from reports.cheats import ALPHA
+    from reports.cheats import ALLOWANCE, ALPHA
 
     if sd <= 0:
         return 0.0
-    return float(stats.norm.sf(stats.norm.isf(ALPHA) - mean * hands**0.5 / sd))
+    over = mean - (ALLOWANCE if allowance is None else allowance)
+    return float(stats.norm.sf(stats.norm.isf(ALPHA) - over * hands**0.5 / sd))
+
+
+def _projected_looks(mean: float, sd: float, hands: int, allowance: float | None = None,
+                     paths: int = 20_000) -> float:  # fmt: skip
+    """The chance that an index of per-hand mean `mean` and spread `sd` is
+    flagged at any of the looks an auditor takes every STEP hands from
+    reports.cheats.MIN_HANDS up to `hands`: hands' sums drawn as normal
+    (`paths` runs, a fixed seed), each look's t taken on the known spread
+    against Student's critical value for its hands.
+
+    >>> round(_projected_looks(0.0, 20.0, 5_000, allowance=0.0), 3) < 0.005
+    True
+    >>> _projected_looks(1.0, 20.0, 5_000, allowance=0.0) > _projected(1.0, 20.0, 5_000, allowance=0.0)
+    True
+    """
+    import numpy as np
+    from scipy import stats
+
+    from reports.cheats import ALLOWANCE, ALPHA, MIN_HANDS
+
+    if sd <= 0:
+        return 0.0
+    over = mean - (ALLOWANCE if allowance is None else allowance)
+    rng = np.random.default_rng(20261204)
+    looks = [MIN_HANDS, *range(MIN_HANDS - MIN_HANDS % STEP + STEP, hands + 1, STEP)]
+    total, seen, flagged = np.zeros(paths), 0, np.zeros(paths, dtype=bool)
+    for n in looks:
+        total += rng.normal(over * (n - seen), sd * (n - seen) ** 0.5, paths)
+        seen = n
+        flagged |= total / (sd * n**0.5) > stats.t.isf(ALPHA, n - 1)
+    return float(flagged.mean())
 
 
 def _pooled(ms: Sequence[tuple[int, float, float]]) -> dict[str, Any]:
     """Player-runs' (hands, mean, sd) of one index pooled: the mean a hand,
-    its spread and standard error, the projection by PROJECT_HANDS, the
-    largest mean a hand that meets the target (TARGET_FLAG by then), and
+    its spread and standard error, the projections by PROJECT_HANDS (one
+    look; a look every STEP hands; one look with no allowance), the largest
+    mean a hand that meets the target with one look (TARGET_FLAG by then), and
     whether the runs' means differ by more than their standard errors say
     (chi-square p: a small one says a style's runs drift differently, and
     its pooled standard error is too small).
 
     >>> got = _pooled([(1000, 1.0, 20.0), (1000, 0.0, 20.0)])
     >>> got["hands"], got["mean"], round(got["se"], 3), round(got["allowed"], 3), round(got["runs_p"], 2)
-    (2000, 0.5, 0.447, 0.394, 0.26)
+    (2000, 0.5, 0.447, 1.394, 0.26)
     """
     from scipy import stats
 
-    from reports.cheats import ALPHA
+    from reports.cheats import ALLOWANCE, ALPHA
 
     ms = [m for m in ms if m[0] > 1]
     hands = sum(m[0] for m in ms)
@@ -237,7 +271,10 @@ def _pooled(ms: Sequence[tuple[int, float, float]]) -> dict[str, Any]:
     chi = sum(m[0] * (m[1] - mean) ** 2 for m in ms) / sd**2 if sd > 0 else 0.0
     return {"hands": hands, "runs": len(ms), "means": [m[1] for m in ms], "mean": mean, "sd": sd,
             "se": sd / hands**0.5, "p_flag": _projected(mean, sd, PROJECT_HANDS),
-            "allowed": float((stats.norm.isf(ALPHA) - stats.norm.isf(TARGET_FLAG)) * sd / PROJECT_HANDS**0.5),
+            "p_flag_looks": _projected_looks(mean, sd, PROJECT_HANDS),
+            "p_flag_no_allowance": _projected(mean, sd, PROJECT_HANDS, allowance=0.0),
+            "allowed": ALLOWANCE + float((stats.norm.isf(ALPHA) - stats.norm.isf(TARGET_FLAG)) * sd
+                                         / PROJECT_HANDS**0.5),
             "runs_p": float(stats.chi2.sf(chi, len(ms) - 1)) if len(ms) > 1 else None}  # fmt: skip
 
 
@@ -317,15 +354,16 @@ def _per_hand(conn: Any) -> dict[str, list[Row]]:
 
 
 def _final_t(rows: Sequence[Row]) -> tuple[float | None, float | None, float | None]:
-    """The t statistics over all a player's hands (the null's calibration):
-    omniscience, partner peeking, omniscience against the uniform belief."""
+    """The t statistics of mean 0 over all a player's hands (the null's
+    calibration, so without the flags' allowance): omniscience, partner
+    peeking, omniscience against the uniform belief."""
     from reports.cheats import signal
 
     n = [r for r in rows if r[0]]
     k = [r for r in rows if r[2]]
-    omni = signal(sum(r[0] for r in n), sum(r[1] for r in n), len(n), sum(r[1] ** 2 for r in n))
-    peek = signal(sum(r[2] for r in k), sum(r[3] for r in k), len(k), sum(r[3] ** 2 for r in k))
-    uni = signal(sum(r[0] for r in n), sum(r[4] for r in n), len(n), sum(r[4] ** 2 for r in n))
+    omni = signal(sum(r[0] for r in n), sum(r[1] for r in n), len(n), sum(r[1] ** 2 for r in n), allowance=0.0)
+    peek = signal(sum(r[2] for r in k), sum(r[3] for r in k), len(k), sum(r[3] ** 2 for r in k), allowance=0.0)
+    uni = signal(sum(r[0] for r in n), sum(r[4] for r in n), len(n), sum(r[4] ** 2 for r in n), allowance=0.0)
     return omni.t, peek.t, uni.t
 
 
@@ -584,8 +622,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 spread = "" if x["runs_p"] is None else f", runs differ p {x['runs_p']:.2f}"
                 say(f"drift {style} {name}: {x['hands']} hands, {x['runs']} runs ({runs}{spread}), hindsight a hand "
                     f"mean {x['mean']:+.3f} (se {x['se']:.3f}) sd {x['sd']:.3f}; projected chance of a flag by "
-                    f"{PROJECT_HANDS:,} hands {100 * x['p_flag']:.1f} % ({100 * TARGET_FLAG:.0f} % needs a mean "
-                    f"under {x['allowed']:+.2f})")  # fmt: skip
+                    f"{PROJECT_HANDS:,} hands {100 * x['p_flag']:.1f} % one look, {100 * x['p_flag_looks']:.1f} % "
+                    f"a look every {STEP} hands ({100 * TARGET_FLAG:.0f} % with one look needs a mean under "
+                    f"{x['allowed']:+.2f}; with no allowance {100 * x['p_flag_no_allowance']:.1f} %)")  # fmt: skip
         n = h["player_runs"]
         for cheat in ("omniscient", "peeker"):
             if d[cheat]["runs"]:

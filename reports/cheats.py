@@ -8,8 +8,10 @@ needs no guess of how strong an honest player is (docs/insights.md):
 **The statistic.** At a decision (a non-forced move with a sampled grade),
 let a move's *edge* be its value minus the mean value of the legal moves.
 The played move's edge on the real deal (perfect information, ``dd``) minus
-its edge on the deals the mover could face (``pimc``, the sampled grade) is
-the decision's *hindsight* ``y`` (``move_analysis.hindsight``).
+its edge on the deals the mover could face (the read grade, those deals
+weighted by the other seats' plays under the play model, where the decision
+has one; else ``pimc``, the uniform sampled grade) is the decision's
+*hindsight* ``y`` (``move_analysis.hindsight``).
 
 **Null model.** An honest player chooses from what it could know. Given
 that, the real deal is one of the deals the mover could face, all equally
@@ -21,7 +23,10 @@ and so has a hand's sum of ``y``. The sampled grade is an unbiased estimate
 Hands are independent deals; the decisions of one hand are not (they share
 its deal), so the test is on the hands' sums: a one-sided t-test of mean 0
 over the player's hands. A player is flagged when p < :data:`ALPHA`
-(fixed per player, one-sided) with at least :data:`MIN_HANDS` hands.
+(fixed per player, one-sided) with at least :data:`MIN_HANDS` hands. The test
+is of a mean above :data:`ALLOWANCE` a hand rather than above 0: the edge
+an honest reader may have beyond what the play model knows
+(docs/insights.md, "The allowance").
 
 **Omniscience index**: the mean ``y`` per decision, in points. A player who
 sees every hand plays the best move on the real deal, which beats the mean
@@ -40,13 +45,13 @@ on the deals it could face. An honest player cannot see the partner's
 tiles, so by the same argument ``y_peek`` has mean 0; a player who sees
 them picks moves whose edge is higher once they are seen.
 
-**What the null model leaves out.** "All agreeing deals are equally
-likely" ignores what others' play choices tell (a player who always leads
-its strongest number tells its partner something): an honest player who
-reads such signals well gains a little real edge beyond the model. The
-simulated honest bots, including one that plays to its partner's numbers,
-stay far below the threshold (bench/insights.py, docs/insights.md); the
-threshold is strict for that reason.
+**What the null model leaves out.** The read grade weighs the deals by
+what the others' plays tell, as far as the fitted play model knows it; an
+honest player who reads its partner more sharply than the model keeps a
+little real edge beyond it (the simulated reader: about +0.4 a hand), which
+the model counts as hindsight. So the tests ask for more than
+:data:`ALLOWANCE` a hand, and the threshold is strict
+(bench/insights.py, docs/insights.md).
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ from replay.store import registered, transaction
 from reports.skill import seat_ranges
 
 __all__ = [
+    "ALLOWANCE",
     "ALPHA",
     "MIN_HANDS",
     "Signal",
@@ -90,6 +96,11 @@ Cursor = duckdb.DuckDBPyConnection
 ALPHA: Final = 1e-4
 #: Hands with a graded decision a player needs before a flag (the t-test's footing).
 MIN_HANDS: Final = 20
+#: The hindsight a hand (points) the tests allow an honest player: reads of the
+#: partner's plays sharper than the play model's give a real edge the null model
+#: does not know of (the simulated reader: +6 a hand against the uniform belief,
+#: +0.4 against the read grade); a cheater's is +20 and more (docs/insights.md).
+ALLOWANCE: Final = 1.0
 #: The latest pair-game hands an audit grades by default, and sampled deals per decision.
 AUDIT_HANDS: Final = 300
 AUDIT_SAMPLES: Final = 10
@@ -121,13 +132,17 @@ class Signal:
 
 
 def signal(decisions: int, y_sum: float, hands: int, y_sq: float, *, alpha: float = ALPHA,
-           min_hands: int = MIN_HANDS) -> Signal:  # fmt: skip
-    """The test of mean 0 over `hands` hands whose sums of y add up to `y_sum`
-    and whose squares add up to `y_sq` (over `decisions` decisions).
+           min_hands: int = MIN_HANDS, allowance: float = ALLOWANCE) -> Signal:  # fmt: skip
+    """The test of a mean above `allowance` over `hands` hands whose sums of
+    y add up to `y_sum` and whose squares add up to `y_sq` (over `decisions`
+    decisions).
 
-    >>> s = signal(120, 60.0, 40, 200.0)
+    >>> s = signal(120, 60.0, 40, 200.0, allowance=0.0)   # +1.5 a hand, sd 1.7
     >>> round(s.index, 2), round(s.t, 2), s.flagged
     (0.5, 5.65, True)
+    >>> s = signal(120, 60.0, 40, 200.0)                  # within a point of the allowance
+    >>> round(s.t, 2), s.flagged
+    (1.88, False)
     >>> signal(3, 1.0, 2, 1.0).flagged
     False
     """
@@ -136,10 +151,11 @@ def signal(decisions: int, y_sum: float, hands: int, y_sq: float, *, alpha: floa
         return Signal(hands, decisions, index, None, None, False)
     mean = y_sum / hands
     var = max(y_sq - hands * mean * mean, 0.0) / (hands - 1)
+    over = mean - allowance
     if var <= 1e-12:
-        t = math.inf if mean > 0 else -math.inf if mean < 0 else 0.0
+        t = math.inf if over > 0 else -math.inf if over < 0 else 0.0
     else:
-        t = mean / math.sqrt(var / hands)
+        t = over / math.sqrt(var / hands)
     p = float(stats.t.sf(t, hands - 1)) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
     return Signal(hands, decisions, index, t if math.isfinite(t) else None, p,
                   hands >= min_hands and p < alpha)  # fmt: skip
@@ -219,7 +235,7 @@ def suspicious(cur: Cursor, *, bots: bool = False, min_hands: int = 0) -> dict[s
     graded = {"decisions": sum(r["decisions"] for r in everyone),
               "sampled": sum(r["omniscience"]["decisions"] for r in everyone)}  # fmt: skip
     return {
-        "alpha": ALPHA, "min_hands": MIN_HANDS, "players": tested,
+        "alpha": ALPHA, "min_hands": MIN_HANDS, "allowance": ALLOWANCE, "players": tested,
         "flagged": sum(1 for r in rows if r["flagged"]), "pool": pool, "graded": graded, "rows": rows,
     }
 

@@ -67,8 +67,14 @@ def test_player_run_line_reports_each_index() -> None:
     assert "400 hands" in line and "omniscience uniform t 2.00" in line
     assert "+3.00 (sd 30.0) a hand" in line and "first flagged: omniscience never" in line
     # at +3 a hand (sd 30) the uniform index flags by 5,000 hands nearly surely; the read one at its 1e-4 alpha
-    assert b._projected(3.0, 30.1, b.PROJECT_HANDS) > 0.99
-    assert b._projected(0.0, 30.0, b.PROJECT_HANDS) < 1e-3
+    assert b._projected(3.0, 30.1, b.PROJECT_HANDS, allowance=0.0) > 0.99
+    assert b._projected(0.0, 30.0, b.PROJECT_HANDS, allowance=0.0) < 1e-3
+    # the flags ask for more than the allowance: +1 a hand is then the null's edge
+    assert b._projected(3.0, 30.1, b.PROJECT_HANDS) < b._projected(3.0, 30.1, b.PROJECT_HANDS, allowance=0.0)
+    assert b._projected(1.0, 30.0, b.PROJECT_HANDS, allowance=1.0) == pytest.approx(1e-4, rel=1e-6)
+    # looking every 10 hands flags more often than one look, and at the null about the alpha times the looks at most
+    assert b._projected(0.5, 20.0, 5_000) < b._projected_looks(0.5, 20.0, 5_000)
+    assert b._projected_looks(0.0, 20.0, 5_000, allowance=0.0) < 499 * 1e-4
 
 
 def test_read_gap_doctests() -> None:

@@ -19,7 +19,15 @@ from replay.analysis.run import analyze_store
 from replay.ingest import ingest
 from replay.simulate import SimConfig, make_pool, simulate, write_lines
 from replay.store import delete_match, open_store
-from reports.cheats import ALPHA, audit_player, evidence, player_signals, signal, suspicious
+from reports.cheats import (
+    ALLOWANCE,
+    ALPHA,
+    audit_player,
+    evidence,
+    player_signals,
+    signal,
+    suspicious,
+)
 from reports.derived import keep_ratings
 from reports.skill import (
     pair_skill,
@@ -271,14 +279,18 @@ def test_pair_figures_and_support(cheat_store: Path) -> None:
 def test_signal_is_the_t_test_of_the_hand_sums(ys: list[float], scale: float) -> None:
     n = len(ys)
     s = signal(3 * n, sum(ys), n, sum(y * y for y in ys))
-    scaled = signal(3 * n, scale * sum(ys), n, sum((scale * y) ** 2 for y in ys))
+    zero = signal(3 * n, sum(ys), n, sum(y * y for y in ys), allowance=0.0)
+    scaled = signal(3 * n, scale * sum(ys), n, sum((scale * y) ** 2 for y in ys), allowance=0.0)
     mean = sum(ys) / n
     var = sum((y - mean) ** 2 for y in ys) / (n - 1)
     if var > 1e-9:
-        assert s.t == pytest.approx(mean / math.sqrt(var / n), rel=1e-6, abs=1e-6)
-        assert scaled.t == pytest.approx(s.t, rel=1e-6, abs=1e-6)  # points or tenths: the same evidence
-        assert s.p is not None and (s.p < 0.5) == (mean > 0)
+        assert s.t == pytest.approx((mean - ALLOWANCE) / math.sqrt(var / n), rel=1e-6, abs=1e-6)
+        assert zero.t == pytest.approx(mean / math.sqrt(var / n), rel=1e-6, abs=1e-6)
+        assert scaled.t == pytest.approx(zero.t, rel=1e-6, abs=1e-6)  # points or tenths: the same evidence
+        assert s.p is not None and (s.p < 0.5) == (mean > ALLOWANCE)
+        assert zero.p is not None and s.p >= zero.p  # the allowance only ever makes a flag harder
     assert not s.flagged or n >= 20 and s.p is not None and s.p < ALPHA
+    assert not s.flagged or zero.flagged
 
 
 def test_honest_null_holds_on_shuffled_signs() -> None:
