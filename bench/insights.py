@@ -76,6 +76,9 @@ HONEST = ("random", "heavy", "partner", "sampler")
 SIGNAL_PAIR = ("signal", "reader")
 #: Hands at which the chance of a flag is projected from each style's drift.
 PROJECT_HANDS = 5_000
+#: The allowance the looks' flags use (None: the desk's, reports.cheats.ALLOWANCE;
+#: ``--allowance`` sets another, to compare).
+FLAG_ALLOWANCE: float | None = None
 #: The target: an honest style's chance of a flag by PROJECT_HANDS at most this.
 TARGET_FLAG = 0.01
 
@@ -200,6 +203,13 @@ def _moments(rows: Sequence[Row]) -> tuple[tuple[int, float, float], ...]:
     return tuple(out)
 
 
+def _allowance() -> float:
+    """The flags' allowance a hand: FLAG_ALLOWANCE where set, else the desk's."""
+    from reports.cheats import ALLOWANCE
+
+    return ALLOWANCE if FLAG_ALLOWANCE is None else FLAG_ALLOWANCE
+
+
 def _projected(mean: float, sd: float, hands: int, allowance: float | None = None) -> float:
     """The chance that an index of per-hand mean `mean` and spread `sd` is
     flagged (one-sided p < reports.cheats.ALPHA, the mean above `allowance`:
@@ -208,11 +218,11 @@ def _projected(mean: float, sd: float, hands: int, allowance: float | None = Non
     every STEP hands, :func:`_projected_looks`)."""
     from scipy import stats
 
-    from reports.cheats import ALLOWANCE, ALPHA
+    from reports.cheats import ALPHA
 
     if sd <= 0:
         return 0.0
-    over = mean - (ALLOWANCE if allowance is None else allowance)
+    over = mean - (_allowance() if allowance is None else allowance)
     return float(stats.norm.sf(stats.norm.isf(ALPHA) - over * hands**0.5 / sd))
 
 
@@ -232,11 +242,11 @@ def _projected_looks(mean: float, sd: float, hands: int, allowance: float | None
     import numpy as np
     from scipy import stats
 
-    from reports.cheats import ALLOWANCE, ALPHA, MIN_HANDS
+    from reports.cheats import ALPHA, MIN_HANDS
 
     if sd <= 0:
         return 0.0
-    over = mean - (ALLOWANCE if allowance is None else allowance)
+    over = mean - (_allowance() if allowance is None else allowance)
     rng = np.random.default_rng(20261204)
     looks = [MIN_HANDS, *range(MIN_HANDS - MIN_HANDS % STEP + STEP, hands + 1, STEP)]
     total, seen, flagged = np.zeros(paths), 0, np.zeros(paths, dtype=bool)
@@ -262,7 +272,7 @@ def _pooled(ms: Sequence[tuple[int, float, float]]) -> dict[str, Any]:
     """
     from scipy import stats
 
-    from reports.cheats import ALLOWANCE, ALPHA
+    from reports.cheats import ALPHA
 
     ms = [m for m in ms if m[0] > 1]
     hands = sum(m[0] for m in ms)
@@ -273,7 +283,7 @@ def _pooled(ms: Sequence[tuple[int, float, float]]) -> dict[str, Any]:
             "se": sd / hands**0.5, "p_flag": _projected(mean, sd, PROJECT_HANDS),
             "p_flag_looks": _projected_looks(mean, sd, PROJECT_HANDS),
             "p_flag_no_allowance": _projected(mean, sd, PROJECT_HANDS, allowance=0.0),
-            "allowed": ALLOWANCE + float((stats.norm.isf(ALPHA) - stats.norm.isf(TARGET_FLAG)) * sd
+            "allowed": _allowance() + float((stats.norm.isf(ALPHA) - stats.norm.isf(TARGET_FLAG)) * sd
                                          / PROJECT_HANDS**0.5),
             "runs_p": float(stats.chi2.sf(chi, len(ms) - 1)) if len(ms) > 1 else None}  # fmt: skip
 
@@ -371,6 +381,7 @@ def _looks(rows: Sequence[Row]) -> list[tuple[int, bool, bool]]:
     """(hands played, omniscience flagged, peeking flagged) after every STEP hands and at the end."""
     from reports.cheats import signal
 
+    allowance = _allowance()
     acc = [0, 0.0, 0, 0.0, 0, 0, 0.0, 0.0]  # decisions, y, hands, y^2 | peek: decisions, hands, y, y^2
     out = []
     for k, (n, y, kn, ky, *_) in enumerate(rows, 1):
@@ -385,8 +396,8 @@ def _looks(rows: Sequence[Row]) -> list[tuple[int, bool, bool]]:
             acc[6] += ky
             acc[7] += ky * ky
         if k % STEP == 0 or k == len(rows):
-            omni = signal(acc[0], acc[1], acc[2], acc[3])
-            peek = signal(acc[4], acc[6], acc[5], acc[7])
+            omni = signal(acc[0], acc[1], acc[2], acc[3], allowance=allowance)
+            peek = signal(acc[4], acc[6], acc[5], acc[7], allowance=allowance)
             out.append((k, omni.flagged, peek.flagged))
     return out
 
@@ -580,9 +591,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="audit only these honest styles for partner peeking (e.g. reader,sampler; default all)")
     ap.add_argument("--reuse", action="store_true",
                     help="with --keep: a run whose log is in DIR is not simulated again (its store is made anew)")
+    ap.add_argument("--allowance", type=float, default=None,
+                    help="the flags' allowance a hand for the looks (default the desk's, reports.cheats.ALLOWANCE)")
     ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
                     help="no new run: the detection figures of the finished runs kept in DIR (--keep)")
     args = ap.parse_args(argv)
+    global FLAG_ALLOWANCE
+    FLAG_ALLOWANCE = args.allowance
     say = print
     heads: list[str] = []
     if args.summarize:
