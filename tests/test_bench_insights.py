@@ -73,7 +73,7 @@ def test_player_run_line_reports_each_index() -> None:
     assert b._projected(3.0, 30.1, b.PROJECT_HANDS) < b._projected(3.0, 30.1, b.PROJECT_HANDS, allowance=0.0)
     assert b._projected(1.0, 30.0, b.PROJECT_HANDS, allowance=1.0) == pytest.approx(1e-4, rel=1e-6)
     # looking every 10 hands flags more often than one look, and at the null about the alpha times the looks at most
-    assert b._projected(0.5, 20.0, 5_000) < b._projected_looks(0.5, 20.0, 5_000)
+    assert b._projected(0.5, 20.0, 5_000, allowance=0.0) < b._projected_looks(0.5, 20.0, 5_000, allowance=0.0)
     assert b._projected_looks(0.0, 20.0, 5_000, allowance=0.0) < 499 * 1e-4
 
 
