@@ -450,6 +450,9 @@ def format_text(data: dict[str, Any]) -> str:
 
     >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "rows": []}), end="")
     0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, at least 20 hands)
+    >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "allowance": 2.0,
+    ...                    "rows": []}), end="")
+    0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, above 2 a hand, at least 20 hands)
     >>> print(format_text({"players": 0, "flagged": 0, "alpha": 1e-4, "min_hands": 20, "rows": [],
     ...                    "graded": {"decisions": 40, "sampled": 10}}), end="")
     0 players with analysed hands, 0 flagged (p < 0.0001 one-sided, at least 20 hands)
@@ -458,8 +461,9 @@ def format_text(data: dict[str, Any]) -> str:
     def p(x: Any) -> str:
         return "-" if x is None else f"{x:.2g}"
 
+    over = f", above {data['allowance']:g} a hand" if data.get("allowance") else ""
     lines = [f"{data['players']} players with analysed hands, {data['flagged']} flagged "
-             f"(p < {data['alpha']:g} one-sided, at least {data['min_hands']} hands)"]  # fmt: skip
+             f"(p < {data['alpha']:g} one-sided{over}, at least {data['min_hands']} hands)"]  # fmt: skip
     graded = data.get("graded") or {}
     if graded.get("decisions") and graded["sampled"] < graded["decisions"]:
         lines.append(f"the omniscience index reads {graded['sampled']} of {graded['decisions']} decisions: the "
