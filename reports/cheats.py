@@ -14,15 +14,15 @@ has one; else ``pimc``, the uniform sampled grade) is the decision's
 *hindsight* ``y`` (``move_analysis.hindsight``).
 
 **Null model.** An honest player chooses from what it could know. Given
-that, the real deal is one of the deals the mover could face, all equally
-likely (the analysis' model: docs/analysis.md), so the expected real edge
+that, the real deal is one of the deals the mover could face, each as
+likely as the belief the grade draws from says (docs/analysis.md), so the expected real edge
 of *any* move, the chosen one included, is its edge over those deals: ``y``
 has mean 0 whatever the player's skill or style (random, careful, strong),
 and so has a hand's sum of ``y``. The sampled grade is an unbiased estimate
 (drawn independently of the real deal), which adds noise but no bias.
 Hands are independent deals; the decisions of one hand are not (they share
-its deal), so the test is on the hands' sums: a one-sided t-test of mean 0
-over the player's hands. A player is flagged when p < :data:`ALPHA`
+its deal), so the test is on the hands' sums: a one-sided t-test of their
+mean over the player's hands. A player is flagged when p < :data:`ALPHA`
 (fixed per player, one-sided) with at least :data:`MIN_HANDS` hands. The test
 is of a mean above :data:`ALLOWANCE` a hand rather than above 0: the edge
 an honest reader may have beyond what the play model knows
