@@ -299,9 +299,11 @@ def main() -> None:
         ("no null-window (MTD) searches", _switch("mtd", False), "international"),
         ("enhanced transposition cutoffs on", _switch("etc", True), "international"),
         ("no table kept across the plies", _no_reuse, "international"),
-        ("a table of 2^20 entries (32 MiB)", _table_bits(20), "international"),
+        ("a table of 2^17 entries (4 MiB), not 2^14", _table_bits(17), "international"),
+        ("a table of 2^20 entries (32 MiB), not 2^14", _table_bits(20), "international"),
         ("no cutoffs on value bounds", _switch("bounds", False), "domena_2p"),
-        ("a table of 2^20 entries (32 MiB)", _table_bits(20), "domena_2p"),
+        ("a table of 2^14 entries (512 KiB), not 2^17", _table_bits(14), "domena_2p"),
+        ("a table of 2^20 entries (32 MiB), not 2^17", _table_bits(20), "domena_2p"),
     ):
         inp = sub if prof == "international" else others[prof]
         if prof not in refs:

@@ -128,20 +128,44 @@ def position(state: HandState) -> Position:
     )  # fmt: skip
 
 
-#: A solver's table: 2^16 buckets of one 64-byte line (4 MiB). A 4-seat
-#: hand stores about 70,000 positions, so a bigger table saves almost none
-#: (0.2% of the positions at 2^20) and costs a cache miss at nearly every
-#: look-up: at 2^17 the analysis takes a third less time (docs/analysis.md).
-TABLE_BITS: Final = 17
+#: A solver's table: 2^(bits-1) buckets of one 64-byte line (two entries).
+#: Small, so that it stays in a core's own cache (L2): most of a search's
+#: look-ups are for positions met a few plies before, and a miss to the
+#: shared cache costs more than the few positions a bigger table saves
+#: (docs/analysis.md, "The table's size"). Three or four seats: 2^14
+#: entries (512 KiB; 3% more positions than 2^17, a quarter less time).
+#: Four players each for himself: 2^15, as the viewer is in the key and
+#: their hands store four searches' positions. Two seats: 2^17 (4 MiB), as
+#: their long hands of draws meet the same positions across many plies.
+TABLE_BITS: Final = 14
+TABLE_BITS_TWO_SEATS: Final = 17
+TABLE_BITS_FOUR_PLAYERS: Final = 15
 
 
-def make_solver(rules: Rules, *, pure: bool = False, table_bits: int = TABLE_BITS) -> Solver:
-    """A solver for hands under `rules`: the C one if compiled (and not `pure`)."""
+def table_bits_for(rules: Rules) -> int:
+    """The table size (log2 of its entries) for hands under `rules`.
+
+    >>> from replay.rules import resolve
+    >>> [table_bits_for(resolve(p)) for p in ("international", "pr_3p", "domena_2p", "royal_rumble")]
+    [14, 14, 17, 15]
+    """
+    if rules.players == 2:
+        return TABLE_BITS_TWO_SEATS
+    if rules.players == 4 and rules.teams == "individual":
+        return TABLE_BITS_FOUR_PLAYERS
+    return TABLE_BITS
+
+
+def make_solver(rules: Rules, *, pure: bool = False, table_bits: int | None = None) -> Solver:
+    """A solver for hands under `rules`: the C one if compiled (and not
+    `pure`), with a table of 2^`table_bits` entries (by default
+    :func:`table_bits_for` the rules)."""
     spec = spec_of(rules)
+    bits = table_bits_for(rules) if table_bits is None else table_bits
     if native is not None and not pure:
-        solver: Solver = native.Solver(spec, table_bits)
+        solver: Solver = native.Solver(spec, bits)
         return solver
-    return PySolver(spec, table_bits)
+    return PySolver(spec, bits)
 
 
 def move_values(solver: Solver, state: HandState, ctx: HandContext, seat: int | None = None) -> tuple[tuple[Move, int], ...]:
