@@ -221,9 +221,7 @@ static int do_play(const Solver *sv, Pos *p, int mv, int view, int *value)
         return 1;
     }
     uint32_t fit = SUIT_MASK[p->left] | SUIT_MASK[p->right];
-    uint32_t any = p->stockmask;
-    for (int s = 0; s < n; s++)
-        any |= p->hand[s];
+    uint32_t any = p->stockmask | p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]; /* unused seats hold 0 */
     if (!(any & fit)) {
         *value = finish(sv, p, 0, seat, t, l0, r0, p->left, p->right, view);
         return 1;
@@ -315,18 +313,20 @@ static inline Entry *bucket(Solver *sv, const uint64_t *k)
     return &sv->tt[(mix(k[0] ^ mix(k[1])) & sv->mask) * 2];
 }
 
-static Entry *probe(Solver *sv, const uint64_t *k)
+/* The entry of key `k` in its bucket `b`, if kept. */
+static inline Entry *probe_at(const Solver *sv, Entry *b, const uint64_t *k)
 {
-    Entry *b = bucket(sv, k);
     for (int i = 0; i < 2; i++)
         if (b[i].gen == sv->gen && b[i].k0 == k[0] && b[i].k1 == k[1])
             return &b[i];
     return NULL;
 }
 
-static void store(Solver *sv, const uint64_t *k, int size, int lo, int hi, int best)
+static Entry *probe(Solver *sv, const uint64_t *k) { return probe_at(sv, bucket(sv, k), k); }
+
+static void store_at(Solver *sv, Entry *b, const uint64_t *k, int size, int lo, int hi, int best)
 {
-    Entry *b = bucket(sv, k), *e = NULL;
+    Entry *e = NULL;
     for (int i = 0; i < 2 && !e; i++)
         if (b[i].gen == sv->gen && b[i].k0 == k[0] && b[i].k1 == k[1])
             e = &b[i];
@@ -521,7 +521,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         ord[j + 1] = x;
     }
     if (bk) {
-        Entry *e = probe(sv, key); /* read now: the search below may reuse its slot */
+        Entry *e = probe_at(sv, bk, key); /* read now: the search below may reuse its slot */
         if (e) {
             elo = e->lo;
             ehi = e->hi;
@@ -579,7 +579,7 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
                 lo = best;
         } else
             lo = hi = best;
-        store(sv, key, size, lo, hi, move_code(p, mv[bi]));
+        store_at(sv, bk, key, size, lo, hi, move_code(p, mv[bi]));
     }
     return best;
 }
