@@ -107,6 +107,25 @@ ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 5
 #: positions (docs/analysis.md measures the share and the cost).
 EXACT_LIMIT: Final = 1000
 
+#: A hand's analysis cost, against a pair game's, where four players each
+#: play for himself: every other seat is searched as one coalition against
+#: the mover, once per viewer (sample_logs/: 383 ms a hand of royal_rumble
+#: against 10 ms of the 4-seat pair games, perfect information). Ingest
+#: weighs its batches by it, so that these hands are spread over them.
+PARANOID_WEIGHT: Final = 32
+
+
+def analysis_weight(rules: Rules) -> int:
+    """How many pair-game hands one hand under `rules` costs to analyse,
+    roughly: :data:`PARANOID_WEIGHT` with four individual players, else 1
+    (three players or two cost about what four in pairs do).
+
+    >>> [analysis_weight(resolve(p)) for p in ("international", "pr_3p", "royal_rumble")]
+    [1, 1, 32]
+    """
+    return PARANOID_WEIGHT if rules.players == 4 and rules.teams == "individual" else 1
+
+
 #: Default number of sampled deals per decision.
 SAMPLES: Final = 100
 

@@ -24,6 +24,7 @@ Results come back to :class:`Run`, which hands their batches to the loader
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from array import array
@@ -38,6 +39,7 @@ import duckdb
 import orjson
 
 from replay.accel import native
+from replay.analysis import analysis_weight
 from replay.findings import Finding, MatchReport
 from replay.ingest import shm
 from replay.ingest.batch_id import Shard, code_version
@@ -54,6 +56,7 @@ from replay.reader import (
     split_lines,
     whole_lines,
 )
+from replay.rules import RulesError, resolve
 from replay.store import Layout, one, write_batch, write_encoded
 from replay.store.rows import file_table, findings_table
 from replay.validate import line_finding as validate_line_finding
@@ -100,6 +103,27 @@ def _parent_of(p: _Pending) -> bytes | None:
         return None
     parent = obj.get("rematch_of") if isinstance(obj, dict) else None
     return match_key(parent) if isinstance(parent, str) and parent else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _weight_of(profile: str, rules: bytes) -> int:
+    """:func:`replay.analysis.analysis_weight` of a match's profile and rule overrides (1 if they do not resolve)."""
+    try:
+        return analysis_weight(resolve(profile, orjson.loads(rules) or None))
+    except (RulesError, ValueError, TypeError):
+        return 1
+
+
+def _analysis_weight(p: _Pending) -> int:
+    """How many pair-game hands the analysis of a match's hands costs, from its match_start line."""
+    try:
+        obj = orjson.loads(p.start) if p.start is not None else None
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict) or not isinstance(obj.get("profile"), str):
+        return max(p.hands, 1)
+    rules = obj.get("rules")
+    return max(p.hands, 1) * _weight_of(obj["profile"], orjson.dumps(rules, option=orjson.OPT_SORT_KEYS))
 
 
 class Run:
@@ -397,15 +421,22 @@ class Run:
         if side:
             self.side.append(p.item(key))
             self.side_keys.add(key)
-            self.side_size += max(p.hands, 1)
+            self.side_size += self._size(p)
         else:
             self.chunk.append(p.item(key))
             self.chunk_keys.add(key)
-            self.chunk_size += max(p.hands, 1)
+            self.chunk_size += self._size(p)
         self.done[key] = tuple(fi for fi, _ in p.segments)
         for child in self.parked.pop(key, []):  # children follow in the same chunk
             self.waiting.discard(child[0])
             self._put(*child, side)
+
+    def _size(self, p: _Pending) -> int:
+        """A match's share of a chunk: its hands; with the analysis, weighed by
+        what they cost to analyse (a royal_rumble hand as 32 pair-game
+        hands), so that costly matches are spread over the chunks and no
+        worker is left with most of the work at the end."""
+        return _analysis_weight(p) if self.analysis is not None else max(p.hands, 1)
 
     def _close_side(self) -> None:
         """The side chunk is complete: it goes once its leaders are back."""

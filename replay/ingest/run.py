@@ -42,11 +42,17 @@ from replay.store import (
     stored_files,
 )
 
-__all__ = ["ANALYSIS_CHUNK_HANDS", "INGEST_SAMPLES", "MEMORY_LIMIT", "ingest", "reingest"]
+__all__ = ["ANALYSIS_CHUNK_HANDS", "ANALYSIS_CHUNK_WEIGHT", "INGEST_SAMPLES", "MEMORY_LIMIT", "ingest", "reingest"]
 
-#: Hands per batch when the batch carries the hands' analysis, at the least
-#: (500 without sampling, about ten seconds a batch; fewer with).
+#: Hands per batch when the batch carries the hands' analysis, at the least.
 ANALYSIS_CHUNK_HANDS: Final = 100
+#: A batch that carries the analysis closes at this many pair-game hands
+#: (a hand weighed by replay.analysis.analysis_weight, divided by 1 + the
+#: sampled deals): about three seconds of one core, so that a few costly
+#: matches (royal_rumble's) land in batches of their own and two workers
+#: share them; with 500, the README's first command took 15.6 s wall
+#: instead of 12.9 (docs/analysis.md, "Scheduling and progress").
+ANALYSIS_CHUNK_WEIGHT: Final = 250
 #: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`):
 #: none by default. The perfect-information grade of every move costs about
 #: 20 ms a hand; ten sampled deals a decision cost ten times that (200 ms a
@@ -181,7 +187,7 @@ def _execute(
     progress = Progress(total_bytes, progress_out)
     workers = getattr(pool, "_max_workers", 0)
     if analysis is not None:  # a hand's analysis costs a hundred times its validation and more: smaller tasks
-        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, 500 // (1 + analysis[0])))
+        chunk_hands = min(chunk_hands, max(ANALYSIS_CHUNK_HANDS, ANALYSIS_CHUNK_WEIGHT // (1 + analysis[0])))
     run = Run(lay, itertools.chain((first,), source), mode=mode, conn=conn, pool=pool, workers=max(workers, 1),
                chunk_hands=chunk_hands, progress=progress, durable=durable, analysis=analysis)  # fmt: skip
     try:
