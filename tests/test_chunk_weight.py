@@ -7,33 +7,30 @@ from __future__ import annotations
 import orjson
 
 from replay.analysis.grades import PARANOID_WEIGHT
-from replay.ingest.route import _analysis_weight, _Pending
+from replay.ingest.route import match_weight
 
 
-def _match(profile: str | None, hands: int, rules: object = None, raw: bytes | None = None) -> _Pending:
-    p = _Pending(0)
-    p.hands = hands
-    if raw is not None:
-        p.start = raw
-    elif profile is not None:
-        p.start = orjson.dumps({"type": "match_start", "match": "m-1", "profile": profile, "rules": rules or {}})
-    return p
+def _weight(profile: str | None, hands: int, rules: object = None, raw: bytes | None = None) -> int:
+    start = raw
+    if raw is None and profile is not None:
+        start = orjson.dumps({"type": "match_start", "match": "m-1", "profile": profile, "rules": rules or {}})
+    return match_weight(start, hands)
 
 
 def test_four_individual_players_weigh_more() -> None:
-    assert _analysis_weight(_match("royal_rumble", 7)) == 7 * PARANOID_WEIGHT
-    assert _analysis_weight(_match("international", 7)) == 7
-    assert _analysis_weight(_match("pr_3p", 5)) == 5
+    assert _weight("royal_rumble", 7) == 7 * PARANOID_WEIGHT
+    assert _weight("international", 7) == 7
+    assert _weight("pr_3p", 5) == 5
 
 
 def test_overrides_count() -> None:
     # four players each for himself, whatever the profile says of teams
-    assert _analysis_weight(_match("international", 3, {"teams": "individual"})) == 3 * PARANOID_WEIGHT
+    assert _weight("international", 3, {"teams": "individual"}) == 3 * PARANOID_WEIGHT
 
 
 def test_what_does_not_resolve_weighs_its_hands() -> None:
-    assert _analysis_weight(_match("no_such_profile", 4)) == 4
-    assert _analysis_weight(_match(None, 4)) == 4
-    assert _analysis_weight(_match(None, 4, raw=b"{not json")) == 4
-    assert _analysis_weight(_match(None, 0)) == 1  # a match with no hand still takes its place
-    assert _analysis_weight(_match("international", 2, {"players": 9})) == 2
+    assert _weight("no_such_profile", 4) == 4
+    assert _weight(None, 4) == 4
+    assert _weight(None, 4, raw=b"{not json") == 4
+    assert _weight(None, 0) == 1  # a match with no hand still takes its place
+    assert _weight("international", 2, {"players": 9}) == 2

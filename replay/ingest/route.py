@@ -61,7 +61,7 @@ from replay.store import Layout, one, write_batch, write_encoded
 from replay.store.rows import file_table, findings_table
 from replay.validate import line_finding as validate_line_finding
 
-__all__ = ["CHUNK_HANDS", "ROUTE_BYTES", "Run"]
+__all__ = ["CHUNK_HANDS", "ROUTE_BYTES", "Run", "match_weight"]
 
 #: Hands per batch: a transaction of the loader and a task of the pool.
 CHUNK_HANDS: Final = 10000
@@ -114,16 +114,23 @@ def _weight_of(profile: str, rules: bytes) -> int:
         return 1
 
 
-def _analysis_weight(p: _Pending) -> int:
-    """How many pair-game hands the analysis of a match's hands costs, from its match_start line."""
+def match_weight(start: bytes | None, hands: int) -> int:
+    """How many pair-game hands the analysis of a match's `hands` costs,
+    from its match_start line (its hands, if the line does not say).
+
+    >>> match_weight(b'{"type": "match_start", "profile": "royal_rumble", "rules": {}}', 7)
+    224
+    >>> match_weight(b'{"type": "match_start", "profile": "international"}', 7), match_weight(None, 0)
+    (7, 1)
+    """
     try:
-        obj = orjson.loads(p.start) if p.start is not None else None
+        obj = orjson.loads(start) if start is not None else None
     except orjson.JSONDecodeError:
         obj = None
     if not isinstance(obj, dict) or not isinstance(obj.get("profile"), str):
-        return max(p.hands, 1)
+        return max(hands, 1)
     rules = obj.get("rules")
-    return max(p.hands, 1) * _weight_of(obj["profile"], orjson.dumps(rules, option=orjson.OPT_SORT_KEYS))
+    return max(hands, 1) * _weight_of(obj["profile"], orjson.dumps(rules, option=orjson.OPT_SORT_KEYS))
 
 
 class Run:
@@ -436,7 +443,7 @@ class Run:
         what they cost to analyse (a royal_rumble hand as 32 pair-game
         hands), so that costly matches are spread over the chunks and no
         worker is left with most of the work at the end."""
-        return _analysis_weight(p) if self.analysis is not None else max(p.hands, 1)
+        return match_weight(p.start, p.hands) if self.analysis is not None else max(p.hands, 1)
 
     def _close_side(self) -> None:
         """The side chunk is complete: it goes once its leaders are back."""
