@@ -403,7 +403,31 @@ static int pair_order_key(const Pos *p, int t, uint32_t fit, int hurt, int equal
            280 * !(held & fit) + 20 * TILE_PIPS[t] + 60 * (TILE_LOW[t] == TILE_HIGH[t]) - 40 * equal;
 }
 
-static int order_key(const Solver *sv, const Pos *p, int mv, int nxt, int ally)
+/* The order of the plays with three or four individual players (the
+ * first tile laid), searched as the viewer against everyone else: the
+ * viewer's plays by the tiles they leave the next seat and all the others
+ * (and whether the next seat must pass, or nobody can play); a coalition
+ * seat's by the tiles they leave the viewer (and whether he must pass), the
+ * next seat's when it is an ally, and whether nobody can play; then heavy
+ * tiles and doubles. Weights fitted to the positions searched
+ * (docs/analysis.md, "The moves' order"). */
+static int solo_order_key(const Solver *sv, const Pos *p, int t, uint32_t fit, int hurt, int view, int ally)
+{
+    int seat = p->turn, n = sv->r.n;
+    uint32_t held = (p->hand[0] | p->hand[1] | p->hand[2] | p->hand[3]) & ~(1u << t);
+    int base = TILE_PIPS[t] + 12 * (TILE_LOW[t] == TILE_HIGH[t]), block = !(held & fit);
+    if (seat == view) {
+        int others = 0;
+        for (int s = 0; s < n; s++)
+            if (s != seat)
+                others += nbits(p->hand[s] & fit);
+        return base - 64 * hurt - 32 * others - 192 * (hurt == 0) - 64 * block;
+    }
+    int viewer_fits = nbits(p->hand[view] & fit);
+    return base + (ally ? 64 : -64) * hurt - 144 * viewer_fits - 64 * (viewer_fits == 0) + 256 * block;
+}
+
+static int order_key(const Solver *sv, const Pos *p, int mv, int nxt, int ally, int view)
 {
     if (mv < 0)
         return -1000;
@@ -422,6 +446,8 @@ static int order_key(const Solver *sv, const Pos *p, int mv, int nxt, int ally)
     int hurt = nbits(p->hand[nxt] & fit);
     if (sv->r.pairs && p->left >= 0)
         return pair_order_key(p, t, fit, hurt, l == r);
+    if (sv->r.n >= 3 && p->left >= 0)
+        return solo_order_key(sv, p, t, fit, hurt, view, ally);
     return (ally ? hurt : -hurt) * 64 + TILE_PIPS[t] + (TILE_LOW[t] == TILE_HIGH[t] ? 12 : 0);
 }
 
@@ -520,17 +546,16 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         bk = bucket(sv, key);
         __builtin_prefetch(bk); /* its line comes in while the moves are ordered */
     }
-    /* order: the table's best move, then, in pair games, pair_order_key's;
-     * else the moves that leave the next seat the fewest tiles to play when
-     * it is an opponent (always, in two-player games) and the most when it
-     * is an ally (two seats of the coalition in a row, with individual
-     * players), then doubles and heavy tiles */
+    /* order: the table's best move, then pair_order_key's in pair games,
+     * solo_order_key's with three or four players each for himself; with
+     * two players (and for the first tile) the moves that leave the next
+     * seat the fewest tiles to play, then doubles and heavy tiles */
     int ord[16] = {0}, key8[16];
     int nxt = (p->turn + 1) % sv->r.n;
     int ally = (sv->r.sides > 2 || !sv->r.pairs) && (p->turn == view) == (nxt == view);
     for (int i = 0; i < nm; i++) {
         ord[i] = i;
-        key8[i] = order_key(sv, p, mv[i], nxt, ally);
+        key8[i] = order_key(sv, p, mv[i], nxt, ally, view);
     }
     for (int i = 1; i < nm; i++) {
         int x = ord[i], kx = key8[x], j = i - 1;
