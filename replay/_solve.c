@@ -388,10 +388,9 @@ static int child(Solver *sv, const Pos *p, int mv, int alpha, int beta, int view
 
 /* The order of a pair game's plays (four seats, the first tile laid), as
  * a score of what the play leaves the other seats: tiles that fit the new
- * ends in the next seat's hand (an opponent), the partner's and the other
- * opponent's; whether the next seat or the other opponent must pass, and
- * whether nobody can play (a block); then doubles, heavy tiles and equal
- * ends. Weights fitted to the positions searched (docs/analysis.md, "The
+ * ends in the next seat's hand (an opponent; none, so that it must pass,
+ * ranks with one), the partner's and the other opponent's, and whether
+ * nobody can play (a block); then doubles, heavy tiles and equal ends. Weights fitted to the positions searched (docs/analysis.md, "The
  * moves' order in pair games"): 15% fewer positions than the next seat's
  * tiles alone. */
 static int pair_order_key(const Pos *p, int t, uint32_t fit, int hurt, int equal)
@@ -399,8 +398,8 @@ static int pair_order_key(const Pos *p, int t, uint32_t fit, int hurt, int equal
     int seat = p->turn, nxt = (seat + 1) & 3, par = (seat + 2) & 3, thr = (seat + 3) & 3;
     uint32_t held = (p->hand[seat] & ~(1u << t)) | p->hand[nxt] | p->hand[par] | p->hand[thr];
     int partner = nbits(p->hand[par] & fit), other = nbits(p->hand[thr] & fit);
-    return -600 * hurt - 30 * partner - 200 * other - 280 * (hurt == 0) + 140 * (other == 0) +
-           280 * !(held & fit) + 20 * TILE_PIPS[t] + 60 * (TILE_LOW[t] == TILE_HIGH[t]) - 40 * equal;
+    return -600 * (hurt ? hurt : 1) - 30 * partner - 200 * other + 280 * !(held & fit) + 20 * TILE_PIPS[t] +
+           60 * (TILE_LOW[t] == TILE_HIGH[t]) - 40 * equal;
 }
 
 /* The order of the plays with three or four individual players (the
