@@ -81,7 +81,9 @@ class Hidden:
     and nothing of the others'); `options`: the ways the unknown tiles may
     lie, each a tuple of groups; per option, `dealt_known`: the tiles known
     to have been dealt to each seat, and `dealt_groups`: which groups hold
-    the rest of what each seat was dealt (both only for the five-doubles rule).
+    the rest of what each seat was dealt (both only for the five-doubles rule);
+    `mults`: per option, how many histories (which played tile came from
+    the deal and which from which draw) lead to it (all 1 if empty).
     """
 
     observer: int
@@ -92,6 +94,7 @@ class Hidden:
     dealt_known: tuple[tuple[int, ...], ...] = ()
     dealt_groups: tuple[tuple[int, ...], ...] = ()
     max_doubles: int = 7  # most doubles any seat may have been dealt (4 under five_doubles_auto)
+    mults: tuple[int, ...] = ()
     _ways: list[_Ways] = field(default_factory=list, compare=False, repr=False)
 
     def tiles(self) -> list[int]:
@@ -104,14 +107,18 @@ class Hidden:
             self._ways.extend(_Ways(tiles, groups) for groups in self.options)
         return self._ways
 
+    def _mult(self, k: int) -> int:
+        return self.mults[k] if self.mults else 1
+
     def _weights(self) -> list[int]:
-        return [w.total() * math.prod(g.weight for g in w.groups) for w in self.ways()]
+        return [w.total() * math.prod(g.weight for g in w.groups) * self._mult(k) for k, w in enumerate(self.ways())]
 
     def count(self) -> int:
         """How many distinct hidden states (fillings, with the boneyard's
         orders) agree with what the observer knows, before the five-doubles check."""
         return sum(
-            w.total() * math.factorial(sum(g.count for g in w.groups if g.seat == -1)) for w in self.ways()
+            w.total() * math.factorial(sum(g.count for g in w.groups if g.seat == -1)) * self._mult(k)
+            for k, w in enumerate(self.ways())
         )
 
     def sample(self, n: int, rng: random.Random) -> list[World]:
@@ -141,7 +148,7 @@ class Hidden:
         tiles = self.tiles()
         out: list[tuple[World, int]] = []
         for k, (groups, table) in enumerate(zip(self.options, self.ways(), strict=True)):
-            w = math.prod(g.weight for g in groups)
+            w = math.prod(g.weight for g in groups) * self._mult(k)
             for fill in table.all():
                 stock_tiles = [t for t, g in zip(tiles, fill, strict=True) if groups[g].seat == -1]
                 for order in permutations(stock_tiles):
@@ -350,10 +357,10 @@ class Tracker:
         unknown = FULL_SET & ~self.line & ~self.aside
         for s in shown:
             unknown &= ~state.hands[s]
-        per_seat: list[list[tuple[list[Group], int, int]]] = []
+        per_seat: list[list[tuple[list[Group], int, int, int]]] = []
         for s, info in enumerate(self.seats):
             if s in shown:
-                per_seat.append([([], self.dealt[s], -1)])
+                per_seat.append([([], self.dealt[s], -1, 1)])
                 continue
             opts = self._seat_options(s, info, state.hands[s].bit_count())
             if not opts:
@@ -362,17 +369,18 @@ class Tracker:
         tail = [Group(-1, len(state.stock))]
         if self.out:
             tail.append(Group(-2, self.out))
-        options, dealt_groups, dealt_known = [], [], []
+        options, dealt_groups, dealt_known, mults = [], [], [], []
         for combo in product(*per_seat):
             groups: list[Group] = []
             dg = []
-            for gs, _, dealt_index in combo:
+            for gs, _, dealt_index, _ in combo:
                 if dealt_index >= 0:
                     dg.append(len(groups) + dealt_index)
                 groups.extend(gs)
             options.append(tuple(groups + tail))
             dealt_groups.append(tuple(dg))
-            dealt_known.append(tuple(m for _, m, _ in combo))
+            dealt_known.append(tuple(m for _, m, _, _ in combo))
+            mults.append(math.prod(c[3] for c in combo))
         return Hidden(
             observer=observer,
             players=self.n,
@@ -382,12 +390,18 @@ class Tracker:
             dealt_known=tuple(dealt_known),
             dealt_groups=tuple(dealt_groups),
             max_doubles=self.max_doubles,
+            mults=tuple(mults) if any(m != 1 for m in mults) else (),
         )
 
-    def _seat_options(self, s: int, info: _Seat, holds: int) -> list[tuple[list[Group], int, int]]:
+    def _seat_options(self, s: int, info: _Seat, holds: int) -> list[tuple[list[Group], int, int, int]]:
         """Each way seat `s`'s played tiles may have come from its dealt tiles
         or its kept draws: (groups of what it holds now, tiles given a dealt
-        origin, index of its dealt group in the groups or -1)."""
+        origin, index of its dealt group in the groups or -1, how many such
+        ways). What the seat holds now depends only on which draws its plays
+        used, so the ways that use the same draws are one option, counted
+        (a seat that drew and played much has millions of ways and a few
+        thousand such sets); under the five-doubles rule each way is its own
+        option, as it needs the tiles dealt."""
         all_voids = 0
         for _, m in info.voids:
             all_voids |= m
@@ -418,19 +432,35 @@ class Tracker:
                 if dt < when and not voids_between(dt, when) & BIT[tile]:
                     c.append(j)
             choices.append(c)
-        out: list[tuple[list[Group], int, int]] = []
-        for assign in product(*choices) if choices else [()]:
-            used = [a for a in assign if a >= 0]
-            if len(used) != len(set(used)):
-                continue
-            from_dealt = sum(1 for a in assign if a < 0)
+        ways: list[tuple[int, int, int]] = []  # (draws used, as a mask; tiles given a dealt origin; how many ways)
+        if self.max_doubles < 7:
+            for assign in product(*choices) if choices else [()]:
+                used = [a for a in assign if a >= 0]
+                if len(used) != len(set(used)):
+                    continue
+                dealt_mask = 0
+                for (_, tile), a in zip(info.plays, assign, strict=True):
+                    if a < 0:
+                        dealt_mask |= BIT[tile]
+                ways.append((sum(1 << a for a in used), dealt_mask, 1))
+        else:
+            by_used: dict[int, int] = {0: 1}  # the ways so far, by the draws they used
+            for c in choices:
+                nxt: dict[int, int] = {}
+                for mask, k in by_used.items():
+                    for a in c:
+                        if a < 0 or not mask >> a & 1:
+                            m = mask if a < 0 else mask | 1 << a
+                            nxt[m] = nxt.get(m, 0) + k
+                by_used = nxt
+            ways = [(mask, 0, k) for mask, k in sorted(by_used.items())]
+        out: list[tuple[list[Group], int, int, int]] = []
+        for used_mask, dealt_mask, mult in ways:
+            used = [j for j in range(n_draws) if used_mask >> j & 1]
+            from_dealt = len(info.plays) - len(used)
             dealt_left = info.dealt - from_dealt
             if dealt_left < 0:
                 continue
-            dealt_mask = 0
-            for (_, tile), a in zip(info.plays, assign, strict=True):
-                if a < 0:
-                    dealt_mask |= BIT[tile]
             groups: list[Group] = []
             dealt_index = -1
             if dealt_left:
@@ -445,7 +475,7 @@ class Tracker:
                 groups.append(Group(s, k, f, math.factorial(k)))
             if sum(g.count for g in groups) != holds:
                 continue
-            out.append((groups, dealt_mask, dealt_index))
+            out.append((groups, dealt_mask, dealt_index, mult))
         return out
 
 

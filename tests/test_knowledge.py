@@ -307,3 +307,35 @@ def test_a_pass_shows_a_void_for_ever_in_a_game_without_boneyard() -> None:
     assert not any(hands_[1] & SUIT_MASK[6] for hands_, _ in worlds)
     # seat 2 knows seat 0 holds six tiles and seat 3 seven; the 6s not on the line are with them
     assert all(hands_[0].bit_count() == 6 and hands_[3].bit_count() == 7 for hands_, _ in worlds)
+
+
+@pytest.mark.parametrize("profile", ["domena_2p", "pr_2p", "pr_3p"])
+def test_histories_with_the_same_draws_are_one_option(profile: str) -> None:
+    """A seat that drew and played much has many histories (which played
+    tile came from the deal, which from which draw); those using the same
+    draws leave it the same groups and are one option, counted. The counts
+    equal those of one option a history (what the five-doubles rule keeps),
+    and the options are never more."""
+    rules = resolve(profile)
+    rng = random.Random(11)
+    seen = merged = 0
+    for _ in range(12):
+        s, fixed_by = start(rules, rng)
+        each = Tracker(s, fixed_by=fixed_by)
+        each.max_doubles = 6  # one option a history; the count is taken before the doubles' check
+        one = Tracker(s, fixed_by=fixed_by)
+        while s.result is None:
+            moves = legal_moves(s)
+            if len(moves) > 1:
+                a, b = one.hidden(s, s.turn), each.hidden(s, s.turn)
+                assert a.count() == b.count()
+                assert len(a.options) <= len(b.options)
+                seen += 1
+                merged += len(a.options) < len(b.options)
+            mv = rng.choice(moves)
+            one.see(s, mv)
+            each.see(s, mv)
+            s = apply(s, mv)
+    assert seen > 50
+    if profile != "pr_3p":
+        assert merged > 0  # two-seat games with draws do merge histories

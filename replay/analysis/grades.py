@@ -98,7 +98,10 @@ __all__ = [
 
 #: The version stored with every analysis row: the solver's, and that of the
 #: sampling and grading here. A store's rows of another version are redone.
-ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 5
+#: 6 (2026-12-05): the histories of a seat's draws that leave it the same
+#: groups are one option, counted (replay.knowledge), so the deals drawn
+#: from the same distribution come out in another order in boneyard games.
+ANALYSIS_VERSION: Final = SOLVER_VERSION * 100 + 6
 
 #: Decisions whose agreeing deals (fillings and boneyard orders) are at most
 #: this many are graded on every one of them, weighed, instead of a sample:
