@@ -221,13 +221,12 @@ def _worker_rss(inputs: list[Any], samples: int, out: Any) -> None:
 def _peak_rss_mib() -> float:
     """This process's peak RSS in MiB: VmHWM, which starts anew at exec (getrusage's
     ru_maxrss keeps the peak of the process it was forked from, here the bench's)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    status = Path("/proc/self/status")
+    lines = status.read_text().splitlines() if status.exists() else []
+    for line in lines:
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # no /proc: not Linux
 
 
 def worker_rss(inputs: list[Any], samples: int) -> float:
