@@ -156,6 +156,7 @@ def grade_sampled(inputs: list[Any], samples: int, clear: bool = False, carry: b
         for rules, (dd, pi) in list(an._solvers.items()):
             an._solvers[rules] = (dd, _Cleared(pi))
     _, pi = an.solvers(inputs[0].rules)
+    pi.clear()  # else the first hand, graded again, would find its warm-up's positions
     times, nodes, decisions, exact = [], [], 0, 0
     for inp in inputs:
         n0 = pi.nodes
