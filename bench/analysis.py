@@ -16,8 +16,9 @@
    defaults against the same search with one technique switched off (or,
    for those off by default, on): positions and CPU ms per hand.
 3. The sampled grade of whole international hands at 20 deals a decision
-   (plus the perfect-information grade), per hand; the positions its
-   table saves by being kept across the deals and decisions of the hand;
+   (plus the perfect-information grade), per hand; its positions with the
+   table kept across the deals and decisions of the hand against cleared
+   before every deal;
    the share of non-forced decisions graded on every agreeing deal
    (replay.analysis.EXACT_LIMIT).
 4. Scheduling: the rank correlation between the predicted cost of a hand
@@ -337,8 +338,9 @@ def main() -> None:
     _, cn, _, _ = grade_sampled(sampled[: max(4, n_sampled // 3)], args.samples, clear=True)
     kept_n = statistics.fmean(sn[: len(cn)])
     say(f"sampled grade, {len(st)} international hands x {args.samples} deals a decision: p50 {pct(st, .5):.0f} "
-        f"ms, p90 {pct(st, .9):.0f}; positions p50 {pct(sn, .5):,.0f} a hand; table kept across deals saves "
-        f"{1 - kept_n / statistics.fmean(cn):.1%} of the positions; {sexact}/{sdec} decisions exact")  # fmt: skip
+        f"ms, p90 {pct(st, .9):.0f}; positions p50 {pct(sn, .5):,.0f} a hand; with the table kept across deals "
+        f"x{kept_n / statistics.fmean(cn):.3f} the positions of one cleared before every deal; "
+        f"{sexact}/{sdec} decisions exact")  # fmt: skip
     figures += [
         f"sampled_hand_p50: {pct(st, .5):.0f} ms",
         f"sampled_hand_nodes_p50: {pct(sn, .5):.0f} positions",
