@@ -73,6 +73,7 @@ def create_app(
     render_workers: int = 0,
     threads: int | None = None,
     deepen: int = 0,
+    deepen_workers: int | None = None,
 ) -> FastAPI:
     """The app over the store at `db_path`. `token` defaults to $REPLAY_TOKEN.
 
@@ -82,7 +83,8 @@ def create_app(
     that many processes (api.pool); without, in this one. With `threads`, at
     most that many requests run their route at once (the rest wait their turn).
     With `deepen`, stored hands analysed with fewer sampled deals a decision
-    get that many, in the background (api.deepen).
+    get that many, in the background (api.deepen), in `deepen_workers`
+    processes at the lowest priority (None: one per core).
     """
 
     derived.subscribe()  # the reports' tables follow the store's loads and deletes
@@ -115,7 +117,7 @@ def create_app(
             timer.start()
         deepener = None
         if deepen > 0:
-            deepener = app.state.deepener = Deepener(store, deepen)
+            deepener = app.state.deepener = Deepener(store, deepen, workers=deepen_workers)
             deepener.start()
         try:
             yield

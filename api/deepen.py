@@ -4,11 +4,13 @@
 20 ms a hand); the grade on what each player could know costs ten times
 that and more (one search per sampled deal), so the server that owns the
 store adds it while it runs: a thread picks a few matches whose analysis
-has fewer sampled deals than asked, a process of its own (at the lowest
-priority, so that pages keep their cores) analyses them again with that
-many deals, and the rows replace the old ones in one transaction, under
-the store's load lock (api.connection.Store). Pages see them at once: a match's
-cache key holds its analysis stamp (api.queries.match_version).
+has fewer sampled deals than asked, processes of its own (one per core, at
+the lowest priority, so that pages keep their cores: the scheduler gives a
+request's thread its core back from them) analyse them again with that
+many deals, a match to a process, and the rows replace the old ones in one
+transaction, under the store's load lock (api.connection.Store). Pages see
+them at once: a match's cache key holds its analysis stamp
+(api.queries.match_version).
 
 A match stored again meanwhile (a new batch) is not overwritten: a hand's
 rows are taken only if the stored hand has as many plies as the analysis.
@@ -43,6 +45,7 @@ from replay.analysis import analysis_tables
 from replay.analysis.refit import fit_store, refit_due
 from replay.analysis.run import (
     analyse_match,
+    hardest_first,
     read_policies,
     replace_analysis,
     stale_matches,
@@ -116,11 +119,13 @@ def _nice() -> None:
 class Deepener(threading.Thread):
     """Analyse again, with `samples` deals a decision, what the store has with fewer."""
 
-    def __init__(self, store: Any, samples: int, *, matches: int = 4, idle: float = 20.0, seed: int = 0) -> None:
+    def __init__(self, store: Any, samples: int, *, matches: int = 4, workers: int | None = None, idle: float = 20.0,
+                 seed: int = 0) -> None:  # fmt: skip
         super().__init__(name="deepen", daemon=True)
         self.store = store
         self.samples = samples
-        self.matches = matches
+        self.workers = max(1, workers if workers is not None else os.cpu_count() or 1)
+        self.matches = matches  # a round: this many matches a process
         self.idle = idle
         self.seed = seed
         self.stop = threading.Event()
@@ -134,7 +139,7 @@ class Deepener(threading.Thread):
 
     def run(self) -> None:
         ctx = multiprocessing.get_context("forkserver")
-        self.pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_nice)
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_nice)
         try:
             while not self.stop.is_set():
                 try:
@@ -148,7 +153,7 @@ class Deepener(threading.Thread):
                                   "failures)", ", ".join(self.batch), GIVE_UP)  # fmt: skip
                     if isinstance(exc, BrokenProcessPool):  # its process died: a new one
                         self.pool.shutdown(wait=False, cancel_futures=True)
-                        self.pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_nice)
+                        self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_nice)
                     worked = False
                 if not worked:
                     self.stop.wait(self.idle)
@@ -185,7 +190,7 @@ class Deepener(threading.Thread):
             self._refit(cur)
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
-            self.batch = stale[: self.matches]
+            self.batch = stale[: self.matches * self.workers]
             inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
         finally:
             cur.close()
@@ -194,10 +199,16 @@ class Deepener(threading.Thread):
             return False
         results = []
         began = time.monotonic()
-        for _, hands in inputs:
+        jobs = [  # the dearest first, so that the round does not end on one process
+            self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies)
+            for _, hands in hardest_first(inputs, self.samples)
+        ]
+        for job in jobs:
             if self.stop.is_set():
+                for j in jobs:
+                    j.cancel()
                 return False
-            results.extend(self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies).result())
+            results.extend(job.result())
         self._store(analysis_tables(results))
         graded = [h for h in results if h.skip is None]
         self.done += len(graded)

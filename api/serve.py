@@ -127,10 +127,10 @@ def _quiet_gc() -> None:
 
 def serve(
     db: str | None = None, *, host: str = "127.0.0.1", port: int = 8000, load_every: float = 2.0,
-    render_workers: int | None = None, threads: int = 4, deepen: int = DEEPEN,
+    render_workers: int | None = None, threads: int = 4, deepen: int = DEEPEN, deepen_workers: int | None = None,
 ) -> int:
     """Start uvicorn; returns its exit status (2 if the database is held elsewhere).
-    `render_workers` None: one per core."""
+    `render_workers`, `deepen_workers` None: one per core."""
     # here, not at the top: `replay ingest` and the other commands build the
     # parser of `replay serve` too, and need neither uvicorn nor the app
     import uvicorn  # noqa: PLC0415
@@ -147,7 +147,7 @@ def serve(
     workers = render_workers if render_workers is not None else (os.cpu_count() or 1)
     deepen = max(0, deepen) if native is not None else 0  # the pure-Python solver: seconds a hand
     app = create_app(db, spool_dir=lay.spool, load_every=load_every, render_workers=max(0, workers),
-                     threads=max(1, threads), deepen=deepen)
+                     threads=max(1, threads), deepen=deepen, deepen_workers=deepen_workers)
     _quiet_gc()
     # A thread back from DuckDB (which runs without the GIL) waits for the
     # thread holding it to let go, up to the switch interval (5 ms by default),

@@ -40,6 +40,10 @@ def add_serve_parser(subparsers: Any) -> None:
         help=f"give stored hands N sampled deals a decision in the background, at the lowest "
         f"priority (default {DEEPEN}; 0: off; replay analyze --db does it in one go)",
     )  # fmt: skip
+    p.add_argument(
+        "--deepen-workers", type=int, default=None, metavar="N",
+        help="processes that grade in the background, at the lowest priority (default: one per core)",
+    )  # fmt: skip
     p.set_defaults(func=run_serve)
 
 
@@ -53,4 +57,5 @@ def run_serve(args: argparse.Namespace) -> int:
                          "--create starts an empty one there.\n")
         return 2
     return serve(str(db), host=args.host, port=args.port, load_every=args.load_every,
-                 render_workers=args.render_workers, threads=args.threads, deepen=args.deepen)  # fmt: skip
+                 render_workers=args.render_workers, threads=args.threads, deepen=args.deepen,
+                 deepen_workers=args.deepen_workers)  # fmt: skip

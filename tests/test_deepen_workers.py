@@ -1,0 +1,64 @@
+"""The server's background grading on several processes (api.deepen): a
+round spreads its matches over them, and what it stores is the same as
+what one process stores."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from fastapi.testclient import TestClient
+
+from replay.ingest import ingest
+from replay.simulate import SimConfig, simulate
+
+pytestmark = pytest.mark.skipif(
+    __import__("replay.solver", fromlist=["native"]).native is None, reason="the server grades only with the C solver"
+)
+
+_ROWS = "SELECT match, hand, ply, samples, alternatives, pimc_loss, class FROM move_analysis ORDER BY match, hand, ply"
+
+
+def _store(tmp: Path, name: str, log: Path) -> Path:
+    db = tmp / name / "replay.duckdb"
+    db.parent.mkdir()
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))  # perfect information only
+    return db
+
+
+def _deepen(db: Path, workers: int) -> tuple[int, list[tuple[object, ...]]]:
+    """Grade the store with 3 deals a decision in `workers` processes; the
+    processes the round ran in, and the stored rows."""
+    from api.app import create_app
+
+    with TestClient(create_app(db, deepen=3, deepen_workers=workers)) as c:
+        deepener = c.app.state.deepener  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 240
+        while deepener.done == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        processes = len(getattr(deepener.pool, "_processes", None) or {})
+        while time.monotonic() < deadline:
+            left = c.get("/api/suspicious").json()["grading"]["left"]
+            if left == 0:
+                break
+            time.sleep(0.5)
+        assert c.get("/api/suspicious").json()["grading"]["left"] == 0, "the background grading did not finish"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(_ROWS).fetchall()
+    finally:
+        con.close()
+    return processes, rows
+
+
+def test_two_processes_grade_as_one_does(tmp_path: Path) -> None:
+    log = tmp_path / "tables.jsonl"
+    lines = simulate(SimConfig(profiles=("milo",), hands=30, seed=31, players_pool=8, tables=3))
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    one, rows_one = _deepen(_store(tmp_path, "one", log), 1)
+    two, rows_two = _deepen(_store(tmp_path, "two", log), 2)
+    assert one == 1 and two == 2
+    assert len({r[0] for r in rows_two}) > 2  # several matches: a round had work for both processes
+    assert rows_one and rows_one == rows_two
