@@ -14,8 +14,9 @@ them at once: a match's cache key holds its analysis stamp
 
 A match stored again meanwhile (a new batch) is not overwritten: a hand's
 rows are taken only if the stored hand has as many plies as the analysis.
-The player insights (reports.skill) are refreshed with the new rows at most
-once a minute while it samples, and when it runs out of work.
+The player insights (reports.skill) are refreshed with the new rows after
+the first round, then at most every 10, 20, 40 and from then on 60 seconds
+while it samples, and when it runs out of work.
 
 A round that fails is logged and the sampling goes on (a new process if
 its process died); a match whose rounds failed three times is left alone
@@ -62,6 +63,8 @@ GIVE_UP = 3
 
 #: Seconds between two refreshes of the player insights while it samples (each
 #: reads the moves of the matches sampled since: about a second at 1M hands).
+#: The first comes after the first round and the gap doubles from 10 s up to
+#: this, so that a new store's cheat signals show within a minute.
 INSIGHTS_EVERY = 60.0
 
 
@@ -135,6 +138,8 @@ class Deepener(threading.Thread):
         self.batch: list[str] = []  # the matches of the round under way
         self.failures: Counter[str] = Counter()  # rounds failed, by match
         self.refreshed = time.monotonic()
+        self.gap = 0.0  # seconds before the next refresh of the insights
+        self.round = 0  # rounds begun
         self.pace = Pace()
 
     def run(self) -> None:
@@ -190,7 +195,10 @@ class Deepener(threading.Thread):
             self._refit(cur)
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
-            self.batch = stale[: self.matches * self.workers]
+            # rounds of one, two, then `matches` matches a process: the first grades
+            # (and a pace for the pages) come within seconds of the start
+            self.batch = stale[: min(self.matches, 1 << min(self.round, 8)) * self.workers]
+            self.round += 1
             inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
         finally:
             cur.close()
@@ -215,7 +223,7 @@ class Deepener(threading.Thread):
         self.pace.add(began, time.monotonic(), hands=len(graded),
                       decisions=sum(1 for h in graded for p in h.plies if not p.forced))
         self.pending = True
-        if time.monotonic() - self.refreshed >= INSIGHTS_EVERY:
+        if time.monotonic() - self.refreshed >= self.gap:
             self._insights()
         return True
 
@@ -242,6 +250,7 @@ class Deepener(threading.Thread):
                 cur.close()
         self.pending = False
         self.refreshed = time.monotonic()
+        self.gap = min(INSIGHTS_EVERY, max(10.0, 2 * self.gap))
         self.store.bump()
 
     def close(self, wait: float = 2.0) -> None:
