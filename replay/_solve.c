@@ -517,6 +517,7 @@ static void value_range(const Solver *sv, const Pos *p, int view, int *lo, int *
 
 static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
 {
+top:
     if (settle(sv, p)) { /* nobody can play: scored as a block by the last seat to move */
         return finish(sv, p, 0, (p->turn + sv->r.n - 1) % sv->r.n, 0, p->left, p->right, p->left, p->right, view);
     }
@@ -527,8 +528,17 @@ static int search(Solver *sv, Pos *p, int alpha, int beta, int view)
         maxing = p->turn == view;
     if (nm == 0) /* no move at all (an opening tile nobody holds): not a position of a legal hand */
         return finish(sv, p, 0, p->turn, 0, p->left, p->right, p->left, p->right, view);
-    if (nm == 1) /* forced: its child is the position worth keeping */
-        return child(sv, p, mv[0], alpha, beta, view);
+    if (nm == 1) { /* forced: its child is the position worth keeping (played here, in place) */
+        if (mv[0] == MOVE_YIELD) {
+            p->turn = (int8_t)((p->turn + 2) % sv->r.n);
+            p->may_yield = 0;
+            goto top;
+        }
+        int v;
+        if (do_play(sv, p, mv[0], view, &v))
+            return v;
+        goto top;
+    }
     if (sv->r.bounded && sv->bounds) { /* no end the position can reach is worth more (less) than these */
         int lo, hi;
         value_range(sv, p, view, &lo, &hi);
