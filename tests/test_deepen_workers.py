@@ -13,10 +13,9 @@ from fastapi.testclient import TestClient
 
 from replay.ingest import ingest
 from replay.simulate import SimConfig, simulate
+from replay.solver import native
 
-pytestmark = pytest.mark.skipif(
-    __import__("replay.solver", fromlist=["native"]).native is None, reason="the server grades only with the C solver"
-)
+pytestmark = pytest.mark.skipif(native is None, reason="the server grades only with the C solver")
 
 _ROWS = "SELECT match, hand, ply, samples, alternatives, pimc_loss, class FROM move_analysis ORDER BY match, hand, ply"
 
