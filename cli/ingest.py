@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any
 
+from cli.words import count
 from replay.accel import native
+from replay.analysis.run import analyze_store
 from replay.ingest.batch_id import CodeMismatch
 from replay.ingest.load import IngestSummary
 from replay.ingest.pool import ClusterError
 from replay.ingest.route import CHUNK_HANDS
-from replay.ingest.run import INGEST_SAMPLES, ingest, reingest
+from replay.ingest.run import AUTO_BUDGET, AUTO_SAMPLES, INGEST_SAMPLES, ingest, reingest
 from replay.reader import UsageError
 from replay.store import StoreLocked
 
@@ -35,10 +38,12 @@ def add_ingest_parsers(subparsers: Any) -> None:
         p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
         p.add_argument("--no-analysis", action="store_true",
                        help="do not analyse the hands (replay analyze --db can do it later)")  # fmt: skip
-        p.add_argument("--analysis-samples", type=int, default=INGEST_SAMPLES, metavar="N",
-                       help=f"sampled deals per decision of the analysis (default {INGEST_SAMPLES}: "
-                       "perfect information only; the server adds them in the background, and "
-                       "replay analyze --db --samples 100 in one go)")  # fmt: skip
+        p.add_argument("--analysis-samples", type=int, default=None, metavar="N",
+                       help=f"sampled deals per decision of the analysis, made while validating (0: "
+                       f"perfect information only). Default: perfect information while validating, "
+                       f"then {AUTO_SAMPLES} sampled deals a decision if the store lacks at most "
+                       f"{AUTO_BUDGET:.0f} CPU-seconds of them; more are left to the server's background "
+                       "grading, or to replay analyze --db")  # fmt: skip
         p.add_argument("--seed", type=int, default=0, help="the analysis's sampling seed (default 0)")
         p.add_argument("--analyze-anyway", action="store_true", help=argparse.SUPPRESS)  # without the C solver
 
@@ -64,20 +69,46 @@ def add_ingest_parsers(subparsers: Any) -> None:
 def _analysis_arg(args: argparse.Namespace) -> tuple[int, int] | None:
     if args.no_analysis:
         return None
-    if not 0 <= args.analysis_samples <= 10000:
+    if args.analysis_samples is not None and not 0 <= args.analysis_samples <= 10000:
         raise UsageError("--analysis-samples must be 0..10000")
     if native is None and not args.analyze_anyway:
         # the pure-Python solver takes seconds a hand (the C one 20 ms)
         sys.stderr.write("replay: the C solver is not compiled here (or REPLAY_PURE is set): the hands are "
                          "not analysed (replay analyze --db does it, slowly; --analyze-anyway here)\n")  # fmt: skip
         return None
-    return args.analysis_samples, args.seed
+    return (INGEST_SAMPLES if args.analysis_samples is None else args.analysis_samples), args.seed
 
 
 def _report(summary: IngestSummary, quiet: bool) -> None:
     if not quiet:
         for line in summary.lines_out():
             sys.stderr.write(line + "\n")
+
+
+def _sampled_grade(args: argparse.Namespace, summary: IngestSummary) -> None:
+    """Without --analysis-samples: the sampled grade of what the store lacks,
+    here and now if predicted to cost at most AUTO_BUDGET CPU-seconds
+    (replay.ingest.run), so that a small ingest's accuracy never waits for
+    the server's background grading."""
+    if args.analysis_samples is not None or _analysis_arg(args) is None or not summary.loaded:
+        return
+    t0 = time.monotonic()
+    s = analyze_store(summary.db, samples=AUTO_SAMPLES, seed=args.seed, workers=args.workers,
+                      progress_out=None if args.quiet else sys.stderr, budget=AUTO_BUDGET)  # fmt: skip
+    if args.quiet:
+        return
+    deferred = s["deferred"]
+    if deferred == "held":
+        line = "the server that holds the store grades them in the background"
+    elif deferred:
+        line = (f"{count(deferred['hands'], 'hand')} lack it, about {deferred['seconds'] / 60:,.0f} CPU-minutes "
+                f"(over the {AUTO_BUDGET:.0f} s graded here): the server grades them in the background "
+                f"(replay serve), or replay analyze --db --samples {AUTO_SAMPLES}")  # fmt: skip
+    elif s["analysed"]:
+        line = f"{count(s['analysed'], 'hand')} graded in {time.monotonic() - t0:.1f} s"
+    else:
+        line = "nothing lacks it"
+    sys.stderr.write(f"sampled grade ({AUTO_SAMPLES} deals a decision): {line}\n")
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -100,6 +131,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         sys.stderr.write(f"replay ingest: {exc}\n")
         return 2
     _report(summary, args.quiet)
+    _sampled_grade(args, summary)
     if args.quiet:  # errors are said even when quiet
         for what in (*summary.not_logs, *summary.refused):
             sys.stderr.write(f"error: {what}\n")
@@ -118,6 +150,7 @@ def run_reingest(args: argparse.Namespace) -> int:
         sys.stderr.write(f"replay reingest: the database is in use (stop the server first): {exc}\n")
         return 1
     _report(summary, args.quiet)
+    _sampled_grade(args, summary)
     if args.quiet:
         for what in summary.refused:
             sys.stderr.write(f"error: {what}\n")

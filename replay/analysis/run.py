@@ -75,6 +75,7 @@ __all__ = [
     "process_pool",
     "replace_analysis",
     "run_tasks",
+    "sampled_seconds",
     "stale_matches",
     "stored_inputs",
     "to_json",
@@ -305,11 +306,47 @@ def stale_matches(conn: Any, samples: int, force: bool, policies: Policies | Non
     return sorted(stale)
 
 
+#: CPU-seconds the sampled grade of one finished hand costs at 20 deals a
+#: decision (bench/analysis.py's hands on the 2-core machine here,
+#: 2026-12-05, the grade on uniform deals): four players each for himself
+#: (royal_rumble) 3.9 s; any other game 0.13-0.33 s (international 0.26,
+#: pr_2p 0.33, pr_3p 0.22, domena_2p 0.13). The read grade, where a play
+#: model is fitted, costs as much again; both grow with the deals.
+SAMPLED_HAND_SECONDS: Final = (0.35, 4.0)
+
+
+def sampled_seconds(conn: Any, matches: Sequence[str], samples: int, policies: Policies) -> tuple[int, float]:
+    """The finished hands of `matches` and the CPU-seconds their sampled grade
+    at `samples` deals a decision is predicted to cost (SAMPLED_HAND_SECONDS),
+    from the rules alone: a budget's estimate, good to a factor of two."""
+    rows = conn.execute(
+        "SELECT m.rules, count(*) FROM hands h JOIN matches m USING (match) "
+        "WHERE list_contains(?, h.match) AND h.result IS NOT NULL AND m.rules IS NOT NULL GROUP BY m.rules",
+        [list(matches)],
+    ).fetchall()
+    hands, seconds = 0, 0.0
+    for rules, n in rows:
+        try:
+            r = resolve_options(orjson.loads(rules))
+        except ValueError:
+            continue
+        each = SAMPLED_HAND_SECONDS[r.players == 4 and r.teams == "individual"] * samples / 20
+        hands += n
+        seconds += n * each * (2 if family(r) in policies else 1)
+    return hands, seconds
+
+
 def analyze_store(
     db: str | os.PathLike[str] | None = None, *, samples: int = SAMPLES, seed: int = 0, workers: int = 2,
     force: bool = False, progress_out: IO[str] | None = None, cluster: ClusterPool | None = None,
+    budget: float | None = None,
 ) -> dict[str, Any]:
-    """Analyse what the store lacks (see the module doc); a summary."""
+    """Analyse what the store lacks (see the module doc); a summary.
+
+    With a `budget` (CPU-seconds), only if what it lacks is predicted to cost
+    no more (sampled_seconds), and only in a store no server holds; else
+    nothing is done and the summary says why: ``deferred`` holds the hands
+    and their predicted seconds, or is ``"held"``."""
     db_path = Path(db) if db is not None else default_db_path()
     if not db_path.exists():
         raise UsageError(f"no store at {db_path} (replay ingest makes one)")
@@ -317,10 +354,19 @@ def analyze_store(
     try:
         conn = open_store(db_path)
     except StoreLocked:
+        if budget is not None:  # the server holds it: its background grading does this
+            return {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False, "deferred": "held"}
         return _analyze_kept(lay, samples=samples, seed=seed, workers=workers, progress_out=progress_out,
                              cluster=cluster)  # fmt: skip
     try:
         load_spool(conn, lay.spool)
+        if budget is not None:
+            # before any refit: a store too big to grade now is not refitted either
+            policies = read_policies(conn) if samples > 0 else {}
+            hands, seconds = sampled_seconds(conn, stale_matches(conn, samples, force, policies), samples, policies)
+            if seconds > budget:
+                return {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False,
+                        "deferred": {"hands": hands, "seconds": seconds}}  # fmt: skip
         refitted: list[str] = []
         if samples > 0:
             due = refit_due(conn)
@@ -334,7 +380,7 @@ def analyze_store(
         bar = Bar(int(count[0]) if count else 0, progress_out)
         summary: dict[str, Any] = {"matches": 0, "hands": 0, "analysed": 0, "skipped": 0, "pending": False,
                                    "read_models": sorted(name for name, _ in policies.values()),
-                                   "refitted": refitted}  # fmt: skip
+                                   "refitted": refitted, "deferred": None}  # fmt: skip
         buffer: list[HandAnalysis] = []
 
         def flush() -> None:

@@ -42,7 +42,16 @@ from replay.store import (
     stored_files,
 )
 
-__all__ = ["ANALYSIS_CHUNK_HANDS", "ANALYSIS_CHUNK_WEIGHT", "INGEST_SAMPLES", "MEMORY_LIMIT", "ingest", "reingest"]
+__all__ = [
+    "ANALYSIS_CHUNK_HANDS",
+    "ANALYSIS_CHUNK_WEIGHT",
+    "AUTO_BUDGET",
+    "AUTO_SAMPLES",
+    "INGEST_SAMPLES",
+    "MEMORY_LIMIT",
+    "ingest",
+    "reingest",
+]
 
 #: Hands per batch when the batch carries the hands' analysis, at the least.
 ANALYSIS_CHUNK_HANDS: Final = 100
@@ -53,12 +62,22 @@ ANALYSIS_CHUNK_HANDS: Final = 100
 #: share them; with 500, the README's first command took 15.6 s wall
 #: instead of 12.9 (docs/analysis.md, "Scheduling and progress").
 ANALYSIS_CHUNK_WEIGHT: Final = 250
-#: Sampled deals per decision of the analysis made at ingest (`--analysis-samples`):
-#: none by default. The perfect-information grade of every move costs about
-#: 20 ms a hand; ten sampled deals a decision cost ten times that (200 ms a
-#: hand, bench/analysis.py), so the server adds them in the background
-#: (`replay serve --deepen`), or `replay analyze --db --samples N` in one go.
+#: Sampled deals per decision of the analysis made while the batches are
+#: validated (`--analysis-samples N`): none, the perfect-information grade
+#: of every move (about 10 ms a hand) travels with them. `replay ingest`
+#: then adds the sampled grade itself, AUTO_SAMPLES deals a decision, when
+#: what the store lacks is predicted to cost at most AUTO_BUDGET
+#: CPU-seconds (replay.analysis.run.sampled_seconds: about a hundred pair
+#: hands, or seven of royal_rumble); a bigger ingest leaves it to the
+#: server's background grading (`replay serve`, api.deepen), or to
+#: `replay analyze --db --samples N` in one go: the README's 1,037 sample
+#: hands would take some 1,000 CPU-seconds (docs/analysis.md).
 INGEST_SAMPLES: Final = 0
+#: Sampled deals a decision `replay ingest` grades a small ingest with (the
+#: server's background grading gives as many: api.serve.DEEPEN).
+AUTO_SAMPLES: Final = 20
+#: CPU-seconds of predicted sampled grading `replay ingest` does itself.
+AUTO_BUDGET: Final = 30.0
 #: DuckDB's memory while ingesting (its cache; the run streams), the
 #: derivation of the player tables at the end included. That is when the
 #: main process peaks: 1,156 MiB of anonymous memory at 1M hands, against
