@@ -24,8 +24,10 @@
 4. Scheduling: the rank correlation between the predicted cost of a hand
    (replay.analysis.run.hand_cost) and its measured one.
 5. `replay ingest` on 2 cores with the analysis (perfect information) and
-   without, one after the other on one file; the analysis worker's peak
-   memory (RSS).
+   without, one after the other on one file; then one table's log of 30
+   hands as `replay ingest` runs by default (its sampled grade added, the
+   ingest being that small) against the perfect-information analysis only;
+   the analysis worker's peak memory (RSS).
 
 Simulated hands are generated first (cached in /tmp/replay-bench), not
 timed. Figures last, one per line, as ``name: value unit``.
@@ -267,6 +269,32 @@ def bench_ingest(n: int, workers: int) -> tuple[float, float, int]:
     return out[0], out[1], stored
 
 
+def bench_small_ingest(hands: int = 30) -> tuple[float, float, int]:
+    """Wall seconds of `replay ingest` of one table's log (`hands` hands)
+    with the perfect-information analysis only, and as it runs by default,
+    which adds the sampled grade of so small an ingest
+    (replay.ingest.AUTO_BUDGET); hands graded."""
+    import subprocess
+
+    from replay.simulate import SimConfig, SimStats, simulate
+
+    CACHE.mkdir(exist_ok=True)
+    log = CACHE / f"analysis-small-{hands}.jsonl"
+    if not log.exists():
+        log.write_bytes(b"\n".join(simulate(SimConfig(hands=hands, seed=78), SimStats())) + b"\n")
+    out, graded = [], 0
+    for extra in (["--analysis-samples", "0"], []):
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            cmd = [sys.executable, "-m", "replay", "ingest", str(log), "--db", str(Path(tmp) / "r.duckdb"), *extra]
+            t0 = time.perf_counter()
+            run = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=Path(__file__).parents[1])
+            out.append(time.perf_counter() - t0)
+            for line in run.stderr.splitlines():
+                if line.startswith("sampled grade") and "hands graded" in line:
+                    graded = int(line.split(": ")[1].split()[0].replace(",", ""))
+    return out[0], out[1], graded
+
+
 def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -300,8 +328,10 @@ def main() -> None:
         f"dd_decision_nodes_mean: {sum(nodes) / max(dec, 1):.0f} positions",
     ]
     say("profile          p50 ms   p95 ms   p99 ms   max ms   positions p50")
+    other_times: dict[str, list[float]] = {}  # for the schedule's rank correlation below
     for prof, inp in others.items():
         t, n, _ = grade_dd(inp)
+        other_times[prof] = t
         say(f"{prof:15s} {pct(t, .5):7.2f}  {pct(t, .95):7.2f}  {pct(t, .99):7.2f}  {max(t):7.2f}  {pct(n, .5):12,.0f}")
         figures += [f"dd_hand_p50_{prof}: {pct(t, .5):.2f} ms", f"dd_hand_nodes_p50_{prof}: {pct(n, .5):.0f} positions"]
 
@@ -359,7 +389,7 @@ def main() -> None:
     from replay.analysis.run import hand_cost
 
     rho = spearman([hand_cost(i, 0) for i in intl + [h for v in others.values() for h in v]],
-                   [*times, *[x for p in others for x in grade_dd(others[p])[0]]])  # fmt: skip
+                   [*times, *[x for p in others for x in other_times[p]]])  # fmt: skip
     say(f"predicted against measured cost of a hand (all profiles): Spearman rho {rho:.2f}")
     figures.append(f"schedule_cost_rank_correlation: {rho:.2f} rho")
 
@@ -376,6 +406,10 @@ def main() -> None:
             f"ingest_analysis_wall: {analysed:.1f} s",
             f"ingest_analysis_ratio: {analysed / plain:.1f} x",
         ]
+        dd_only, sampled, graded = bench_small_ingest()
+        say(f"replay ingest of one table's log ({graded} hands graded): {dd_only:.1f} s with the perfect-information "
+            f"analysis only, {sampled:.1f} s as by default, with its sampled grade")  # fmt: skip
+        figures += [f"ingest_one_table_wall: {dd_only:.1f} s", f"ingest_one_table_sampled_wall: {sampled:.1f} s"]
     for line in figures:
         print(line)
 
