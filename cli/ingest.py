@@ -90,8 +90,8 @@ def _sampled_grade(args: argparse.Namespace, summary: IngestSummary) -> None:
     here and now if predicted to cost at most AUTO_BUDGET CPU-seconds
     (replay.ingest.run), so that a small ingest's accuracy never waits for
     the server's background grading."""
-    if args.analysis_samples is not None or _analysis_arg(args) is None or not summary.loaded:
-        return
+    if args.analysis_samples is not None or _analysis_arg(args) is None or not summary.loaded or native is None:
+        return  # (the budget is the C solver's time: the pure one takes a hundred times as long)
     t0 = time.monotonic()
     s = analyze_store(summary.db, samples=AUTO_SAMPLES, seed=args.seed, workers=args.workers,
                       progress_out=None if args.quiet else sys.stderr, budget=AUTO_BUDGET)  # fmt: skip
