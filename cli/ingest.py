@@ -90,20 +90,24 @@ def _sampled_grade(args: argparse.Namespace, summary: IngestSummary) -> None:
     here and now if predicted to cost at most AUTO_BUDGET CPU-seconds
     (replay.ingest.run), so that a small ingest's accuracy never waits for
     the server's background grading."""
-    if args.analysis_samples is not None or _analysis_arg(args) is None or not summary.loaded or native is None:
+    if args.analysis_samples is not None or args.no_analysis or native is None:
         return  # (the budget is the C solver's time: the pure one takes a hundred times as long)
     t0 = time.monotonic()
-    s = analyze_store(summary.db, samples=AUTO_SAMPLES, seed=args.seed, workers=args.workers,
-                      progress_out=None if args.quiet else sys.stderr, budget=AUTO_BUDGET)  # fmt: skip
+    s: dict[str, Any] = {"deferred": "held"}  # left in the spool: a server holds the store
+    if summary.loaded:
+        s = analyze_store(summary.db, samples=AUTO_SAMPLES, seed=args.seed, workers=args.workers,
+                          progress_out=None if args.quiet else sys.stderr, budget=AUTO_BUDGET)  # fmt: skip
     if args.quiet:
         return
     deferred = s["deferred"]
     if deferred == "held":
-        line = "the server that holds the store grades them in the background"
+        line = "the server that holds the store grades the new hands in the background"
     elif deferred:
-        line = (f"{count(deferred['hands'], 'hand')} lack it, about {deferred['seconds'] / 60:,.0f} CPU-minutes "
-                f"(over the {AUTO_BUDGET:.0f} s graded here): the server grades them in the background "
-                f"(replay serve), or replay analyze --db --samples {AUTO_SAMPLES}")  # fmt: skip
+        secs = deferred["seconds"]
+        cost = f"{secs:,.0f} CPU-seconds" if secs < 120 else f"{secs / 60:,.0f} CPU-minutes"
+        line = (f"{count(deferred['hands'], 'hand')} lack it, about {cost} (over the {AUTO_BUDGET:.0f} graded "
+                f"here): the server grades them in the background (replay serve), or replay analyze --db "
+                f"--samples {AUTO_SAMPLES}")  # fmt: skip
     elif s["analysed"]:
         line = f"{count(s['analysed'], 'hand')} graded in {time.monotonic() - t0:.1f} s"
     else:

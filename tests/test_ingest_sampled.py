@@ -18,6 +18,7 @@ from replay.analysis.grades import resolve_options
 from replay.analysis.run import SAMPLED_HAND_SECONDS, analyze_store, sampled_seconds, stale_matches
 from replay.ingest import AUTO_SAMPLES
 from replay.simulate import SimConfig, SimStats, simulate
+from tests.test_ingest import hold
 
 EXAMPLE = Path(__file__).parent / "data" / "examples" / "international-to-50.jsonl"
 
@@ -65,7 +66,7 @@ def test_an_ingest_over_the_budget_leaves_the_sampled_grade_to_the_server(
     assert code == 0
     (samples, hands), = graded(db)
     assert samples == 0  # the perfect-information grade only
-    assert f"{hands} hands lack it" in err and "(over the 1 s graded here)" in err
+    assert f"{hands} hands lack it, about" in err and "CPU-seconds (over the 1 graded here)" in err
     assert "replay analyze --db --samples 20" in err
 
 
@@ -113,3 +114,17 @@ def test_the_budget_is_predicted_from_the_rules(tmp_path: Path) -> None:
     with duckdb.connect(str(db), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM hand_analysis").fetchone() == (0,)
 
+
+
+@needs_solver
+def test_a_held_store_is_left_to_the_server(tmp_path: Path) -> None:
+    """A running server holds the store: the batches go to its spool, and
+    ingest says that its background grading adds the sampled grade."""
+    db = tmp_path / "data" / "r.duckdb"
+    server = hold(db)
+    try:
+        code, err = run("ingest", str(EXAMPLE), "--db", str(db), "--workers", "0")
+    finally:
+        server.communicate("")
+    assert code == 0 and "is open in another process" in err
+    assert "sampled grade (20 deals a decision): the server that holds the store grades the new hands" in err
