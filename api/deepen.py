@@ -3,8 +3,10 @@
 `replay ingest` grades every move under perfect information (exact, about
 20 ms a hand); the grade on what each player could know costs ten times
 that and more (one search per sampled deal), so the server that owns the
-store adds it while it runs: a thread picks a few matches whose analysis
-has fewer sampled deals than asked, processes of its own (one per core, at
+store adds it while it runs (a small ingest has it already: `replay
+ingest` grades what costs at most half a minute): a thread picks a few
+matches whose analysis has fewer sampled deals than asked, the last
+stored first (so a new upload is graded before a backlog), processes of its own (one per core, at
 the lowest priority, so that pages keep their cores: the scheduler gives a
 request's thread its core back from them) analyse them again with that
 many deals, a match to a process, and the rows replace the old ones in one
@@ -47,6 +49,7 @@ from replay.analysis.refit import fit_store, refit_due
 from replay.analysis.run import (
     analyse_match,
     hardest_first,
+    newest_first,
     read_policies,
     replace_analysis,
     stale_matches,
@@ -195,6 +198,7 @@ class Deepener(threading.Thread):
             self._refit(cur)
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
+            stale = newest_first(cur, stale)  # a new upload before a backlog
             # rounds of one, two, then `matches` matches a process: the first grades
             # (and a pace for the pages) come within seconds of the start
             self.batch = stale[: min(self.matches, 1 << min(self.round, 8)) * self.workers]

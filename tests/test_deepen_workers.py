@@ -61,3 +61,34 @@ def test_two_processes_grade_as_one_does(tmp_path: Path) -> None:
     assert one == 1 and two == 2
     assert len({r[0] for r in rows_two}) > 2  # several matches: a round had work for both processes
     assert rows_one and rows_one == rows_two
+
+
+def test_the_newest_matches_are_graded_first(tmp_path: Path) -> None:
+    """A backlog of older matches does not keep a new upload waiting: the
+    first round takes the match stored last."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from api.connection import Store
+    from api.deepen import Deepener
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    for seed, name in ((41, "old"), (42, "new")):  # the seeds name the matches
+        log = tmp_path / f"{name}.jsonl"
+        log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=6, seed=seed, tables=2))) + b"\n")
+        ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        newest = {m for (m,) in con.execute("SELECT match FROM matches WHERE match LIKE 'm-42-%'").fetchall()}
+        assert newest and con.execute("SELECT count(*) FROM matches").fetchone()[0] > len(newest)  # type: ignore[index]
+    finally:
+        con.close()
+    store = Store(db, None)
+    deepener = Deepener(store, 3, matches=1, workers=1)
+    deepener.pool = ThreadPoolExecutor(1)  # type: ignore[assignment]
+    try:
+        assert deepener._round()
+        assert len(deepener.batch) == 1 and deepener.batch[0] in newest
+    finally:
+        deepener.pool.shutdown()
+        store.conn.close()

@@ -72,6 +72,7 @@ __all__ = [
     "analyze_store",
     "hand_cost",
     "hardest_first",
+    "newest_first",
     "process_pool",
     "replace_analysis",
     "run_tasks",
@@ -304,6 +305,14 @@ def stale_matches(conn: Any, samples: int, force: bool, policies: Policies | Non
             if want.get(fam) != used:
                 stale.add(m)
     return sorted(stale)
+
+
+def newest_first(conn: Any, matches: Sequence[str]) -> list[str]:
+    """`matches` in the order they were last stored, the newest first (their
+    ``mno``): the background grading takes a new ingest or upload before a
+    backlog, so that its owner sees its grades within a round."""
+    got = dict(conn.execute("SELECT match, mno FROM matches WHERE list_contains(?, match)", [list(matches)]).fetchall())
+    return sorted(matches, key=lambda m: (-(got.get(m) or 0), m))
 
 
 #: CPU-seconds the sampled grade of one finished hand costs at 20 deals a

@@ -26,7 +26,14 @@ from replay.ingest.keep import KeptFile, keep_file
 from replay.ingest.lines import read_match_records
 from replay.ingest.load import IngestSummary
 from replay.ingest.route import CHUNK_HANDS
-from replay.ingest.run import AUTO_BUDGET, AUTO_SAMPLES, INGEST_SAMPLES, MEMORY_LIMIT, ingest, reingest
+from replay.ingest.run import (
+    AUTO_BUDGET,
+    AUTO_SAMPLES,
+    INGEST_SAMPLES,
+    MEMORY_LIMIT,
+    ingest,
+    reingest,
+)
 from replay.ingest.validate import validate_routed
 from replay.ingest.worker import revalidate
 
