@@ -104,6 +104,9 @@ def create_app(
         warm()  # the templates, before the first request
         stop = threading.Event()
         timer: threading.Thread | None = None
+        deepener = None
+        if deepen > 0:
+            deepener = app.state.deepener = Deepener(store, deepen, workers=deepen_workers)
         if store.spool_dir is not None:
             with contextlib.suppress(Exception):
                 store.load()
@@ -111,13 +114,12 @@ def create_app(
             def tick() -> None:
                 while not stop.wait(load_every):
                     with contextlib.suppress(Exception):  # a bad batch must not kill the loop
-                        store.load()
+                        if store.load() and deepener is not None:
+                            deepener.take_new()  # an ingest's matches before the backlog
 
             timer = threading.Thread(target=tick, name="spool-loader", daemon=True)
             timer.start()
-        deepener = None
-        if deepen > 0:
-            deepener = app.state.deepener = Deepener(store, deepen, workers=deepen_workers)
+        if deepener is not None:
             deepener.start()
         try:
             yield

@@ -40,7 +40,7 @@ import os
 import threading
 import time
 from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -135,6 +135,7 @@ class Deepener(threading.Thread):
         self.idle = idle
         self.seed = seed
         self.stop = threading.Event()
+        self.news = threading.Event()  # new matches stored: the round under way takes no more
         self.done = 0  # hands given the sampled grade
         self.pool: ProcessPoolExecutor | None = None
         self.pending = False  # sampled rows the player insights have not summed yet
@@ -209,18 +210,25 @@ class Deepener(threading.Thread):
         if not inputs:
             self._insights()  # what it sampled, summed before it waits
             return False
-        results = []
+        results: list[Any] = []
         began = time.monotonic()
-        jobs = [  # the dearest first, so that the round does not end on one process
+        self.news.clear()
+        left: set[Future[Any]] = {  # the dearest first, so that the round does not end on one process
             self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies)
             for _, hands in hardest_first(inputs, self.samples)
-        ]
-        for job in jobs:
+        }
+        while left:
             if self.stop.is_set():
-                for j in jobs:
+                for j in left:
                     j.cancel()
                 return False
-            results.extend(job.result())
+            if self.news.is_set():  # the matches not begun wait for a round that takes the new ones first
+                left = {j for j in left if not j.cancel()}
+            done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
+            for job in done:
+                results.extend(job.result())
+        if not results:
+            return True
         self._store(analysis_tables(results))
         graded = [h for h in results if h.skip is None]
         self.done += len(graded)
@@ -256,6 +264,13 @@ class Deepener(threading.Thread):
         self.refreshed = time.monotonic()
         self.gap = min(INSIGHTS_EVERY, max(10.0, 2 * self.gap))
         self.store.bump()
+
+    def take_new(self) -> None:
+        """New matches were stored (an upload, a spool batch): the round under
+        way starts no more matches, and the next one takes the newest first,
+        so their grades come within the matches already begun (seconds, or a
+        royal_rumble match's minute), not after a backlog."""
+        self.news.set()
 
     def close(self, wait: float = 2.0) -> None:
         """Stop now: the round under way is given up (its process ended

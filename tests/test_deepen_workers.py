@@ -92,3 +92,43 @@ def test_the_newest_matches_are_graded_first(tmp_path: Path) -> None:
     finally:
         deepener.pool.shutdown()
         store.conn.close()
+
+
+def test_new_matches_stop_the_round_from_starting_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upload while a round grades a backlog: the matches begun finish and
+    are stored, those not begun are left for a round that takes the new
+    ones first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import api.deepen
+    from api.connection import Store
+    from api.deepen import Deepener
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "backlog.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    store = Store(db, None)
+    deepener = Deepener(store, 3, matches=4, workers=1)
+    deepener.round = 2  # a round of four matches
+    real = api.deepen.analyse_match
+
+    def upload_meanwhile(*args: object) -> object:
+        deepener.take_new()  # as the upload route does, while the first match is graded
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api.deepen, "analyse_match", upload_meanwhile)
+    deepener.pool = ThreadPoolExecutor(1)  # type: ignore[assignment]
+    try:
+        assert deepener._round()
+        assert len(deepener.batch) >= 3
+    finally:
+        deepener.pool.shutdown()
+        store.conn.close()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sampled = con.execute("SELECT count(DISTINCT match) FROM hand_analysis WHERE samples = 3").fetchone()
+    finally:
+        con.close()
+    assert sampled == (1,)  # the one begun; three wait for the next round

@@ -106,6 +106,9 @@ def _ingest_upload(request: Request, upload: UploadFile, cur: Cursor) -> dict[st
             got = q.file_counts(cur, sha)
             rows = q.matches_by_id(cur, got.pop("ids"))
             graded = _graded(cur, [r["match"] for r in rows])
+    deepener = getattr(request.app.state, "deepener", None)
+    if deepener is not None and rows and not known:
+        deepener.take_new()  # its sampled grade before the backlog's
     for r in rows:
         r["url"] = u("matches", r["match"])
         r["analysis"] = graded.get(r["match"], {"finished": 0, "graded": 0, "sampled": 0})
@@ -176,7 +179,7 @@ def _when_graded(request: Request, rows: list[dict[str, Any]]) -> str:
         return "Every move is graded, on what each player could know and under perfect information."
     if deepener is not None:
         return (f"Every move is graded under perfect information. The grade on what each player could know "
-                f"({deepener.samples} sampled deals a decision) is added in the background, a few matches at a "
-                "time; the match pages show it as it comes.")
+                f"({deepener.samples} sampled deals a decision) is added in the background, the newest matches "
+                "first; the match pages show it as it comes.")
     return ("Every move is graded under perfect information. The grade on what each player could know "
             "(sampled deals) is not made by this server: it comes when the operator runs the sampled analysis.")
