@@ -9,8 +9,12 @@ matches whose analysis has fewer sampled deals than asked, the last
 stored first (so a new upload is graded before a backlog), processes of its own (one per core, at
 the lowest priority, so that pages keep their cores: the scheduler gives a
 request's thread its core back from them) analyse them again with that
-many deals, a match to a process, and the rows replace the old ones in one
-transaction, under the store's load lock (api.connection.Store). Pages see
+many deals, a match to a process, and each match's rows replace the old
+ones in one transaction as soon as it is done, under the store's load lock
+(api.connection.Store). Matches stored while a round runs (an upload, a
+spool batch: `take_new`) stop the round from starting more of its own and
+are graded at once on one more process, so that their grades come in
+seconds rather than after the matches begun or a backlog. Pages see
 them at once: a match's cache key holds its analysis stamp
 (api.queries.match_version).
 
@@ -138,6 +142,8 @@ class Deepener(threading.Thread):
         self.news = threading.Event()  # new matches stored: the round under way takes no more
         self.done = 0  # hands given the sampled grade
         self.pool: ProcessPoolExecutor | None = None
+        self.express: Any = None  # one more process, for matches stored during a round (made when needed)
+        self.last_mno = 0  # the last match stored when the round began
         self.pending = False  # sampled rows the player insights have not summed yet
         self.batch: list[str] = []  # the matches of the round under way
         self.failures: Counter[str] = Counter()  # rounds failed, by match
@@ -169,12 +175,15 @@ class Deepener(threading.Thread):
         finally:
             self._end_processes()
             self.pool.shutdown(wait=False, cancel_futures=True)
+            if self.express is not None:
+                self.express.shutdown(wait=False, cancel_futures=True)
 
     def _end_processes(self) -> None:
         """A hand being analysed is given up: its process would outlive the server."""
-        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
-            with contextlib.suppress(Exception):
-                proc.terminate()
+        for pool in (self.pool, self.express):
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    proc.terminate()
 
     def _refit(self, cur: Any) -> None:
         """Refit the play models whose families gained enough hands (under the
@@ -200,6 +209,8 @@ class Deepener(threading.Thread):
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
             stale = newest_first(cur, stale)  # a new upload before a backlog
+            row = cur.execute("SELECT coalesce(max(mno), 0) FROM matches").fetchone()
+            self.last_mno = int(row[0]) if row else 0
             # rounds of one, two, then `matches` matches a process: the first grades
             # (and a pace for the pages) come within seconds of the start
             self.batch = stale[: min(self.matches, 1 << min(self.round, 8)) * self.workers]
@@ -222,14 +233,17 @@ class Deepener(threading.Thread):
                 for j in left:
                     j.cancel()
                 return False
-            if self.news.is_set():  # the matches not begun wait for a round that takes the new ones first
+            if self.news.is_set():  # the matches not begun wait; the new ones start at once
+                self.news.clear()
                 left = {j for j in left if not j.cancel()}
+                left |= self._express(policies)
             done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
-            for job in done:
-                results.extend(job.result())
+            for job in done:  # stored as each match is done: an upload's grades need not wait for the round
+                got = job.result()
+                self._store(analysis_tables(got))
+                results.extend(got)
         if not results:
             return True
-        self._store(analysis_tables(results))
         graded = [h for h in results if h.skip is None]
         self.done += len(graded)
         self.pace.add(began, time.monotonic(), hands=len(graded),
@@ -238,6 +252,26 @@ class Deepener(threading.Thread):
         if time.monotonic() - self.refreshed >= self.gap:
             self._insights()
         return True
+
+    def _express(self, policies: Any) -> set[Future[Any]]:
+        """The matches stored since the round began and not graded yet, sent
+        to a process of their own (the round's may be busy with a match
+        that takes a minute): an upload's grades come in seconds."""
+        cur = self.store.cursor()
+        try:
+            new = {m for (m,) in cur.execute("SELECT match FROM matches WHERE mno > ?", [self.last_mno]).fetchall()}
+            fresh = [m for m in stale_matches(cur, self.samples, False, policies)
+                     if m in new and m not in self.batch and self.failures[m] < GIVE_UP]  # fmt: skip
+            inputs = list(stored_inputs(cur, fresh)) if fresh else []
+        finally:
+            cur.close()
+        if not inputs:
+            return set()
+        if self.express is None:
+            self.express = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"),
+                                               initializer=_nice)  # fmt: skip
+        self.batch += fresh  # a failure counts against them too
+        return {self.express.submit(analyse_match, hands, self.samples, self.seed, "", policies) for _, hands in inputs}
 
     def _store(self, tables: dict[str, Any]) -> None:
         with self.store.load_lock:
@@ -267,9 +301,9 @@ class Deepener(threading.Thread):
 
     def take_new(self) -> None:
         """New matches were stored (an upload, a spool batch): the round under
-        way starts no more matches, and the next one takes the newest first,
-        so their grades come within the matches already begun (seconds, or a
-        royal_rumble match's minute), not after a backlog."""
+        way starts no more of its matches and grades the new ones at once on
+        a process of its own, so that their grades come in seconds, not after
+        the matches begun (a royal_rumble match takes a minute) or a backlog."""
         self.news.set()
 
     def close(self, wait: float = 2.0) -> None:

@@ -94,10 +94,12 @@ def test_the_newest_matches_are_graded_first(tmp_path: Path) -> None:
         store.conn.close()
 
 
-def test_new_matches_stop_the_round_from_starting_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An upload while a round grades a backlog: the matches begun finish and
-    are stored, those not begun are left for a round that takes the new
-    ones first."""
+def test_new_matches_are_graded_at_once_and_stop_the_round_from_starting_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload while a round grades a backlog: the backlog's matches begun
+    finish and are stored, those not begun wait for a later round, and the
+    new match is graded at once beside them (on a process of its own)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import api.deepen
@@ -106,29 +108,39 @@ def test_new_matches_stop_the_round_from_starting_more(tmp_path: Path, monkeypat
 
     db = tmp_path / "s" / "replay.duckdb"
     db.parent.mkdir()
-    log = tmp_path / "backlog.jsonl"
-    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
-    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    backlog, upload = tmp_path / "backlog.jsonl", tmp_path / "upload.jsonl"
+    backlog.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
+    upload.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=6, seed=44))) + b"\n")
+    ingest([str(backlog)], db=db, workers=0, analysis=(0, 0))
     store = Store(db, None)
     deepener = Deepener(store, 3, matches=4, workers=1)
     deepener.round = 2  # a round of four matches
     real = api.deepen.analyse_match
+    uploads = []
 
     def upload_meanwhile(*args: object) -> object:
-        deepener.take_new()  # as the upload route does, while the first match is graded
+        if not uploads:  # as the upload route does, while the first match is graded
+            uploads.append(ingest([str(upload)], db=db, workers=0, analysis=(0, 0)))
+            deepener.take_new()
+            deadline = time.monotonic() + 30
+            while deepener.news.is_set() and time.monotonic() < deadline:  # until the round has seen it
+                time.sleep(0.01)
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(api.deepen, "analyse_match", upload_meanwhile)
-    deepener.pool = ThreadPoolExecutor(1)  # type: ignore[assignment]
+    # threads, not processes, and one at a time: the analysis keeps one Analyzer a process
+    deepener.pool = deepener.express = ThreadPoolExecutor(1)  # type: ignore[assignment]
     try:
         assert deepener._round()
-        assert len(deepener.batch) >= 3
     finally:
         deepener.pool.shutdown()
         store.conn.close()
     con = duckdb.connect(str(db), read_only=True)
     try:
-        sampled = con.execute("SELECT count(DISTINCT match) FROM hand_analysis WHERE samples = 3").fetchone()
+        sampled = {m for (m,) in con.execute("SELECT DISTINCT match FROM hand_analysis WHERE samples = 3").fetchall()}
+        waiting = con.execute("SELECT count(DISTINCT match) FROM hand_analysis WHERE samples = 0").fetchone()
+        new = {m for (m,) in con.execute("SELECT match FROM matches WHERE match LIKE 'm-44-%'").fetchall()}
     finally:
         con.close()
-    assert sampled == (1,)  # the one begun; three wait for the next round
+    assert new and new <= sampled and len(sampled - new) == 1  # the upload's matches, and the one begun
+    assert waiting is not None and waiting[0] >= 2  # the backlog's others wait for the next round
