@@ -14,7 +14,8 @@ ones in one transaction as soon as it is done, under the store's load lock
 (api.connection.Store). Matches stored while a round runs (an upload, a
 spool batch: `take_new`) stop the round from starting more of its own and
 are graded at once on one more process, so that their grades come in
-seconds rather than after the matches begun or a backlog. Pages see
+seconds rather than after the matches begun or a backlog; with nothing
+left to grade, the thread waits for them (or `idle` seconds). Pages see
 them at once: a match's cache key holds its analysis stamp
 (api.queries.match_version).
 
@@ -166,12 +167,17 @@ class Deepener(threading.Thread):
                         self.failures[m] += 1
                     log.exception("the background sampling failed on %s (a match is left alone after %d "
                                   "failures)", ", ".join(self.batch), GIVE_UP)  # fmt: skip
-                    if isinstance(exc, BrokenProcessPool):  # its process died: a new one
+                    if isinstance(exc, BrokenProcessPool):  # a process died: new ones
                         self.pool.shutdown(wait=False, cancel_futures=True)
                         self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_nice)
-                    worked = False
-                if not worked:
+                        if self.express is not None:
+                            self.express.shutdown(wait=False, cancel_futures=True)
+                            self.express = None
                     self.stop.wait(self.idle)
+                    continue
+                if not worked:  # nothing left: until new matches are stored, or the idle time passes
+                    self.news.wait(self.idle)
+                    self.news.clear()  # the next round reads what was stored
         finally:
             self._end_processes()
             self.pool.shutdown(wait=False, cancel_futures=True)
@@ -203,6 +209,7 @@ class Deepener(threading.Thread):
         """Sample a few matches and store them; False when nothing is left."""
 
         assert self.pool is not None
+        self.news.clear()  # what is stored from now on is seen by this round's choice or its loop
         cur = self.store.cursor()
         try:
             self._refit(cur)
@@ -223,7 +230,6 @@ class Deepener(threading.Thread):
             return False
         results: list[Any] = []
         began = time.monotonic()
-        self.news.clear()
         left: set[Future[Any]] = {  # the dearest first, so that the round does not end on one process
             self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies)
             for _, hands in hardest_first(inputs, self.samples)
@@ -310,5 +316,6 @@ class Deepener(threading.Thread):
         """Stop now: the round under way is given up (its process ended
         here, not when the hand is done: that can take minutes)."""
         self.stop.set()
+        self.news.set()  # out of its idle wait
         self._end_processes()
         self.join(timeout=wait)

@@ -144,3 +144,37 @@ def test_new_matches_are_graded_at_once_and_stop_the_round_from_starting_more(
         con.close()
     assert new and new <= sampled and len(sampled - new) == 1  # the upload's matches, and the one begun
     assert waiting is not None and waiting[0] >= 2  # the backlog's others wait for the next round
+
+
+def test_new_matches_wake_an_idle_grader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With nothing left to grade the thread waits (a minute here), but an
+    upload wakes it at once; closing it does too."""
+    from api.connection import Store
+    from api.deepen import Deepener
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "one.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=2, seed=45))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    store = Store(db, None)
+    deepener = Deepener(store, 3, workers=1, idle=60.0)
+    rounds: list[float] = []
+    monkeypatch.setattr(deepener, "_round", lambda: rounds.append(time.monotonic()) and False)
+
+    def wait_for(n: int) -> None:
+        deadline = time.monotonic() + 10
+        while len(rounds) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(rounds) == n
+
+    try:
+        deepener.start()
+        wait_for(1)
+        deepener.take_new()
+        wait_for(2)  # woken, not after the minute
+        began = time.monotonic()
+        deepener.close()
+        assert not deepener.is_alive() and time.monotonic() - began < 5
+    finally:
+        store.conn.close()
