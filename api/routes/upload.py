@@ -1,7 +1,8 @@
 """Upload a table log (POST, with the write token): validated, graded and
 stored in-process, through the same ingest as `replay ingest` (every move
 graded under perfect information; the grade on what each player could know
-follows in the background when the server samples, api.deepen)."""
+follows in the background when the server samples, at once and before any
+older matches: api.deepen.Deepener.take_new)."""
 
 from __future__ import annotations
 
@@ -179,7 +180,7 @@ def _when_graded(request: Request, rows: list[dict[str, Any]]) -> str:
         return "Every move is graded, on what each player could know and under perfect information."
     if deepener is not None:
         return (f"Every move is graded under perfect information. The grade on what each player could know "
-                f"({deepener.samples} sampled deals a decision) is added in the background, the newest matches "
-                "first; the match pages show it as it comes.")
+                f"({deepener.samples} sampled deals a decision) is being added now, in the background and before "
+                "any older matches; the match pages show it as it comes.")
     return ("Every move is graded under perfect information. The grade on what each player could know "
             "(sampled deals) is not made by this server: it comes when the operator runs the sampled analysis.")
