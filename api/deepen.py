@@ -45,7 +45,7 @@ import os
 import threading
 import time
 from collections import Counter, deque
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -143,7 +143,7 @@ class Deepener(threading.Thread):
         self.news = threading.Event()  # new matches stored: the round under way takes no more
         self.done = 0  # hands given the sampled grade
         self.pool: ProcessPoolExecutor | None = None
-        self.express: Any = None  # one more process, for matches stored during a round (made when needed)
+        self.express: Executor | None = None  # one more process, for matches stored during a round (made when needed)
         self.last_mno = 0  # the last match stored when the round began
         self.pending = False  # sampled rows the player insights have not summed yet
         self.batch: list[str] = []  # the matches of the round under way
@@ -239,10 +239,11 @@ class Deepener(threading.Thread):
                 for j in left:
                     j.cancel()
                 return False
-            if self.news.is_set():  # the matches not begun wait; the new ones start at once
+            if self.news.is_set():  # new matches start at once; those of the round not begun wait
                 self.news.clear()
-                left = {j for j in left if not j.cancel()}
-                left |= self._express(policies)
+                new = self._express(policies)
+                if new:
+                    left = {j for j in left if not j.cancel()} | new
             done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
             for job in done:  # stored as each match is done: an upload's grades need not wait for the round
                 got = job.result()

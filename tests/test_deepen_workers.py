@@ -178,3 +178,45 @@ def test_new_matches_wake_an_idle_grader(tmp_path: Path, monkeypatch: pytest.Mon
         assert not deepener.is_alive() and time.monotonic() - began < 5
     finally:
         store.conn.close()
+
+
+def test_news_without_new_matches_leaves_the_round_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spool batch that brings no match to grade (an analysis batch, say)
+    does not cut the round short."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import api.deepen
+    from api.connection import Store
+    from api.deepen import Deepener
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "backlog.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    store = Store(db, None)
+    deepener = Deepener(store, 3, matches=4, workers=1)
+    deepener.round = 2  # a round of four matches
+    real = api.deepen.analyse_match
+
+    def news_meanwhile(*args: object) -> object:
+        deepener.take_new()
+        deadline = time.monotonic() + 30
+        while deepener.news.is_set() and time.monotonic() < deadline:  # until the round has seen it
+            time.sleep(0.01)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api.deepen, "analyse_match", news_meanwhile)
+    deepener.pool = deepener.express = ThreadPoolExecutor(1)  # type: ignore[assignment]
+    try:
+        assert deepener._round()
+        batch = set(deepener.batch)
+    finally:
+        deepener.pool.shutdown()
+        store.conn.close()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sampled = {m for (m,) in con.execute("SELECT DISTINCT match FROM hand_analysis WHERE samples = 3").fetchall()}
+    finally:
+        con.close()
+    assert len(batch) >= 3 and sampled == batch
