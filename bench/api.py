@@ -97,7 +97,7 @@ def with_analysis(db: Path) -> None:
     player report then carries its luck, skill and accuracy at full size."""
     import duckdb
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.append(str(Path(__file__).resolve().parent))  # last: this file is not the api package
     from synth import has_analysis, pack_missing, synthesize_analysis
 
     from reports.derived import keep_ratings

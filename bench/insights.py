@@ -67,7 +67,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+# the bench helpers last: bench/api.py must not stand for the api package (here, or in a process
+# a test that loaded this module starts later)
+sys.path.append(str(ROOT / "bench"))
 
 #: Looks: the tests are taken after every STEP hands a player played.
 STEP = 10

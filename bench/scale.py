@@ -39,7 +39,7 @@ from typing import Any
 
 # This checkout's replay and bench helpers, whatever an editable install elsewhere points to.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # last: bench/api.py is not the api package
 
 from ingest import dataset  # noqa: E402  (bench/ingest.py)
 
