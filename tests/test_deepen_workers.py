@@ -94,12 +94,12 @@ def test_the_newest_matches_are_graded_first(tmp_path: Path) -> None:
         store.conn.close()
 
 
-def test_new_matches_are_graded_at_once_and_stop_the_round_from_starting_more(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An upload while a round grades a backlog: the backlog's matches begun
-    finish and are stored, those not begun wait for a later round, and the
-    new match is graded at once beside them (on a process of its own)."""
+def _round_with_news(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: Path | None) -> tuple[Path, set[str]]:
+    """A backlog of milo matches and one background round of four of them,
+    in threads one at a time (the analysis keeps one Analyzer a process);
+    while its first match is graded, `upload` is stored (if any) and the
+    grader told, as the upload route does. The store, and the round's
+    matches."""
     from concurrent.futures import ThreadPoolExecutor
 
     import api.deepen
@@ -108,42 +108,57 @@ def test_new_matches_are_graded_at_once_and_stop_the_round_from_starting_more(
 
     db = tmp_path / "s" / "replay.duckdb"
     db.parent.mkdir()
-    backlog, upload = tmp_path / "backlog.jsonl", tmp_path / "upload.jsonl"
+    backlog = tmp_path / "backlog.jsonl"
     backlog.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
-    upload.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=6, seed=44))) + b"\n")
     ingest([str(backlog)], db=db, workers=0, analysis=(0, 0))
     store = Store(db, None)
     deepener = Deepener(store, 3, matches=4, workers=1)
     deepener.round = 2  # a round of four matches
     real = api.deepen.analyse_match
-    uploads = []
+    told: list[bool] = []
 
-    def upload_meanwhile(*args: object) -> object:
-        if not uploads:  # as the upload route does, while the first match is graded
-            uploads.append(ingest([str(upload)], db=db, workers=0, analysis=(0, 0)))
+    def news_meanwhile(*args: object) -> object:
+        if not told:
+            told.append(True)
+            if upload is not None:
+                ingest([str(upload)], db=db, workers=0, analysis=(0, 0))
             deepener.take_new()
             deadline = time.monotonic() + 30
             while deepener.news.is_set() and time.monotonic() < deadline:  # until the round has seen it
                 time.sleep(0.01)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api.deepen, "analyse_match", upload_meanwhile)
-    # threads, not processes, and one at a time: the analysis keeps one Analyzer a process
+    monkeypatch.setattr(api.deepen, "analyse_match", news_meanwhile)
     deepener.pool = deepener.express = ThreadPoolExecutor(1)  # type: ignore[assignment]
     try:
         assert deepener._round()
+        return db, set(deepener.batch)
     finally:
         deepener.pool.shutdown()
         store.conn.close()
+
+
+def _sampled(db: Path, samples: int) -> set[str]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        sampled = {m for (m,) in con.execute("SELECT DISTINCT match FROM hand_analysis WHERE samples = 3").fetchall()}
-        waiting = con.execute("SELECT count(DISTINCT match) FROM hand_analysis WHERE samples = 0").fetchone()
-        new = {m for (m,) in con.execute("SELECT match FROM matches WHERE match LIKE 'm-44-%'").fetchall()}
+        return {m for (m,) in con.execute("SELECT DISTINCT match FROM hand_analysis WHERE samples = ?", [samples]).fetchall()}
     finally:
         con.close()
+
+
+def test_new_matches_are_graded_at_once_and_stop_the_round_from_starting_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload while a round grades a backlog: the backlog's matches begun
+    finish and are stored, those not begun wait for a later round, and the
+    new match is graded at once beside them (on a process of its own)."""
+    upload = tmp_path / "upload.jsonl"
+    upload.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=6, seed=44))) + b"\n")
+    db, _ = _round_with_news(tmp_path, monkeypatch, upload)
+    sampled = _sampled(db, 3)
+    new = {m for m in _sampled(db, 3) | _sampled(db, 0) if m.startswith("m-44-")}
     assert new and new <= sampled and len(sampled - new) == 1  # the upload's matches, and the one begun
-    assert waiting is not None and waiting[0] >= 2  # the backlog's others wait for the next round
+    assert len(_sampled(db, 0)) >= 2  # the backlog's others wait for the next round
 
 
 def test_new_matches_wake_an_idle_grader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,40 +198,5 @@ def test_new_matches_wake_an_idle_grader(tmp_path: Path, monkeypatch: pytest.Mon
 def test_news_without_new_matches_leaves_the_round_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A spool batch that brings no match to grade (an analysis batch, say)
     does not cut the round short."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import api.deepen
-    from api.connection import Store
-    from api.deepen import Deepener
-
-    db = tmp_path / "s" / "replay.duckdb"
-    db.parent.mkdir()
-    log = tmp_path / "backlog.jsonl"
-    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=40, seed=43, tables=4))) + b"\n")
-    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
-    store = Store(db, None)
-    deepener = Deepener(store, 3, matches=4, workers=1)
-    deepener.round = 2  # a round of four matches
-    real = api.deepen.analyse_match
-
-    def news_meanwhile(*args: object) -> object:
-        deepener.take_new()
-        deadline = time.monotonic() + 30
-        while deepener.news.is_set() and time.monotonic() < deadline:  # until the round has seen it
-            time.sleep(0.01)
-        return real(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(api.deepen, "analyse_match", news_meanwhile)
-    deepener.pool = deepener.express = ThreadPoolExecutor(1)  # type: ignore[assignment]
-    try:
-        assert deepener._round()
-        batch = set(deepener.batch)
-    finally:
-        deepener.pool.shutdown()
-        store.conn.close()
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        sampled = {m for (m,) in con.execute("SELECT DISTINCT match FROM hand_analysis WHERE samples = 3").fetchall()}
-    finally:
-        con.close()
-    assert len(batch) >= 3 and sampled == batch
+    db, batch = _round_with_news(tmp_path, monkeypatch, None)
+    assert len(batch) >= 3 and _sampled(db, 3) == batch
