@@ -14,10 +14,12 @@ ones in one transaction as soon as it is done, under the store's load lock
 (api.connection.Store). Matches stored while a round runs (an upload, a
 spool batch: `take_new`) stop the round from starting more of its own and
 are graded at once on one more process, so that their grades come in
-seconds rather than after the matches begun or a backlog; with nothing
-left to grade, the thread waits for them (or `idle` seconds). Pages see
-them at once: a match's cache key holds its analysis stamp
-(api.queries.match_version).
+seconds rather than after the matches begun or a backlog; so is a match
+someone opens without its sampled grade (`want`: its page says it is
+being graded, and how long that should take, and shows the grades when
+they come); with nothing left to grade, the thread waits for them (or
+`idle` seconds). Pages see them at once: a match's cache key holds its
+analysis stamp (api.queries.match_version).
 
 A match stored again meanwhile (a new batch) is not overwritten: a hand's
 rows are taken only if the stored hand has as many plies as the analysis.
@@ -57,12 +59,13 @@ from replay.analysis.run import (
     newest_first,
     read_policies,
     replace_analysis,
+    sampled_seconds,
     stale_matches,
     stored_inputs,
 )
 from reports.skill import refresh_insights
 
-__all__ = ["PACE_WINDOW", "Deepener", "Pace"]
+__all__ = ["PACE_WINDOW", "WANTED", "Deepener", "Pace"]
 
 log = logging.getLogger("replay.deepen")
 
@@ -75,6 +78,13 @@ GIVE_UP = 3
 #: this, so that a new store's cheat signals show within a minute.
 INSIGHTS_EVERY = 60.0
 
+
+#: Matches asked for by the pages (`Deepener.want`) kept waiting at once: a
+#: match's own grading takes seconds to a minute on the one process the
+#: asked-for and new matches share, and a crawler opening every page must not
+#: turn the backlog's order into its own; the oldest ask is dropped (that
+#: match keeps its place in the backlog).
+WANTED = 8
 
 #: Seconds of recent rounds the pace is measured over: long enough to hold a
 #: few rounds (a round is four matches, tens of seconds), short enough to
@@ -147,6 +157,10 @@ class Deepener(threading.Thread):
         self.last_mno = 0  # the last match stored when the round began
         self.pending = False  # sampled rows the player insights have not summed yet
         self.batch: list[str] = []  # the matches of the round under way
+        self.jobs: dict[Future[Any], str] = {}  # the round's jobs (express ones too), by match
+        self.lock = threading.Lock()  # `wanted` and `active`: request threads read and add
+        self.wanted: dict[str, None] = {}  # matches the pages asked for, the oldest ask first
+        self.active: dict[str, tuple[float, float]] = {}  # asked-for matches being graded: (began, predicted s)
         self.failures: Counter[str] = Counter()  # rounds failed, by match
         self.refreshed = time.monotonic()
         self.gap = 0.0  # seconds before the next refresh of the insights
@@ -165,6 +179,7 @@ class Deepener(threading.Thread):
                         break  # stopped mid-round (close() ended its process)
                     for m in self.batch:
                         self.failures[m] += 1
+                        self._graded(m)  # asked for: its page asks again
                     log.exception("the background sampling failed on %s (a match is left alone after %d "
                                   "failures)", ", ".join(self.batch), GIVE_UP)  # fmt: skip
                     if isinstance(exc, BrokenProcessPool):  # a process died: new ones
@@ -216,13 +231,16 @@ class Deepener(threading.Thread):
             policies = read_policies(cur)  # the newest play models: a refit regrades what used an older one
             stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
             stale = newest_first(cur, stale)  # a new upload before a backlog
+            asked = self._asked(stale)  # and a match someone is looking at before both
+            stale = asked + [m for m in stale if m not in asked]
             row = cur.execute("SELECT coalesce(max(mno), 0) FROM matches").fetchone()
             self.last_mno = int(row[0]) if row else 0
             # rounds of one, two, then `matches` matches a process: the first grades
             # (and a pace for the pages) come within seconds of the start
-            self.batch = stale[: min(self.matches, 1 << min(self.round, 8)) * self.workers]
+            self.batch = stale[: max(len(asked), min(self.matches, 1 << min(self.round, 8)) * self.workers)]
             self.round += 1
             inputs = list(stored_inputs(cur, self.batch)) if self.batch else []
+            predicted = self._predict(cur, asked, policies)
         finally:
             cur.close()
         if not inputs:
@@ -230,24 +248,26 @@ class Deepener(threading.Thread):
             return False
         results: list[Any] = []
         began = time.monotonic()
-        left: set[Future[Any]] = {  # the dearest first, so that the round does not end on one process
-            self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies)
-            for _, hands in hardest_first(inputs, self.samples)
-        }
+        # the asked-for first, then the dearest first, so that the round does not end on one process
+        first = [t for t in inputs if t[0] in predicted]
+        rest = hardest_first([t for t in inputs if t[0] not in predicted], self.samples)
+        self.jobs = {self.pool.submit(analyse_match, hands, self.samples, self.seed, "", policies): m
+                     for m, hands in [*first, *rest]}  # fmt: skip
+        self._began(predicted)
+        left = set(self.jobs)
         while left:
             if self.stop.is_set():
                 for j in left:
                     j.cancel()
                 return False
-            if self.news.is_set():  # new matches start at once; those of the round not begun wait
+            if self.news.is_set():  # new or asked-for matches start at once; those of the round not begun wait
                 self.news.clear()
-                new = self._express(policies)
-                if new:
-                    left = {j for j in left if not j.cancel()} | new
+                left = self._express(policies, left)
             done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
             for job in done:  # stored as each match is done: an upload's grades need not wait for the round
                 got = job.result()
                 self._store(analysis_tables(got))
+                self._graded(self.jobs.get(job))
                 results.extend(got)
         if not results:
             return True
@@ -260,25 +280,93 @@ class Deepener(threading.Thread):
             self._insights()
         return True
 
-    def _express(self, policies: Any) -> set[Future[Any]]:
-        """The matches stored since the round began and not graded yet, sent
-        to a process of their own (the round's may be busy with a match
-        that takes a minute): an upload's grades come in seconds."""
+    def _express(self, policies: Any, left: set[Future[Any]]) -> set[Future[Any]]:
+        """The round's jobs still to wait for, after sending to a process of
+        their own (the round's may be busy with a match that takes a minute)
+        the matches stored since the round began and those the pages asked
+        for, not graded yet: an upload's grades come in seconds, and so do
+        those of a match someone opens. If there are any, the round's jobs
+        not begun are given up (their matches wait for a later round)."""
         cur = self.store.cursor()
         try:
             new = {m for (m,) in cur.execute("SELECT match FROM matches WHERE mno > ?", [self.last_mno]).fetchall()}
-            fresh = [m for m in stale_matches(cur, self.samples, False, policies)
-                     if m in new and m not in self.batch and self.failures[m] < GIVE_UP]  # fmt: skip
+            stale = [m for m in stale_matches(cur, self.samples, False, policies) if self.failures[m] < GIVE_UP]
+            asked = self._asked(stale)
+            busy = {m for j, m in self.jobs.items() if not j.cancelled()}
+            fresh = [m for m in [*asked, *(m for m in stale if m in new and m not in asked)] if m not in busy]
+            if not fresh:
+                return left
+            left = {j for j in left if not j.cancel()}  # the round starts no more of its own
+            busy = {m for j, m in self.jobs.items() if not j.cancelled()}  # begun meanwhile: they stay
+            fresh = [m for m in fresh if m not in busy]
             inputs = list(stored_inputs(cur, fresh)) if fresh else []
+            predicted = self._predict(cur, [m for m in fresh if m in asked], policies)
         finally:
             cur.close()
         if not inputs:
-            return set()
+            return left
         if self.express is None:
             self.express = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"),
                                                initializer=_nice)  # fmt: skip
         self.batch += fresh  # a failure counts against them too
-        return {self.express.submit(analyse_match, hands, self.samples, self.seed, "", policies) for _, hands in inputs}
+        jobs = {self.express.submit(analyse_match, hands, self.samples, self.seed, "", policies): m
+                for m, hands in inputs}  # fmt: skip
+        self.jobs.update(jobs)
+        self._began(predicted)
+        return left | set(jobs)
+
+    def _asked(self, stale: list[str]) -> list[str]:
+        """The matches the pages asked for that still lack the grade, the
+        oldest ask first; the others are forgotten."""
+        wait = set(stale)
+        with self.lock:
+            for m in [m for m in self.wanted if m not in wait]:
+                del self.wanted[m]
+            return list(self.wanted)
+
+    def _predict(self, cur: Any, matches: list[str], policies: Any) -> dict[str, float]:
+        """The seconds the sampled grade of each of `matches` should take: its
+        CPU-seconds (replay.analysis.run.sampled_seconds, a factor of two
+        either way), stretched where the round's processes and the one for
+        asked-for matches outnumber the cores (3 on 2: 1.5 times)."""
+        share = max(1.0, (self.workers + 1) / (os.cpu_count() or 1))
+        return {m: share * sampled_seconds(cur, [m], self.samples, policies)[1] for m in matches}
+
+    def _began(self, predicted: dict[str, float]) -> None:
+        now = time.monotonic()
+        with self.lock:
+            for m, seconds in predicted.items():
+                self.active[m] = (now, seconds)
+
+    def _graded(self, match: str | None) -> None:
+        with self.lock:
+            self.wanted.pop(match or "", None)
+            self.active.pop(match or "", None)
+
+    def want(self, match: str) -> None:
+        """Someone opened `match` (a page, its JSON) and it lacks the sampled
+        grade: grade it before anything else, on the process uploads use
+        (the round under way starts no more of its own), or first in the
+        next round. At most `WANTED` asks wait; the oldest is dropped."""
+        with self.lock:
+            if match in self.wanted or match in self.active:
+                return
+            self.wanted[match] = None
+            waiting = [m for m in self.wanted if m not in self.active]
+            for m in waiting[: max(0, len(waiting) - WANTED)]:
+                del self.wanted[m]
+        self.news.set()
+
+    def asked(self, match: str) -> dict[str, Any] | None:
+        """Where an asked-for `match` stands: ``{"state": "grading", "seconds":
+        s, "predicted": p}`` once its process has it (`s` seconds ago, `p`
+        CPU-seconds predicted in all), ``{"state": "next"}`` before; None if
+        it was not asked for (or is graded)."""
+        with self.lock:
+            got = self.active.get(match)
+            if got is not None:
+                return {"state": "grading", "seconds": round(time.monotonic() - got[0], 1), "predicted": got[1]}
+            return {"state": "next"} if match in self.wanted else None
 
     def _store(self, tables: dict[str, Any]) -> None:
         with self.store.load_lock:

@@ -10,6 +10,10 @@ the rest takes at the grader's recent pace. When no pace is known (the
 server has just started, or no round ended lately) or this server does
 not grade in the background, the page says that instead of a time.
 
+A match opened without it is graded at once (`match_progress`): its page
+says so, with the time its hands should take, and shows the grades when
+they are stored.
+
 The counts are the store's, from the player insights' sums (`skill_players`,
 refreshed at most a minute behind the grader): the decisions analysed, and
 of those the ones graded on what the mover could know.
@@ -21,7 +25,7 @@ from typing import Any, Literal
 
 import duckdb
 
-__all__ = ["State", "progress", "store_counts", "store_progress"]
+__all__ = ["State", "match_progress", "progress", "store_counts", "store_progress"]
 
 State = Literal["done", "grading", "measuring", "off"]
 
@@ -83,3 +87,37 @@ def store_progress(app_state: Any, cur: duckdb.DuckDBPyConnection) -> dict[str, 
     pace = deepener.pace.per_second() if deepener is not None else None
     running = deepener is not None and deepener.is_alive()
     return progress(graded, total, None if pace is None else pace[1], running)
+
+
+def match_progress(app_state: Any, match: str, accuracy: list[dict[str, Any]]) -> dict[str, Any]:
+    """How far the grade on what each player could know has got for one
+    match (`accuracy`: api.queries.match_accuracy's rows), asking the app's
+    background grader to grade it first if it lacks any (api.deepen.Deepener.want).
+
+    `state`: `done` (every analysed hand has it), `grading` (its process
+    has it: `seconds` since it began, `seconds_left` by the prediction of its
+    CPU time, good to a factor of two), `next` (asked for: it begins within
+    seconds) or `off` (no background grader here).
+
+    >>> match_progress(None, "m", [{"hands": 5, "sampled_hands": 5}])
+    {'state': 'done', 'hands': 5, 'sampled_hands': 5, 'seconds': None, 'seconds_left': None}
+    >>> match_progress(None, "m", [{"hands": 5, "sampled_hands": 2}])["state"]
+    'off'
+    """
+    hands = int(accuracy[0]["hands"]) if accuracy else 0
+    sampled = int(accuracy[0]["sampled_hands"] or 0) if accuracy else 0
+    out: dict[str, Any] = {"state": "done", "hands": hands, "sampled_hands": sampled, "seconds": None,
+                           "seconds_left": None}  # fmt: skip
+    if sampled >= hands:
+        return out
+    deepener = getattr(app_state, "deepener", None)
+    if deepener is None or not deepener.is_alive():
+        return {**out, "state": "off"}
+    deepener.want(match)
+    got = deepener.asked(match)
+    if got is None:  # graded between the page's query and now: the next view shows it
+        return {**out, "state": "next"}
+    if got["state"] == "grading":
+        return {**out, "state": "grading", "seconds": got["seconds"],
+                "seconds_left": max(0, round(got["predicted"] - got["seconds"]))}  # fmt: skip
+    return {**out, "state": "next"}

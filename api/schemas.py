@@ -58,6 +58,21 @@ class Grading(Shape):
     seconds_left: int | None = Field(description="left / per_second, rounded; null when no pace is known")
 
 
+class MatchGrading(Shape):
+    """How far one match's grade on what each player could know has got
+    (api.grading.match_progress): a match opened without it is graded
+    before anything else."""
+
+    state: str = Field(description="`done` (every analysed hand has it); `grading` (being graded now); `next` "
+                                   "(begins within seconds); `off` (this server does not grade in the background)")
+    hands: int = Field(description="the match's analysed hands")
+    sampled_hands: int = Field(description="of those, graded on what each player could know")
+    seconds: float | None = Field(description="seconds since its grading began (`grading` only)")
+    seconds_left: int | None = Field(description="seconds its grading should still take, from the CPU time its "
+                                                 "hands are predicted to cost (good to a factor of two; `grading` "
+                                                 "only)")
+
+
 # --- lists ------------------------------------------------------------------------------
 
 
@@ -330,6 +345,8 @@ class MatchDetail(Shape):
     findings: list[MatchFinding]
     sides: list[str] = Field(description="each side's seats, e.g. `seats 0+2`")
     grading: Grading | None = Field(None, description="the store's grading on what each player could know")
+    match_grading: MatchGrading | None = Field(None, description="this match's grading on what each player "
+                                                                 "could know")
 
 
 class Alternative(Shape):

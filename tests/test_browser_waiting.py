@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import duckdb
 import pytest
 
 from tests.test_analysis import INTL
@@ -170,3 +171,31 @@ def test_the_player_pages_charts_open_the_hands_behind_a_point(site: str, browse
     page.wait_for_url(re.compile(r"/hands\?.*first="))
     assert page.locator("h1 small").inner_text().startswith(f"{h} hand")
     page.close()
+
+
+def test_a_match_opened_without_its_sampled_grade_shows_it_when_it_comes(
+    tmp_path: Any, browser: Any
+) -> None:
+    """A real background grader: the match page says the match is being
+    graded first, then reloads by itself once its grades are stored."""
+    from replay.ingest import ingest
+    from replay.simulate import SimConfig, simulate, write_lines
+
+    log = tmp_path / "backlog.jsonl"
+    write_lines(simulate(SimConfig(profiles=("milo",), hands=60, seed=48, tables=6)), log)
+    db = tmp_path / "data" / "replay.duckdb"
+    ingest([log], db=db, workers=0, analysis=(0, 0))
+    con = duckdb.connect(str(db), read_only=True)
+    try:  # stored first: the backlog's last (api.deepen takes the newest first)
+        match = con.execute("SELECT match FROM matches ORDER BY mno LIMIT 1").fetchone()[0]  # type: ignore[index]
+    finally:
+        con.close()
+    with serving(db, deepen=3, deepen_workers=1) as url:
+        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        page.goto(url + f"/matches/{match}")
+        note = page.locator("#grading")
+        assert "before the rest of the store" in note.inner_text()
+        assert note.get_attribute("data-state") in ("next", "grading")
+        note.wait_for(state="detached", timeout=120_000)  # the page reloaded with every hand graded
+        assert "not yet" not in page.locator("#accuracy + table").inner_text()
+        page.close()

@@ -94,11 +94,21 @@ def test_the_newest_matches_are_graded_first(tmp_path: Path) -> None:
         store.conn.close()
 
 
-def _round_with_news(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: Path | None) -> tuple[Path, set[str]]:
+def _oldest(db: Path) -> str:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return str(con.execute("SELECT match FROM matches ORDER BY mno LIMIT 1").fetchone()[0])  # type: ignore[index]
+    finally:
+        con.close()
+
+
+def _round_with_news(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: Path | None,
+                     want: bool = False) -> tuple[Path, set[str]]:  # fmt: skip
     """A backlog of milo matches and one background round of four of them,
     in threads one at a time (the analysis keeps one Analyzer a process);
     while its first match is graded, `upload` is stored (if any) and the
-    grader told, as the upload route does. The store, and the round's
+    grader told, as the upload route does, or (`want`) the match stored
+    first is asked for, as its page does. The store, and the round's
     matches."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -122,7 +132,12 @@ def _round_with_news(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: Pa
             told.append(True)
             if upload is not None:
                 ingest([str(upload)], db=db, workers=0, analysis=(0, 0))
-            deepener.take_new()
+            if want:
+                cur = store.cursor()
+                deepener.want(cur.execute("SELECT match FROM matches ORDER BY mno LIMIT 1").fetchone()[0])  # type: ignore[index]
+                cur.close()
+            else:
+                deepener.take_new()
             deadline = time.monotonic() + 30
             while deepener.news.is_set() and time.monotonic() < deadline:  # until the round has seen it
                 time.sleep(0.01)
@@ -200,3 +215,85 @@ def test_news_without_new_matches_leaves_the_round_whole(tmp_path: Path, monkeyp
     does not cut the round short."""
     db, batch = _round_with_news(tmp_path, monkeypatch, None)
     assert len(batch) >= 3 and _sampled(db, 3) == batch
+
+
+def test_a_match_asked_for_is_graded_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone opens a match of the backlog's tail while a round grades its
+    head: the match begun finishes, the one asked for is graded beside it,
+    the round's others wait, and the ask is forgotten once it is stored."""
+    import api.deepen
+
+    asked: list[object] = []
+    real = api.deepen.Deepener._graded
+
+    def graded(self: api.deepen.Deepener, match: str | None) -> None:
+        asked.append((match, self.asked(match or "")))
+        real(self, match)
+
+    monkeypatch.setattr(api.deepen.Deepener, "_graded", graded)
+    db, batch = _round_with_news(tmp_path, monkeypatch, None, want=True)
+    oldest = _oldest(db)
+    sampled = _sampled(db, 3)
+    assert oldest in sampled and oldest in batch
+    assert len(sampled) == 2 and len(_sampled(db, 0)) >= 2  # it, and the match begun; the others wait
+    states = dict(asked)  # while it was stored it was being graded, with a prediction
+    assert states[oldest]["state"] == "grading" and states[oldest]["predicted"] > 0  # type: ignore[index]
+
+
+def test_an_idle_grader_takes_a_match_asked_for_first(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from api.connection import Store
+    from api.deepen import WANTED, Deepener
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "backlog.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=12, seed=46, tables=3))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    oldest = _oldest(db)
+    store = Store(db, None)
+    deepener = Deepener(store, 3, matches=1, workers=1)
+    deepener.pool = ThreadPoolExecutor(1)  # type: ignore[assignment]
+    try:
+        deepener.want(oldest)
+        assert deepener.asked(oldest) == {"state": "next"} and deepener.news.is_set()
+        assert deepener._round()
+        assert deepener.batch == [oldest]
+        sql = "SELECT DISTINCT match FROM hand_analysis WHERE samples = 3"
+        assert [m for (m,) in store.cursor().execute(sql).fetchall()] == [oldest]
+        assert deepener.asked(oldest) is None  # graded: forgotten
+        for k in range(WANTED + 3):  # a crawler: the oldest asks are dropped
+            deepener.want(f"m-{k}")
+        assert len(deepener.wanted) == WANTED and "m-0" not in deepener.wanted
+        assert deepener._asked([]) == [] and not deepener.wanted  # none of them lacks the grade
+    finally:
+        deepener.pool.shutdown()
+        store.conn.close()
+
+
+def test_the_match_json_says_it_is_being_graded_until_it_is(tmp_path: Path) -> None:
+    """Through the app: a match opened without its sampled grade is asked for,
+    says so, and has every hand graded within the test's time."""
+    from api.app import create_app
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "backlog.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=12, seed=47, tables=3))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    oldest = _oldest(db)
+    with TestClient(create_app(db)) as c:  # no background grading here
+        g = c.get(f"/api/matches/{oldest}").json()["match_grading"]
+        assert g["state"] == "off" and g["sampled_hands"] == 0 < g["hands"]
+    with TestClient(create_app(db, deepen=3, deepen_workers=1)) as c:
+        g = c.get(f"/api/matches/{oldest}").json()["match_grading"]
+        assert g["state"] in ("next", "grading"), g
+        html = c.get(f"/matches/{oldest}").text
+        assert "before the rest of the store" in html and 'src="/static/match.js"' in html
+        deadline = time.monotonic() + 120
+        while g["state"] != "done" and time.monotonic() < deadline:
+            time.sleep(0.3)
+            g = c.get(f"/api/matches/{oldest}").json()["match_grading"]
+        assert g["state"] == "done" and g["sampled_hands"] == g["hands"] > 0
+        assert "before the rest of the store" not in c.get(f"/matches/{oldest}").text

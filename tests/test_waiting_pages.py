@@ -33,9 +33,16 @@ class FakeGrader:
     def __init__(self, per_second: tuple[float, float] | None) -> None:
         self.pace = Pace()
         self.pace.per_second = lambda now=None: per_second  # type: ignore[method-assign]
+        self.wanted: list[str] = []  # the matches the pages asked to grade first
 
     def is_alive(self) -> bool:
         return True
+
+    def want(self, match: str) -> None:
+        self.wanted.append(match)
+
+    def asked(self, match: str) -> dict[str, Any] | None:
+        return None
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +73,7 @@ def client(flagged: Path) -> Iterator[TestClient]:
 
 
 def _progress(html: str) -> str:
-    got = re.search(r'<p class="note progress" id="grading">(.*?)</p>', html, re.S)
+    got = re.search(r'<p class="note progress" id="grading"[^>]*>(.*?)</p>', html, re.S)
     assert got is not None, "no progress line"
     return re.sub(r"<[^>]+>", "", got.group(1))
 

@@ -14,7 +14,7 @@ from api import exports
 from api import queries as q
 from api import schemas as s
 from api.deps import Cur, Cursor, PageNo, Text, Verdict, Writer
-from api.grading import store_progress
+from api.grading import match_progress, store_progress
 from api.responses import json_response, not_found, page
 from api.routes import hands
 from replay.store import delete_match
@@ -80,7 +80,8 @@ def match_page(request: Request, cur: Cur, match_id: str) -> HTMLResponse:
     data = q.match_detail(cur, match_id)
     if data is None:
         return not_found(f"no match {match_id!r} in the store")
-    return page("match.html", nav="matches", grading=store_progress(request.app.state, cur), **data)
+    return page("match.html", nav="matches", grading=store_progress(request.app.state, cur),
+                match_grading=match_progress(request.app.state, match_id, data["accuracy"]), **data)
 
 
 @router.get("/api/matches/{match_id:path}", tags=["matches"], summary="A match's score sheet", operation_id="get_match",
@@ -88,11 +89,13 @@ def match_page(request: Request, cur: Cur, match_id: str) -> HTMLResponse:
 def api_match(request: Request, cur: Cur, match_id: str) -> Response:
     """A match's score sheet: its rules, seats, every hand's result and grades, its
     findings, each seat's accuracy and the costliest moves; `grading`: how far the
-    store's grading on what each player could know has got."""
+    store's grading on what each player could know has got; `match_grading`:
+    this match's (one that lacks it is graded first, as soon as it is asked for)."""
     data = q.match_detail(cur, match_id)
     if data is None:
         raise HTTPException(404, f"no match {match_id!r}")
-    return json_response({**data, "grading": store_progress(request.app.state, cur)})
+    return json_response({**data, "grading": store_progress(request.app.state, cur),
+                          "match_grading": match_progress(request.app.state, match_id, data["accuracy"])})
 
 
 @router.delete("/api/matches/{match_id:path}", tags=["matches"], summary="Delete a match", operation_id="delete_match",
