@@ -157,6 +157,7 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         return None
     if viewer is not None and viewer >= found[0].players:
         raise NoSuchSeat(f"hand {hand} of match {match!r} has seats 0 to {found[0].players - 1}, not seat {viewer}")
+    _ask_grade(state, match, found[0])
     # the flags are the server's to know (a render worker has no store): the seats' own go with the hand
     flags = flagged_now() & {s["player"] for s in found[2]}
     tkey, parts, read = json_key(match, hand, None), None, None
@@ -173,6 +174,17 @@ async def cached_page(state: Any, match: str, hand: int, ply: int | None, viewer
         # twins 190-310 ms against 120-130 at the same CPU, bench/api.py at 1M)
         _expect(state, tkey, gen, asyncio.ensure_future(_draw_twin(state, match, hand, None, tkey, gen, parts, read)))
     return body
+
+
+def _ask_grade(state: Any, match: str, data: HandData) -> None:
+    """A finished hand drawn without the grade on what each player could
+    know: its match is graded before the rest of the store
+    (api.deepen.Deepener.want), so that its match page, or this page
+    drawn again, has it within seconds."""
+    deepener = getattr(state, "deepener", None)
+    if deepener is None or data.analysis is None or data.analysis.get("samples") or not deepener.is_alive():
+        return
+    deepener.want(match)
 
 
 #: Seconds since a JSON twin was last asked for during which a whole view's

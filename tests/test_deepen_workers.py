@@ -297,3 +297,28 @@ def test_the_match_json_says_it_is_being_graded_until_it_is(tmp_path: Path) -> N
             g = c.get(f"/api/matches/{oldest}").json()["match_grading"]
         assert g["state"] == "done" and g["sampled_hands"] == g["hands"] > 0
         assert "before the rest of the store" not in c.get(f"/matches/{oldest}").text
+
+
+def test_a_hand_page_drawn_without_its_sampled_grade_asks_for_its_match(tmp_path: Path) -> None:
+    from api.app import create_app
+    from tests.test_waiting_pages import FakeGrader
+
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "one.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=3, seed=49))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    match = _oldest(db)
+    app = create_app(db)
+    with TestClient(app) as c:
+        grader = app.state.deepener = FakeGrader(None)  # type: ignore[attr-defined]
+        assert c.get(f"/matches/{match}/hands/1").status_code == 200
+        assert grader.wanted == [match]
+    sampled = tmp_path / "sampled" / "replay.duckdb"
+    sampled.parent.mkdir()
+    ingest([str(log)], db=sampled, workers=0, analysis=(3, 0))
+    app = create_app(sampled)
+    with TestClient(app) as c:
+        grader = app.state.deepener = FakeGrader(None)  # type: ignore[attr-defined]
+        assert c.get(f"/matches/{match}/hands/1").status_code == 200
+        assert grader.wanted == []  # graded already: nothing asked
