@@ -36,12 +36,16 @@ matches, hands, moves, findings and players; /api/matches/{match}/log.jsonl.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
+import duckdb
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
@@ -62,6 +66,36 @@ from reports import derived
 __all__ = ["create_app"]
 
 HERE = Path(__file__).parent
+
+
+def close_store(conn: Any, wait: float = 5.0) -> bool:
+    """Close the store's connection at shutdown; whether it closed. A thread
+    that outlived its stop (the background grader's, given two seconds) may
+    still be opening a cursor from it, and DuckDB refuses to close a busy
+    connection rather than wait: try again for `wait` seconds, then leave it
+    (the write-ahead log is replayed when the store is next opened) rather
+    than fail the shutdown.
+
+    >>> class Busy:
+    ...     tries = 0
+    ...     def close(self):
+    ...         self.tries += 1
+    ...         if self.tries < 3:
+    ...             raise duckdb.ResourceInUseException("connection is busy with another call")
+    >>> c = Busy()
+    >>> close_store(c, wait=2.0), c.tries
+    (True, 3)
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            conn.close()
+            return True
+        except duckdb.ResourceInUseException:
+            if time.monotonic() >= deadline:
+                logging.getLogger("replay.serve").warning("the store was still busy at shutdown: left unclosed")
+                return False
+            time.sleep(0.05)
 
 
 def create_app(
@@ -133,7 +167,7 @@ def create_app(
             # a line writer (api.review.LineBook) may be mid-write: it holds the load lock
             held = store.load_lock.acquire(timeout=5)
             try:
-                store.conn.close()
+                close_store(store.conn)
             finally:
                 if held:
                     store.load_lock.release()
