@@ -25,7 +25,9 @@ from typing import Any, Literal
 
 import duckdb
 
-__all__ = ["State", "match_progress", "progress", "store_counts", "store_progress"]
+from api.deepen import WANTED
+
+__all__ = ["State", "ask_player", "match_progress", "progress", "store_counts", "store_progress"]
 
 State = Literal["done", "grading", "measuring", "off"]
 
@@ -121,3 +123,31 @@ def match_progress(app_state: Any, match: str, accuracy: list[dict[str, Any]]) -
         return {**out, "state": "grading", "seconds": got["seconds"],
                 "seconds_left": max(0, round(got["predicted"] - got["seconds"]))}  # fmt: skip
     return {**out, "state": "next"}
+
+
+# a player's matches with an analysed hand not graded on what the players could know, the newest first
+_PLAYER_UNSAMPLED = """
+SELECT m.match FROM matches m
+WHERE m.match IN (SELECT match FROM seats WHERE player = ?)
+  AND EXISTS (SELECT 1 FROM hand_analysis a WHERE a.match = m.match AND a.skip IS NULL AND a.samples = 0)
+ORDER BY m.mno DESC LIMIT ?
+"""
+
+
+def ask_player(app_state: Any, cur: duckdb.DuckDBPyConnection, player: str, grading: dict[str, Any]) -> int:
+    """While the store's grading is not done (`grading`: `store_progress`),
+    ask the background grader to grade `player`'s newest matches that lack
+    it before the rest of the store (api.deepen.Deepener.want; as many as
+    it keeps waiting, api.deepen.WANTED), so that the player's accuracy and
+    cheat signals come within minutes; how many were asked for.
+
+    >>> ask_player(None, None, "p-1", {"left": 10})  # no background grader here
+    0
+    """
+    deepener = getattr(app_state, "deepener", None)
+    if not grading.get("left") or deepener is None or not deepener.is_alive():
+        return 0
+    rows = cur.execute(_PLAYER_UNSAMPLED, [player, WANTED]).fetchall()
+    for (m,) in rows:  # the newest asked first: it is graded first
+        deepener.want(m)
+    return len(rows)

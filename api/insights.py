@@ -37,7 +37,7 @@ from api import schemas as s
 # a cursor per request, and values by (store generation, key): the fairness page's
 from api.deps import Cur, Writer
 from api.fairness import CACHE_SIZE
-from api.grading import store_progress
+from api.grading import ask_player, store_progress
 from api.lru import LRU
 from api.pages import render, u
 from api.queries import lookalike_players
@@ -367,12 +367,21 @@ def player_extras(cur: Cursor, player: str, request: Request | None = None, filt
     known = sampled is None or sampled > 0  # no decision graded on what they could know: no such bar
     return {
         "ratings": got, "rating_chart": Markup(rating_svg(got["history"])), "skill": sk,
-        "grading": store_progress(request.app.state if request is not None else None, cur),
+        "grading": player_grading(request, cur, player),
         "luck_chart": Markup(luck_svg(sk["line"])),
         "phase_chart": Markup(phase_svg(sk["phases"], link=lambda ph: moves_link(player, filters, phase=ph),
                                         known=known)),
         "months_chart": Markup(months_svg(sk["months"], known=known)),
     }  # fmt: skip
+
+
+def player_grading(request: Request | None, cur: Cursor, player: str) -> dict[str, Any]:
+    """The store's grading (api.grading.store_progress) with `first`: how many
+    of `player`'s newest matches without it were asked to be graded before
+    the rest (api.grading.ask_player)."""
+    state = request.app.state if request is not None else None
+    g = store_progress(state, cur)
+    return {**g, "first": ask_player(state, cur, player, g)}
 
 
 def moves_link(player: str, filters: Any = None, **more: str) -> str:
@@ -557,7 +566,7 @@ def suspect_page(request: Request, cur: Cur, player: Id) -> HTMLResponse:
     running = _auditor(request).running()
     return HTMLResponse(render(
         "suspect.html", nav="suspicious", r=r, running=running, token_set=bool(_token(request)),
-        grading=store_progress(request.app.state, cur),
+        grading=player_grading(request, cur, player),
         audit_hands=cheats.AUDIT_HANDS, audit_samples=cheats.AUDIT_SAMPLES,
         json_url=u("api", "suspicious", "player", player=player),
         csv_url=u("api", "suspicious", "evidence.csv", player=player),
@@ -577,7 +586,7 @@ def api_suspect(request: Request, cur: Cur, player: Id) -> Response:
     if r is None:
         raise HTTPException(404, f"no analysed hand of {player!r}")
     pending = not (r.get("omniscience") or {}).get("decisions") and r.get("peeking") is None
-    return _json({**r, "flagged": None if pending else r["flagged"], "grading": store_progress(request.app.state, cur)})
+    return _json({**r, "flagged": None if pending else r["flagged"], "grading": player_grading(request, cur, player)})
 
 
 _EVIDENCE_COLUMNS = (

@@ -56,6 +56,9 @@ class Grading(Shape):
                                    "not grade in the background)")
     per_second: float | None = Field(description="decisions graded a second over the last ten minutes of grading")
     seconds_left: int | None = Field(description="left / per_second, rounded; null when no pace is known")
+    first: int | None = Field(None, description="on a player's report and cheat signals: how many of the "
+                                                "player's newest matches without the grade were asked to be "
+                                                "graded before the rest of the store (at most 8 at a time)")
 
 
 class MatchGrading(Shape):

@@ -97,12 +97,17 @@ def test_the_pages_give_the_time_left_at_the_graders_pace(pending: Path) -> None
             assert f"about {minutes} minutes left at the recent pace (30 decisions a minute)" in line, (path, line)
         assert c.get("/api/matches/m-example-1").json()["grading"] == g
         player = c.get("/api/players").json()["players"][0]["player"]
-        assert c.get(f"/api/players/{player}").json()["grading"] == g
-        assert "minutes left" in _progress(c.get(f"/players/{player}").text)
+        # a player's page asks for their match (the one of the store) before the rest
+        app.state.deepener.wanted.clear()  # the match page asked for it already
+        assert c.get(f"/api/players/{player}").json()["grading"] == {**g, "first": 1}
+        assert app.state.deepener.wanted == ["m-example-1"]
+        line = _progress(c.get(f"/players/{player}").text)
+        assert "minutes left" in line and "Their newest match not graded on what they could know is being" in line
         case = c.get("/api/suspicious/player", params={"player": player}).json()
-        assert case["grading"] == g and case["flagged"] is None  # neither signal computed
+        assert case["grading"] == {**g, "first": 1} and case["flagged"] is None  # neither signal computed
         page = c.get("/suspicious/player", params={"player": player}).text
         assert "minutes left" in _progress(page) and "<b>not computed yet</b>" in page
+        assert "being graded now, before the rest of the store" in _progress(page)
         assert " 0 flagged" not in c.get("/suspicious").text
 
 

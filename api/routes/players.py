@@ -15,7 +15,6 @@ from api import queries as q
 from api import schemas as s
 from api.charts import cumulative_svg, trend_svg
 from api.deps import Cur, Cursor, PageNo, Text, form_date
-from api.grading import store_progress
 from api.responses import json_response, not_found, page
 from reports.player import ReportFilters, kept_report, player_report
 
@@ -71,7 +70,8 @@ def api_player(request: Request, cur: Cur, player: str,
                ) -> Response:
     """A player's report: matches and hands won and lost, points, partners, profiles,
     deal luck, the trend, ratings and skill; the filters narrow it to some hands.
-    `grading`: how far the store's grading on what each player could know has got."""
+    `grading`: how far the store's grading on what each player could know has got
+    (`first`: the player's newest matches without it, asked to be graded first)."""
     chosen = ReportFilters(profile or None, date_from, date_to, partner or None)
     if chosen and _player_view(request, cur, player) is None:
         raise HTTPException(404, f"no player {player!r}")
@@ -80,7 +80,7 @@ def api_player(request: Request, cur: Cur, player: str,
         raise HTTPException(404, f"no player {player!r}")
     return json_response({**rep, "ratings": insights.player_ratings(cur, player, request),
                           "skill": insights.player_skill(request, cur, player, chosen),
-                          "grading": store_progress(request.app.state, cur)})
+                          "grading": insights.player_grading(request, cur, player)})
 
 
 def _player_view(request: Request, cur: Cursor, player: str,
