@@ -193,3 +193,22 @@ def test_a_store_refits_its_models_and_grades_by_them(tmp_path: Path, monkeypatc
         assert len(stale_matches(conn, 2, False, read_policies(conn))) > 0
     finally:
         conn.close()
+
+
+def test_where_no_play_tells_the_deals_apart_the_read_is_the_uniform_grade(inputs: list) -> None:
+    """Before any other seat has made a choice (a hand's lead; only forced
+    plays since), every deal weighs the same: the read is scored on the
+    uniform grade's own deals, all of them counting (no second draw, no
+    moved deals). At 20 deals, 1 / sum(w^2) of equal weights came out just
+    under 20, and a read drew and moved 20 more deals at every lead."""
+    a = Analyzer(samples=20, seed=7, policies={"partnership": ("partnership:1", HEAVY_LEADS)})
+    checked = 0
+    for inp in inputs:
+        h = a.hand(inp)
+        for k, p in enumerate(h.plies):
+            told = any(not q.forced and q.seat != p.seat for q in h.plies[:k])  # another seat had a choice
+            if p.pimc_loss is not None and not told and not p.exact:
+                checked += 1
+                assert p.read_ess == 20 and p.read_loss == pytest.approx(p.pimc_loss)
+                assert [x.read for x in p.alternatives] == pytest.approx([x.pimc for x in p.alternatives])
+    assert checked

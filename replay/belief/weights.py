@@ -239,7 +239,11 @@ def _belief(seat: int, unknown: int, worlds: list[World], logw: np.ndarray, exac
             prior: tuple[float, ...] | None = None) -> Belief:  # fmt: skip
     w = np.exp(logw - logw.max())
     w /= w.sum()
-    ess = 1.0 / float(w @ w)
+    # deals that all weigh the same (no play seen tells them apart: a hand's
+    # lead) are an effective sample of all of them, exactly; 1 / (w @ w) gives
+    # 19.999999999999993 for 20, which is below a floor of 20, and a read
+    # then drew and moved a second set of deals for nothing
+    ess = float(len(worlds)) if len(worlds) and logw.min() == logw.max() else 1.0 / float(w @ w)
     got = (1.0,) * len(worlds) if prior is None else prior
     return Belief(seat, unknown, tuple(worlds), tuple(float(x) for x in w), exact, len(worlds), ess, got)
 
