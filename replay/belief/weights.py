@@ -427,28 +427,43 @@ def _sweep(hidden: Hidden, worlds: Sequence[World], score: Scorer, sweeps: int, 
     if len(tiles) < 2:
         return None
     moved: list[World] = []
+    n = len(tiles)
+    bits = [BIT[t] for t in tiles]
+    forbid = [g.forbid for g in groups]
+    seat_of = [g.seat for g in groups]
+    # the loop below runs sweeps x tiles times a deal, tens of thousands of times a hand:
+    # its look-ups are bound to locals, and each seat's log-likelihood as its hand is
+    # now is kept as swaps are taken (the same numbers: Scorer remembers them)
+    pick, uniform, lik = rng.randrange, rng.random, score.seat
     for hands0, _ in worlds:
         hands = list(hands0)
         place = []
         for t in tiles:
             g = next((group_of_seat[s] for s in group_of_seat if hands[s] & BIT[t]), out_group)
             place.append(g)
-        for _ in range(sweeps * len(tiles)):
-            i, j = rng.randrange(len(tiles)), rng.randrange(len(tiles))
+        now = {s: lik(s, hands[s]) for s in group_of_seat}
+        for _ in range(sweeps * n):
+            i, j = pick(n), pick(n)
             gi, gj = place[i], place[j]
-            if gi == gj or groups[gj].forbid & BIT[tiles[i]] or groups[gi].forbid & BIT[tiles[j]]:
+            if gi == gj or forbid[gj] & bits[i] or forbid[gi] & bits[j]:
                 continue
-            si, sj = groups[gi].seat, groups[gj].seat
-            ti, tj = BIT[tiles[i]], BIT[tiles[j]]
-            new = dict.fromkeys((si, sj), 0)
-            for s in new:
-                if s >= 0:
-                    new[s] = hands[s] ^ ti ^ tj
-            delta = sum(score.seat(s, h) - score.seat(s, hands[s]) for s, h in new.items() if s >= 0)
-            if delta >= 0 or rng.random() < math.exp(delta):
-                for s, h in new.items():
-                    if s >= 0:
-                        hands[s] = h
+            si, sj = seat_of[gi], seat_of[gj]
+            swap = bits[i] ^ bits[j]
+            if si >= 0:
+                hi = hands[si] ^ swap
+                li = lik(si, hi)
+                delta = li - now[si]
+            else:
+                delta = 0.0
+            if sj >= 0:
+                hj = hands[sj] ^ swap
+                lj = lik(sj, hj)
+                delta += lj - now[sj]
+            if delta >= 0 or uniform() < math.exp(delta):
+                if si >= 0:
+                    hands[si], now[si] = hi, li
+                if sj >= 0:
+                    hands[sj], now[sj] = hj, lj
                 place[i], place[j] = gj, gi
         moved.append((tuple(hands), ()))
     return moved
