@@ -102,6 +102,17 @@ def _oldest(db: Path) -> str:
         con.close()
 
 
+def _backlog(tmp_path: Path, seed: int) -> tuple[Path, str]:
+    """A store of 12 milo hands on 3 tables graded under perfect information
+    only, and its match stored first (the last of the grader's order)."""
+    db = tmp_path / "s" / "replay.duckdb"
+    db.parent.mkdir()
+    log = tmp_path / "backlog.jsonl"
+    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=12, seed=seed, tables=3))) + b"\n")
+    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
+    return db, _oldest(db)
+
+
 def _round_with_news(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: Path | None,
                      want: bool = False) -> tuple[Path, set[str]]:  # fmt: skip
     """A backlog of milo matches and one background round of four of them,
@@ -246,12 +257,7 @@ def test_an_idle_grader_takes_a_match_asked_for_first(tmp_path: Path) -> None:
     from api.connection import Store
     from api.deepen import WANTED, Deepener
 
-    db = tmp_path / "s" / "replay.duckdb"
-    db.parent.mkdir()
-    log = tmp_path / "backlog.jsonl"
-    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=12, seed=46, tables=3))) + b"\n")
-    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
-    oldest = _oldest(db)
+    db, oldest = _backlog(tmp_path, 46)
     store = Store(db, None)
     deepener = Deepener(store, 3, matches=1, workers=1)
     deepener.pool = ThreadPoolExecutor(1)  # type: ignore[assignment]
@@ -277,12 +283,7 @@ def test_the_match_json_says_it_is_being_graded_until_it_is(tmp_path: Path) -> N
     says so, and has every hand graded within the test's time."""
     from api.app import create_app
 
-    db = tmp_path / "s" / "replay.duckdb"
-    db.parent.mkdir()
-    log = tmp_path / "backlog.jsonl"
-    log.write_bytes(b"\n".join(simulate(SimConfig(profiles=("milo",), hands=12, seed=47, tables=3))) + b"\n")
-    ingest([str(log)], db=db, workers=0, analysis=(0, 0))
-    oldest = _oldest(db)
+    db, oldest = _backlog(tmp_path, 47)
     with TestClient(create_app(db)) as c:  # no background grading here
         g = c.get(f"/api/matches/{oldest}").json()["match_grading"]
         assert g["state"] == "off" and g["sampled_hands"] == 0 < g["hands"]
