@@ -92,7 +92,7 @@ def ply_panel(p: dict[str, Any], players: int = 4, teams: str = "pairs") -> str:
         head = "a best move"
     how = ""
     if not p["samples"] and not p["forced"]:
-        head += ' <span class="muted">(not sampled yet: "known" comes later)</span>'
+        head += ' <span class="muted unsampled">(not sampled yet: "known" comes later)</span>'
     if p["samples"]:
         how = f"{'every one of the' if p['exact'] else ''} {p['samples']} deals the seat could face"
     rows = []

@@ -176,8 +176,9 @@ def test_the_player_pages_charts_open_the_hands_behind_a_point(site: str, browse
 def test_a_match_opened_without_its_sampled_grade_shows_it_when_it_comes(
     tmp_path: Any, browser: Any
 ) -> None:
-    """A real background grader: the match page says the match is being
-    graded first, then reloads by itself once its grades are stored."""
+    """A real background grader: a hand's replay page and then a match page
+    say their match is being graded first, then reload by themselves once
+    its grades are stored."""
     from replay.ingest import ingest
     from replay.simulate import SimConfig, simulate, write_lines
 
@@ -187,15 +188,26 @@ def test_a_match_opened_without_its_sampled_grade_shows_it_when_it_comes(
     ingest([log], db=db, workers=0, analysis=(0, 0))
     con = duckdb.connect(str(db), read_only=True)
     try:  # stored first: the backlog's last (api.deepen takes the newest first)
-        match = con.execute("SELECT match FROM matches ORDER BY mno LIMIT 1").fetchone()[0]  # type: ignore[index]
+        match, other = [m for (m,) in con.execute("SELECT match FROM matches ORDER BY mno LIMIT 2").fetchall()]
     finally:
         con.close()
     with serving(db, deepen=3, deepen_workers=1) as url:
         page = browser.new_page(viewport={"width": 1366, "height": 900})
+        hand = browser.new_page(viewport={"width": 1366, "height": 900})
+        # the match stored first, and a hand of the one after it, both opened before the
+        # grader reaches them (it takes the newest first)
         page.goto(url + f"/matches/{match}")
         note = page.locator("#grading")
         assert "before the rest of the store" in note.inner_text()
         assert note.get_attribute("data-state") in ("next", "grading")
+        hand.goto(url + f"/matches/{other}/hands/1")
+        # a hand's replay page asks for its match, says so, and reloads when it is graded
+        assert hand.locator(".unsampled").count() > 0
+        hand.wait_for_function("() => !document.querySelector('.unsampled') || "
+                               "document.querySelector('.unsampled').textContent.includes('being graded')",
+                               timeout=30_000)  # fmt: skip
+        hand.locator(".unsampled").first.wait_for(state="detached", timeout=120_000)  # reloaded, graded
+        hand.close()
         note.wait_for(state="detached", timeout=120_000)  # the page reloaded with every hand graded
         assert "not yet" not in page.locator("#accuracy + table").inner_text()
         page.close()

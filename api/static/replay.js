@@ -232,3 +232,31 @@
   fromHash();
   lines(plies[cur]);
 })();
+
+// A graded hand not yet graded on what each seat could know: drawing it asked
+// the server to grade its match first (api.grading.match_progress). Ask the
+// match's JSON every few seconds, say so on the page, and reload once the
+// match's grades are stored.
+(() => {
+  const box = document.getElementById("stepper");
+  const notes = document.querySelectorAll(".unsampled");
+  if (!box || !box.dataset.match || !notes.length) return;
+  const say = (text) => notes.forEach((n) => { n.textContent = text; });
+  const tick = async () => {
+    try {
+      const r = await fetch(box.dataset.match, { headers: { accept: "application/json" } });
+      if (r.ok) {
+        const g = (await r.json()).match_grading;
+        if (!g || g.state === "off") return; // no background grading here: "known" comes later
+        if (g.state === "done") { location.reload(); return; }
+        say(g.state === "grading" && g.seconds_left
+          ? `(being graded on what the seat could know now: about ${g.seconds_left} s left; the page reloads then)`
+          : "(being graded on what the seat could know now; the page reloads when it is done)");
+      }
+    } catch (e) {
+      // the server restarting, or the network: try again
+    }
+    setTimeout(tick, 4000);
+  };
+  tick();
+})();
