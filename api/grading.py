@@ -116,10 +116,8 @@ def match_progress(app_state: Any, match: str, accuracy: list[dict[str, Any]]) -
     if deepener is None or not deepener.is_alive():
         return {**out, "state": "off"}
     deepener.want(match)
-    got = deepener.asked(match)
-    if got is None:  # graded between the page's query and now: the next view shows it
-        return {**out, "state": "next"}
-    if got["state"] == "grading":
+    got = deepener.asked(match)  # None: graded since the page's query (its next view shows it)
+    if got is not None and got["state"] == "grading":
         return {**out, "state": "grading", "seconds": got["seconds"],
                 "seconds_left": max(0, round(got["predicted"] - got["seconds"]))}  # fmt: skip
     return {**out, "state": "next"}
