@@ -2,6 +2,7 @@
 
     python bench/analysis.py            # under a minute: 200 + 60 a profile hands (royal_rumble 30), 12 sampled hands, 400 ingested
     python bench/analysis.py --full     # 1,000 + 300 hands, 60 sampled hands, 100,000 hands ingested
+    python bench/analysis.py --oracle   # only: what a perfect order of the moves would leave (about a minute)
 
 1. Perfect information: every alternative of every ply of whole hands, one
    solver a profile on one core (its table kept across the plies of a hand,
@@ -28,6 +29,12 @@
    hands as `replay ingest` runs by default (its sampled grade added, the
    ingest being that small) against the perfect-information analysis only;
    the analysis worker's peak memory (RSS).
+
+With `--oracle`, only this: the first solver calls of each hand (the lead,
+or every call) made twice, the second time with the table's bounds
+forgotten and its best moves kept (`Solver.forget`), so that every
+position met tries first the move its own exact search proved best; the
+positions and CPU time of that perfect order against the search as graded.
 
 Simulated hands are generated first (cached in /tmp/replay-bench), not
 timed. Figures last, one per line, as ``name: value unit``.
@@ -295,6 +302,74 @@ def bench_small_ingest(hands: int = 30) -> tuple[float, float, int]:
     return out[0], out[1], graded
 
 
+class _Oracle:
+    """A solver whose first `calls` calls of a hand are each made twice: as
+    graded, then with the table's bounds forgotten and its best moves kept
+    (`Solver.forget`), so that every position the second search meets tries
+    first the move its own exact search proved best: what a perfect order of
+    the moves would leave."""
+
+    def __init__(self, solver: Any, calls: int) -> None:
+        self._s, self.calls, self.left = solver, calls, calls
+        self.graded = [0, 0.0]  # positions, CPU seconds
+        self.oracle = [0, 0.0]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+    def values(self, *args: Any) -> Any:
+        s = self._s
+        if self.left <= 0:
+            return s.values(*args)
+        self.left -= 1
+        got = []
+        for acc, prep in ((self.graded, None), (self.oracle, s.forget)):
+            if prep is not None:
+                prep()
+            n0, t0 = s.nodes, time.process_time()
+            got.append(s.values(*args))
+            acc[0] += s.nodes - n0
+            acc[1] += time.process_time() - t0
+        if got[0] != got[1]:
+            raise AssertionError(f"the oracle's values differ: {got}")
+        return got[0]
+
+
+def oracle_ratios(inputs: list[Any], samples: int, calls: int, bits: int | None) -> tuple[float, float]:
+    """Positions and CPU time of the perfect order against the search as graded,
+    over the first `calls` solver calls of each hand (the perfect-information
+    grade's with `samples` 0, else the sampled grade's), table of 2^`bits`."""
+    from replay.analysis import Analyzer
+    from replay.solver import make_solver
+
+    an = Analyzer(samples=samples)
+    rules = inputs[0].rules
+    dd, pi = make_solver(rules, table_bits=bits), make_solver(rules, table_bits=bits)
+    wrapped = _Oracle(pi if samples else dd, calls)
+    an._solvers[rules] = (dd, wrapped) if samples else (wrapped, pi)
+    for inp in inputs:
+        wrapped.left = calls
+        an.hand(inp)
+    return wrapped.oracle[0] / wrapped.graded[0], wrapped.oracle[1] / wrapped.graded[1]
+
+
+def bench_oracle(intl: list[Any], rumble: list[Any], samples: int) -> list[str]:
+    """What a perfect order of the moves would leave (docs/analysis.md)."""
+    rows = (
+        ("dd_lead", "the lead, perfect information (60 hands, table 2^20)", intl[:60], 0, 1, 20),
+        ("dd_hand", "every call of the perfect-information grade (60 hands, table 2^14)", intl[:60], 0, 10**6, None),
+        ("sampled_lead", f"the lead's {samples} sampled deals (12 hands, table 2^20)", intl[:12], samples, samples, 20),
+        ("dd_lead_royal_rumble", "royal_rumble's first decision (6 hands, table 2^20)", rumble[:6], 0, 1, 20),
+    )
+    figures = []
+    say("a perfect order of the moves against the search as graded       positions   CPU time")
+    for name, label, inp, smp, calls, bits in rows:
+        pos, cpu = oracle_ratios(inp, smp, calls, bits)
+        say(f"  {label:62s} x{pos:.2f}      x{cpu:.2f}")
+        figures.append(f"oracle_positions_{name}: {pos:.2f} x")
+    return figures
+
+
 def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -304,6 +379,8 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="1,000 + 300 hands, 60 sampled hands, 100,000 ingested")
     ap.add_argument("--samples", type=int, default=20, help="deals a decision of the sampled grade (default 20)")
     ap.add_argument("--ingest", type=int, default=None, help="hands ingested (0: skip)")
+    ap.add_argument("--oracle", action="store_true",
+                    help="only what a perfect order of the moves would leave (every solver call made twice)")
     args = ap.parse_args()
     n_main, n_other = (1000, 300) if args.full else (200, 60)
     n_sampled = 60 if args.full else 12
@@ -314,6 +391,10 @@ def main() -> None:
     # royal_rumble's hands cost 30 times a pair game's: half as many keep the default run under a minute
     others = {p: hands(p, n_other)[: n_other // 2 if p == "royal_rumble" and not args.full else None] for p in OTHERS}
     say(f"hands simulated (or read from {CACHE}) in {time.perf_counter() - t0:.1f} s")
+    if args.oracle:
+        for line in bench_oracle(intl, others["royal_rumble"], args.samples):
+            print(line)
+        return
 
     figures: list[str] = []
     times, nodes, dec = grade_dd(intl)

@@ -940,6 +940,20 @@ static PyObject *solver_value(Solver *sv, PyObject *args)
     return PyLong_FromLong((long)sign * root_value(sv, &p, view, sign * guess));
 }
 
+/* Every kept position's bounds forgotten, its best move kept: a search
+ * then tries first, wherever it meets a kept position, the move its own
+ * exact search proved best. For measuring what a perfect order of the
+ * moves would save (bench/analysis.py --oracle); the values stay exact. */
+static PyObject *solver_forget(Solver *sv, PyObject *Py_UNUSED(ignored))
+{
+    for (uint64_t i = 0; i < (sv->mask + 1) * 2; i++)
+        if (sv->tt[i].gen == sv->gen) {
+            sv->tt[i].lo = -INF;
+            sv->tt[i].hi = INF;
+        }
+    Py_RETURN_NONE;
+}
+
 static PyObject *solver_clear(Solver *sv, PyObject *Py_UNUSED(ignored))
 {
     sv->gen++;
@@ -967,6 +981,7 @@ static PyMethodDef solver_methods[] = {
     {"values", (PyCFunction)solver_values, METH_VARARGS, "values(position, seat) -> ((move, value), ...)"},
     {"value", (PyCFunction)solver_value, METH_VARARGS, "value(position, seat, guess=0) -> int"},
     {"clear", (PyCFunction)solver_clear, METH_NOARGS, "forget the table"},
+    {"forget", (PyCFunction)solver_forget, METH_NOARGS, "forget the table's bounds, keep its best moves"},
     {NULL, NULL, 0, NULL},
 };
 
