@@ -11,6 +11,7 @@ of every profile and of random option mixes, and on tiny whole hands
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -78,6 +79,17 @@ def random_rules(rng: random.Random) -> Rules:
     return draw_rules(rng, SCORE_OPTIONS)[1]
 
 
+def deep_endgames(rng: random.Random, tries: int, lo: int, hi: int) -> Iterator[tuple[Rules, HandState, int, HandContext]]:
+    """Endgames of random rules with `lo` to `hi` tiles left (deeper than the
+    brute force goes), of `tries` draws, each with a seat to value it for and
+    a match context."""
+    for _ in range(tries):
+        rules = random_rules(rng)
+        s = endgame(rules, rng, rng.randint(lo, hi))
+        if s is not None:
+            yield rules, s, rng.randrange(rules.players), HandContext(rng.randrange(3))
+
+
 def check(s: HandState, ctx: HandContext, seat: int) -> None:
     want = tuple((m, brute(apply(s, m), ctx, seat)) for m in legal_moves(s))
     for pure in PURE:
@@ -120,17 +132,10 @@ def test_whole_tiny_hands_with_their_openings() -> None:
 @needs_native
 def test_the_table_changes_no_value() -> None:
     """The C solver with and without its transposition table, deeper than the brute force goes."""
-    rng = random.Random(11)
-    for _ in range(150):
-        rules = random_rules(rng)
-        s = endgame(rules, rng, rng.randint(8, 16))
-        if s is None:
-            continue
-        seat = rng.randrange(rules.players)
+    for rules, s, seat, ctx in deep_endgames(random.Random(11), 150, 8, 16):
         with_table = make_solver(rules, table_bits=10)
         without = make_solver(rules)
         without.table = False
-        ctx = HandContext(rng.randrange(3))
         assert move_values(with_table, s, ctx, seat) == move_values(without, s, ctx, seat)
 
 
@@ -141,15 +146,8 @@ def test_a_perfect_order_from_forgotten_bounds_changes_no_value() -> None:
     and with every kept position trying its proved best move first it
     searches fewer positions than from an empty table (in total over the
     endgames: one endgame may tie)."""
-    rng = random.Random(37)
-    again = fresh = done = 0
-    while done < 40:
-        rules = random_rules(rng)
-        s = endgame(rules, rng, rng.randint(12, 18))
-        if s is None:
-            continue
-        seat = rng.randrange(rules.players)
-        ctx = HandContext(rng.randrange(3))
+    again = fresh = 0
+    for rules, s, seat, ctx in deep_endgames(random.Random(37), 60, 12, 18):
         solver = make_solver(rules, table_bits=18)
         want = move_values(solver, s, ctx, seat)
         solver.clear()
@@ -160,7 +158,6 @@ def test_a_perfect_order_from_forgotten_bounds_changes_no_value() -> None:
         n0 = solver.nodes
         assert move_values(solver, s, ctx, seat) == want
         again += solver.nodes - n0
-        done += 1
     assert again < fresh, (again, fresh)
 
 
@@ -193,14 +190,7 @@ def test_one_table_across_deals_changes_no_value(pure: bool) -> None:
 def test_the_search_switches_change_no_value(etc: bool, mtd: bool) -> None:
     """Enhanced transposition cutoffs and the null-window searches on and off,
     deeper than the brute force goes: the values of every move are the same."""
-    rng = random.Random(31)
-    for _ in range(80):
-        rules = random_rules(rng)
-        s = endgame(rules, rng, rng.randint(8, 15))
-        if s is None:
-            continue
-        seat = rng.randrange(rules.players)
-        ctx = HandContext(rng.randrange(3))
+    for rules, s, seat, ctx in deep_endgames(random.Random(31), 80, 8, 15):
         solver = make_solver(rules, table_bits=10)
         solver.etc, solver.mtd = etc, mtd  # type: ignore[attr-defined]
         plain = make_solver(rules)
